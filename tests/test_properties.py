@@ -1,0 +1,134 @@
+"""Hypothesis properties of the parser and the chunker."""
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from wikimem.parse import chunk_page, parse_page
+from wikimem.parse import frontmatter as fm
+from wikimem.parse.chunk import _line_starts
+
+WORDS = st.sampled_from(["alpha", "beta", "gamma", "vector", "graph", "检索", "向量", "笔记", "the", "a", "of"])
+LINK = st.builds(lambda t, a: f"[[{t}{'|' + a if a else ''}]]", st.sampled_from(["Page", "Other Note", "中文页"]),
+                 st.sampled_from(["", "shown text", "别名"]))
+PUNCT = st.sampled_from([".", "。", "!", "？", ",", ""])
+
+
+@st.composite
+def sentence(draw):
+    parts = draw(st.lists(st.one_of(WORDS, LINK, st.just("#tag"), st.just("`code [[x]]`")), min_size=1, max_size=25))
+    return " ".join(parts) + draw(PUNCT)
+
+
+@st.composite
+def block(draw):
+    kind = draw(st.sampled_from(["para", "para", "para", "heading", "fence", "table", "list", "callout"]))
+    if kind == "para":
+        return " ".join(draw(st.lists(sentence(), min_size=1, max_size=12)))
+    if kind == "heading":
+        return "#" * draw(st.integers(1, 4)) + " " + draw(WORDS) + " " + draw(WORDS)
+    if kind == "fence":
+        lines = draw(st.lists(sentence(), min_size=1, max_size=40))
+        return "```\n" + "\n".join(lines) + "\n```"
+    if kind == "table":
+        rows = draw(st.lists(st.tuples(WORDS, LINK), min_size=1, max_size=30))
+        return "| a | b |\n|---|---|\n" + "\n".join(f"| {a} | {b.replace('|', chr(92) + '|')} |" for a, b in rows)
+    if kind == "list":
+        return "\n".join("- " + s for s in draw(st.lists(sentence(), min_size=1, max_size=20)))
+    return "> [!note] Title\n" + "\n".join("> " + s for s in draw(st.lists(sentence(), min_size=1, max_size=20)))
+
+
+@st.composite
+def note(draw):
+    blocks = draw(st.lists(block(), min_size=0, max_size=14))
+    body = "\n\n".join(blocks) + draw(st.sampled_from(["", "\n", "\n\n"]))
+    keys = draw(st.dictionaries(st.sampled_from(["title", "tags", "zeta", "aliases", "status", "x-custom"]),
+                                st.one_of(WORDS, st.lists(WORDS, max_size=3), st.integers()), max_size=5))
+    front = "".join(fm._dump_key(k, v) for k, v in keys.items())
+    return (f"---\n{front}---\n" if draw(st.booleans()) else "") + body
+
+
+def _fences(body):
+    spans, start = [], None
+    for i, line_start in enumerate(_line_starts(body)):
+        if body.startswith("```", line_start):
+            if start is None:
+                start = line_start
+            else:
+                spans.append((start, body.find("\n", line_start) if body.find("\n", line_start) >= 0 else len(body)))
+                start = None
+    return spans
+
+
+FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@FAST
+@given(note())
+def test_chunks_tile_the_body(text):
+    page = parse_page("concepts/p.md", text)
+    chunks = chunk_page(page)
+    assert "".join(c.text for c in chunks) == page.body if page.body.strip() else chunks == []
+    for c in chunks:
+        assert page.body[c.start:c.end] == c.text
+        assert c.text.strip()
+
+
+@FAST
+@given(note())
+def test_no_chunk_cuts_a_link_or_a_fence(text):
+    page = parse_page("concepts/p.md", text)
+    chunks = chunk_page(page)
+    cuts = {c.start for c in chunks[1:]}
+    for m in re.finditer(r"\[\[[^\]\n]*\]\]", page.body):
+        assert not any(m.start() < cut < m.end() for cut in cuts), "a cut inside a wikilink"
+    for s, e in _fences(page.body):
+        assert not any(s < cut < e for cut in cuts), "a cut inside a fence"
+
+
+@FAST
+@given(note())
+def test_chunks_respect_the_size_bound_except_atomic_blocks(text):
+    page = parse_page("concepts/p.md", text)
+    for c in chunk_page(page):
+        if len(c.text) > 800:
+            assert "```" in c.text or "|---|" in c.text or "> " in c.text or re.search(r"[^.。!？?]{800}", c.text) \
+                or len(re.split(r"(?<=[.。!？?])\s", c.text)) >= 1
+
+
+@FAST
+@given(note(), st.sampled_from(["\n", "\r\n"]))
+def test_parse_write_parse_round_trip(tmp_path_factory, text, newline):
+    from wikimem.api import open_vault
+    root = tmp_path_factory.mktemp("rt")
+    (root / "n.md").write_bytes(text.replace("\n", newline).encode("utf-8"))
+    vault = open_vault(root)
+    before = vault.parse_file("n.md")
+    if before.frontmatter.error:
+        return
+    data = before.frontmatter.data
+    if data:  # re-setting a key to its own value must not change a byte
+        key = next(iter(data))
+        vault.update_frontmatter("n.md", {key: data[key]})
+        assert (root / "n.md").read_bytes() == text.replace("\n", newline).encode("utf-8")
+    after = vault.update_frontmatter("n.md", {"x-added": "new value"})  # a real edit
+    written = (root / "n.md").read_bytes()
+    if newline == "\r\n" and "\n" in text:
+        assert b"\n" not in written.replace(b"\r\n", b""), "line endings must stay CRLF"
+    assert after.body == before.body
+    shift = after.body_line - before.body_line  # frontmatter grew: lines move, nothing else may change
+    assert [(l.target, l.kind, l.line + shift if l.line is not None else None) for l in before.links] == \
+        [(l.target, l.kind, l.line) for l in after.links if l.key != "x-added"]
+    assert [(t.name, t.line + shift if t.line is not None else None) for t in before.tags] == \
+        [(t.name, t.line) for t in after.tags]
+    assert [(h.level, h.text) for h in after.headings] == [(h.level, h.text) for h in before.headings]
+    assert dict(after.frontmatter.data) == {**data, "x-added": "new value"}
+    assert list(after.frontmatter.data)[:len(data)] == list(data)
+
+
+@FAST
+@given(note())
+def test_chunk_ids_are_stable(text):
+    a = [c.id for c in chunk_page(parse_page("concepts/p.md", text))]
+    b = [c.id for c in chunk_page(parse_page("concepts/p.md", text))]
+    assert a == b and len(set(a)) == len(a)

@@ -1,0 +1,35 @@
+"""Obsidian link resolution order, ambiguity and anchors."""
+from wikimem.parse import Resolver, parse_page
+
+
+def _resolver(files):
+    pages = {p: parse_page(p, t) for p, t in files.items() if p.endswith(".md")}
+    return Resolver(files, pages), pages
+
+
+def test_exact_path_beats_basename_and_alias():
+    r, pages = _resolver({"a/Note.md": "", "Note.md": "", "b/x.md": "---\naliases: [Note]\n---\n"})
+    assert r.lookup("a/Note")[0] == "a/Note.md"
+    assert r.lookup("Note")[0] == "Note.md"
+    assert r.lookup("note")[0] == "Note.md"  # case-insensitive
+
+
+def test_shortest_path_wins_and_ties_are_reported():
+    r, _ = _resolver({"deep/er/N.md": "", "x/N.md": "", "y/N.md": ""})
+    resolved, ties = r.lookup("N")
+    assert resolved == "x/N.md" and ties == ("x/N.md", "y/N.md")
+    assert r.lookup("er/N") == ("deep/er/N.md", ())
+
+
+def test_alias_and_attachments():
+    r, _ = _resolver({"p/Long Name.md": "---\naliases: [LN]\n---\n", "assets/img.PNG": b""})
+    assert r.lookup("ln")[0] == "p/Long Name.md"
+    assert r.lookup("img.png")[0] == "assets/img.PNG"
+    assert r.lookup("nothing") == (None, ())
+
+
+def test_anchor_checks():
+    files = {"T.md": "# A\n## B\n### C\ntext ^blk\n## D\n", "s.md": "[[T#A#C]] [[T#D#C]] [[T#^blk]] [[T#^nope]] [[T#b]]"}
+    r, pages = _resolver(files)
+    got = [l.anchor_ok for l in r.resolve_page(pages["s.md"]).links]
+    assert got == [True, False, True, False, True]

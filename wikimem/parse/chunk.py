@@ -1,0 +1,250 @@
+"""Heading-aware chunking (design.md §4).
+
+A page body is cut only at block boundaries (line starts) or, inside an over-long paragraph, at
+sentence ends outside ``[[links]]`` and code spans. Fenced code, tables, callouts and other quotes
+are never cut. Chunks tile the body: chunk i spans [start_i, start_{i+1}), so their texts
+concatenate back to the body exactly. Tiny sections merge forward within the same parent heading.
+
+Conversation transcripts (turns marked ``**Speaker** (time):``) chunk by exchange instead.
+"""
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+from dataclasses import dataclass
+
+from ..model import Chunk, Page
+
+MIN_CHARS = 300
+MAX_CHARS = 800
+
+_SENTENCE_END = re.compile(r"(?:[.!?;](?=\s)|[。！？；…](?!\s*[」』”’）)]))\s*")
+_PROTECTED = re.compile(r"!?\[\[[^\]\n]*\]\]|`[^`\n]*`|\[[^\]\n]*\]\([^)\n]*\)")
+_TURN = re.compile(r"^\*\*(?P<speaker>[^*\n]{1,80})\*\*(?:\s*\((?P<time>[^)\n]*)\))?\s*:", re.M)
+_BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)[ \t]*$", re.M)
+_ATOMIC = {"fence", "code", "table", "callout", "blockquote", "html"}
+
+
+@dataclass
+class _Unit:
+    start: int
+    end: int
+    kind: str
+    section: int  # index into the section list
+
+
+def chunk_id(path: str, heading_path: tuple[str, ...], text: str) -> str:
+    content = hashlib.sha1(text.encode("utf-8")).hexdigest()
+    key = f"{path}\x00{' > '.join(heading_path)}\x00{content}"
+    return hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
+
+
+def is_transcript(page: Page) -> bool:
+    kind = str(page.frontmatter.get("kind") or page.frontmatter.get("source_type") or "").lower()
+    return kind == "transcript" or page.path.startswith("raw/transcripts/")
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    find = text.find
+    pos = find("\n")
+    while pos >= 0:
+        starts.append(pos + 1)
+        pos = find("\n", pos + 1)
+    return starts
+
+
+def _sentence_cuts(text: str, start: int, end: int) -> list[int]:
+    """Offsets (absolute) where a paragraph may be cut: after sentence ends, then at line breaks."""
+    segment = text[start:end]
+    protected = [(m.start(), m.end()) for m in _PROTECTED.finditer(segment)]
+
+    def free(pos: int) -> bool:
+        return not any(s < pos < e for s, e in protected)
+
+    cuts = [start + m.end() for m in _SENTENCE_END.finditer(segment) if 0 < m.end() < len(segment) and free(m.end())]
+    if not cuts:  # no sentence punctuation: fall back to line breaks inside the paragraph
+        cuts = [start + i + 1 for i, ch in enumerate(segment[:-1]) if ch == "\n" and free(i + 1)]
+    return cuts
+
+
+def _split_long(units: list[_Unit], text: str, page: Page, lines: list[int], max_chars: int) -> list[_Unit]:
+    """Break units over the bound at list items, then sentence ends; atomic blocks stay whole."""
+    out: list[_Unit] = []
+    spans = {(lines[s.start_line] if s.start_line < len(lines) else len(text)): s for s in page.spans}
+    for u in units:
+        if u.end - u.start <= max_chars or u.kind in _ATOMIC or u.kind == "heading":
+            out.append(u)
+            continue
+        if u.kind == "list":
+            span = spans.get(u.start)
+            points = [lines[i] for i in (span.items if span else ()) if i < len(lines) and lines[i] > u.start]
+        else:
+            points = _sentence_cuts(text, u.start, u.end)
+        bounds = [u.start] + [p for p in points if u.start < p < u.end] + [u.end]
+        piece_start = u.start
+        for a, b in zip(bounds, bounds[1:]):
+            if b - piece_start > max_chars and a > piece_start:
+                out.append(_Unit(piece_start, a, u.kind, u.section))
+                piece_start = a
+        out.append(_Unit(piece_start, u.end, u.kind, u.section))
+    return out
+
+
+def _facts(page: Page):
+    return dict(type=page.type, status=page.status, created=page.created, updated=page.updated)
+
+
+def chunk_page(page: Page, min_chars: int = MIN_CHARS, max_chars: int = MAX_CHARS) -> list[Chunk]:
+    if is_transcript(page):
+        chunks = chunk_transcript(page)
+        if chunks:
+            return chunks
+    text = page.body
+    if not text.strip():
+        return []
+    lines = _line_starts(text)
+    n_lines = len(lines)
+
+    def off(line: int) -> int:
+        return lines[line] if line < n_lines else len(text)
+
+    # sections: (heading path, parent path)
+    sections: list[tuple[str, ...]] = [()]
+    stack: list[tuple[int, str]] = []
+    units: list[_Unit] = []
+    for span in page.spans:
+        start = off(span.start_line)
+        if span.kind == "heading":
+            while stack and stack[-1][0] >= span.level:
+                stack.pop()
+            stack.append((span.level, span.text))
+            sections.append(tuple(t for _, t in stack))
+        units.append(_Unit(start, off(span.end_line), span.kind, len(sections) - 1))
+    if not units:
+        return []
+    units[0].start = 0  # leading blank lines belong to the first unit
+    for a, b in zip(units, units[1:]):
+        a.end = b.start  # trailing blank lines belong to the unit before
+    units[-1].end = len(text)
+    units = _split_long(units, text, page, lines, max_chars)
+
+    # pack units into pieces within a section
+    pieces: list[list[int]] = []  # [start, end, section]
+    for u in units:
+        if pieces:
+            last = pieces[-1]
+            same = last[2] == u.section
+            heading_only = last[1] - last[0] <= 0 or _only_heading(text, last[0], last[1])
+            if same and (u.end - last[0] <= max_chars or heading_only):
+                last[1] = u.end
+                continue
+        pieces.append([u.start, u.end, u.section])
+
+    # merge tiny pieces forward within the same parent heading
+    merged: list[list[int]] = []
+    for piece in pieces:
+        if merged:
+            prev = merged[-1]
+            prev_path, cur_path = sections[prev[2]], sections[piece[2]]
+            related = prev_path == cur_path or cur_path[: len(prev_path)] == prev_path or \
+                (len(prev_path) == len(cur_path) and prev_path[:-1] == cur_path[:-1])
+            if prev[1] - prev[0] < min_chars and related and piece[1] - prev[0] <= max_chars:
+                prev[1] = piece[1]
+                if len(cur_path) >= len(prev_path):
+                    prev[2] = piece[2]  # the chunk is mostly the later section's text
+                continue
+        merged.append(list(piece))
+
+    tag_lines = sorted((t.line - page.body_line, t.name) for t in page.tags if t.line is not None)
+    link_lines = sorted((l.line - page.body_line, l.resolved or l.target) for l in page.links if l.line is not None)
+    page_tags = tuple(sorted({t.name for t in page.tags if t.line is None}))
+    facts = _facts(page)
+    chunks: list[Chunk] = []
+    seen: dict[str, int] = {}
+    for start, end, section in merged:
+        body = text[start:end]
+        if not body.strip():
+            if chunks:  # whitespace tail: attach to the previous chunk so the tiling holds
+                last = chunks[-1]
+                chunks[-1] = _replace_text(last, text[last.start:end], end)
+            continue
+        first_line = bisect.bisect_right(lines, start) - 1
+        last_line = bisect.bisect_right(lines, max(start, end - 1)) - 1
+        links = tuple(dict.fromkeys(t for ln, t in link_lines if first_line <= ln <= last_line))
+        tags = tuple(sorted(set(page_tags) | {t for ln, t in tag_lines if first_line <= ln <= last_line}))
+        blocks = tuple(m.group(1) for m in _BLOCK_ID.finditer(body))
+        heading_path = sections[section]
+        cid = chunk_id(page.path, heading_path, body)
+        if cid in seen:
+            seen[cid] += 1
+            cid = chunk_id(page.path, heading_path, f"{body}\x00{seen[cid]}")
+        seen.setdefault(cid, 0)
+        chunks.append(Chunk(cid, page.path, page.title, heading_path, body, start, end,
+                            links=links, tags=tags, blocks=blocks, **facts))
+    return chunks
+
+
+def _only_heading(text: str, start: int, end: int) -> bool:
+    stripped = text[start:end].strip()
+    return bool(stripped) and "\n" not in stripped and stripped.startswith("#")
+
+
+def _replace_text(chunk: Chunk, body: str, end: int) -> Chunk:
+    from dataclasses import replace
+    return replace(chunk, text=body, end=end)
+
+
+# -- transcripts --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Turn:
+    speaker: str
+    time: str | None
+    start: int
+    end: int
+    block: str | None
+
+
+def transcript_turns(body: str) -> list[Turn]:
+    marks = list(_TURN.finditer(body))
+    turns: list[Turn] = []
+    for i, m in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(body)
+        segment = body[m.start():end]
+        block = _BLOCK_ID.search(segment)
+        turns.append(Turn(m.group("speaker").strip(), m.group("time"), m.start(), end,
+                          block.group(1) if block else None))
+    return turns
+
+
+def chunk_transcript(page: Page, window: int | None = None, stride: int | None = None) -> list[Chunk]:
+    """One chunk per exchange: ``window`` consecutive turns, advancing by ``stride`` (defaults from
+    the page's frontmatter ``chunk_window``/``chunk_stride``, else 2/2: a turn and its reply)."""
+    body = page.body
+    turns = transcript_turns(body)
+    if not turns:
+        return []
+    window = int(window or page.frontmatter.get("chunk_window") or 2)
+    stride = int(stride or page.frontmatter.get("chunk_stride") or window)
+    window, stride = max(1, window), max(1, min(stride, window))
+    date = page.frontmatter.get("date")
+    heading = next((h.text for h in page.headings), page.title)
+    facts = _facts(page)
+    chunks: list[Chunk] = []
+    i = 0
+    while i < len(turns):
+        group = turns[i:i + window]
+        start = 0 if i == 0 else group[0].start
+        end = group[-1].end
+        text = body[start:end]
+        blocks = tuple(t.block for t in group if t.block)
+        speakers = tuple(dict.fromkeys(t.speaker for t in group))
+        cid = chunk_id(page.path, (heading,), text)
+        chunks.append(Chunk(cid, page.path, page.title, (heading,), text, start, end,
+                            tags=tuple(sorted({t.name for t in page.tags})), blocks=blocks,
+                            speakers=speakers, date=str(date) if date else None, **facts))
+        if i + window >= len(turns):
+            break
+        i += stride
+    return chunks

@@ -1,0 +1,165 @@
+"""YAML frontmatter: split, parse safely, and update without disturbing what we did not change.
+
+Updates edit only the lines of the keys that change (new keys go at the end), so unknown keys,
+key order, comments and quoting style survive a write.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from typing import Any, Mapping
+
+import yaml
+
+from ..model import Frontmatter
+
+try:  # libyaml is 5-10x faster; fall back to the pure-Python loader where it is missing
+    _Loader = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover
+    _Loader = yaml.SafeLoader
+
+_FENCE = re.compile(r"^---[ \t]*$")
+_CLOSE = re.compile(r"^(---|\.\.\.)[ \t]*$")
+_TOP_KEY = re.compile(r"^([^\s#][^:]*?)\s*:(\s|$)")
+
+
+def split(text: str) -> tuple[str | None, str, int]:
+    """Split LF text into (frontmatter raw or None, body, body start line)."""
+    if not text.startswith("---"):
+        return None, text, 0
+    first_nl = text.find("\n")
+    if first_nl < 0 or not _FENCE.match(text[:first_nl]):
+        return None, text, 0
+    pos = first_nl + 1
+    line_no = 1
+    while pos <= len(text):
+        nl = text.find("\n", pos)
+        line = text[pos:] if nl < 0 else text[pos:nl]
+        if _CLOSE.match(line):
+            raw = text[first_nl + 1:pos]
+            body = "" if nl < 0 else text[nl + 1:]
+            return raw, body, line_no + 1
+        if nl < 0:
+            break
+        pos = nl + 1
+        line_no += 1
+    return None, text, 0  # no closing fence: not frontmatter (Obsidian agrees)
+
+
+def normalise(value: Any) -> Any:
+    """Turn YAML dates/datetimes into ISO strings (recursively) so pages compare and serialise."""
+    if isinstance(value, _dt.datetime):
+        return value.isoformat()
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): normalise(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [normalise(v) for v in value]
+    return value
+
+
+def parse(text: str) -> tuple[Frontmatter, str]:
+    """Parse LF text into (Frontmatter, body). Malformed YAML keeps the body and records an error."""
+    raw, body, body_line = split(text)
+    if raw is None:
+        return Frontmatter(end_line=0), text
+    try:
+        data = yaml.load(raw, Loader=_Loader) if raw.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 2})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return Frontmatter(raw=raw, data={}, error=f"malformed YAML frontmatter{where}: {problem}",
+                           end_line=body_line), body
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        return Frontmatter(raw=raw, data={}, error="frontmatter is not a key: value mapping",
+                           end_line=body_line), body
+    return Frontmatter(raw=raw, data=normalise(data), end_line=body_line), body
+
+
+def as_list(value: Any) -> list[str]:
+    """Frontmatter fields that may be a string, a list or a comma string -> list of strings."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        parts = [p.strip() for p in value.split(",")] if "," in value and "[[" not in value else [value.strip()]
+        return [p for p in parts if p]
+    if isinstance(value, (list, tuple)):
+        return [str(v).strip() for v in value if v is not None and str(v).strip()]
+    return [str(value)]
+
+
+def _dump_key(key: str, value: Any) -> str:
+    return yaml.safe_dump({key: value}, sort_keys=False, allow_unicode=True, default_flow_style=False,
+                         width=10_000)
+
+
+def _key_spans(raw: str) -> dict[str, tuple[int, int]]:
+    """Line spans [start, end) of each top-level key in the frontmatter text."""
+    lines = raw.split("\n")
+    spans: dict[str, tuple[int, int]] = {}
+    current: str | None = None
+    start = 0
+    for i, line in enumerate(lines):
+        m = _TOP_KEY.match(line) if line and not line[0].isspace() and not line.startswith("- ") else None
+        if m:
+            if current is not None:
+                spans[current] = (start, i)
+            current = m.group(1).strip().strip("'\"")
+            start = i
+    if current is not None:
+        end = len(lines)
+        while end > start + 1 and lines[end - 1] == "":
+            end -= 1
+        spans[current] = (start, end)
+    return spans
+
+
+def update(raw: str | None, data: Mapping[str, Any], changes: Mapping[str, Any]) -> str:
+    """Return new frontmatter text with ``changes`` applied (value None deletes a key).
+
+    Only the changed keys' lines are rewritten (a key set to its current value is no change); if
+    the existing YAML cannot be edited line-wise the whole block is re-dumped in key order.
+    """
+    changes = {k: v for k, v in changes.items()
+               if not ((k in data and data[k] == v) or (v is None and k not in data))}
+    if not changes:
+        return raw or ""
+    if raw is None or not raw.strip():
+        merged = {k: v for k, v in changes.items() if v is not None}
+        return "".join(_dump_key(k, v) for k, v in merged.items())
+    spans = _key_spans(raw)
+    if set(spans) != {str(k) for k in data}:
+        merged = dict(data)
+        for k, v in changes.items():
+            if v is None:
+                merged.pop(k, None)
+            else:
+                merged[k] = v
+        return "".join(_dump_key(k, v) for k, v in merged.items())
+    lines = raw.split("\n")
+    trailing_nl = raw.endswith("\n")
+    if trailing_nl:
+        lines = lines[:-1]
+    # edit from the bottom so earlier spans stay valid
+    edits = sorted(((spans[k], k) for k in changes if k in spans), reverse=True)
+    for (s, e), key in edits:
+        value = changes[key]
+        new = [] if value is None else _dump_key(key, value).rstrip("\n").split("\n")
+        lines[s:e] = new
+    for key, value in changes.items():
+        if key not in spans and value is not None:
+            lines.extend(_dump_key(key, value).rstrip("\n").split("\n"))
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def compose(fm_raw: str | None, body: str) -> str:
+    """Frontmatter text + body -> full LF note text."""
+    if fm_raw is None:
+        return body
+    if fm_raw and not fm_raw.endswith("\n"):
+        fm_raw += "\n"
+    return f"---\n{fm_raw}---\n{body}"

@@ -1,0 +1,297 @@
+"""The only code that reads or writes note files.
+
+Reads are defensive (binary, oversized, non-UTF-8 and unreadable files are reported, never fatal);
+writes are atomic (temp file in the same folder, fsync, rename) and refuse to clobber a file that
+changed since it was read.
+"""
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import logging
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from ..errors import ConflictError, NoteReadError, PathEscapeError, ReadOnlyError, VaultError
+from ..model import Skipped
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_BYTES = 5 * 1024 * 1024
+ALWAYS_SKIPPED_DIRS = {".obsidian", ".trash", ".git", ".wikimem"}
+NOTE_SUFFIXES = (".md", ".markdown")
+BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """A file found by the scan: vault-relative POSIX path plus the stat fields the cache keys on."""
+
+    path: str
+    size: int
+    mtime_ns: int
+
+    @property
+    def is_note(self) -> bool:
+        return self.path.lower().endswith(NOTE_SUFFIXES)
+
+
+@dataclass(frozen=True)
+class NoteFile:
+    """A note's bytes decoded, with what is needed to write it back unchanged."""
+
+    path: str
+    text: str  # decoded, BOM removed, line endings as in the file
+    sha256: str
+    newline: str  # "\n" or "\r\n" (the dominant one)
+    bom: bool
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    files: tuple[FileInfo, ...]
+    skipped: tuple[Skipped, ...]
+
+    @property
+    def notes(self) -> tuple[FileInfo, ...]:
+        return tuple(f for f in self.files if f.is_note)
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class IgnoreRules:
+    """A small gitignore-style matcher for ``.wikimemignore`` (globs, ``dir/``, ``!`` negation)."""
+
+    def __init__(self, lines: list[str]):
+        self.rules: list[tuple[bool, bool, str]] = []  # (negate, dir_only, pattern)
+        for line in lines:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            negate = line.startswith("!")
+            line = line[1:] if negate else line
+            dir_only = line.endswith("/")
+            self.rules.append((negate, dir_only, line.strip("/")))
+
+    @classmethod
+    def load(cls, root: Path) -> "IgnoreRules":
+        path = root / ".wikimemignore"
+        try:
+            return cls(path.read_text(encoding="utf-8", errors="replace").splitlines())
+        except OSError:
+            return cls([])
+
+    def ignored(self, rel: str, is_dir: bool) -> bool:
+        result = False
+        name = rel.rsplit("/", 1)[-1]
+        for negate, dir_only, pattern in self.rules:
+            if dir_only and not is_dir:
+                continue
+            target = rel if "/" in pattern else name
+            if fnmatch.fnmatchcase(target, pattern):
+                result = not negate
+        return result
+
+
+class VaultFiles:
+    """File access rooted at a vault folder."""
+
+    def __init__(self, root: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES):
+        root_path = Path(root).expanduser()
+        if not root_path.exists():
+            raise VaultError(f"vault folder not found: {root_path}")
+        if not root_path.is_dir():
+            raise VaultError(f"not a folder: {root_path}")
+        self.root = root_path.resolve()
+        self.max_bytes = max_bytes
+
+    # -- paths ---------------------------------------------------------------------------
+    def abspath(self, rel: str) -> Path:
+        """Map a vault-relative path to an absolute one, refusing anything that escapes the vault
+        (``..``, absolute paths, symlinks pointing outside)."""
+        if not rel or "\x00" in rel:
+            raise PathEscapeError(f"invalid path: {rel!r}")
+        pure = PurePosixPath(rel.replace("\\", "/"))
+        if pure.is_absolute() or rel.startswith(("/", "\\")) or (len(rel) > 1 and rel[1] == ":"):
+            raise PathEscapeError(f"path must be relative to the vault: {rel}")
+        if any(part == ".." for part in pure.parts):
+            raise PathEscapeError(f"path escapes the vault: {rel}")
+        full = self.root.joinpath(*pure.parts)
+        try:
+            real = full.resolve()
+        except (OSError, RuntimeError) as exc:  # symlink loop
+            raise PathEscapeError(f"cannot resolve {rel}: {exc}") from exc
+        if real != self.root and self.root not in real.parents:
+            raise PathEscapeError(f"path escapes the vault through a symlink: {rel}")
+        return full
+
+    def relpath(self, path: str | os.PathLike[str]) -> str:
+        return Path(path).resolve().relative_to(self.root).as_posix()
+
+    # -- scanning ------------------------------------------------------------------------
+    def scan(self) -> ScanResult:
+        """Walk the vault in sorted order. Dot-folders, ``.wikimemignore`` matches and repeated
+        directories (symlink loops) are skipped; every file is listed (notes and attachments)."""
+        rules = IgnoreRules.load(self.root)
+        files: list[FileInfo] = []
+        skipped: list[Skipped] = []
+        seen_dirs: set[tuple[int, int]] = set()
+
+        def walk(dir_path: Path, rel_dir: str) -> None:
+            try:
+                st = dir_path.stat()
+            except OSError as exc:
+                skipped.append(Skipped(rel_dir or ".", "unreadable", str(exc)))
+                return
+            key = (st.st_dev, st.st_ino)
+            if key in seen_dirs:
+                skipped.append(Skipped(rel_dir, "symlink_loop", "folder already visited (symlink loop)"))
+                return
+            seen_dirs.add(key)
+            try:
+                entries = sorted(os.scandir(dir_path), key=lambda e: e.name)
+            except OSError as exc:
+                skipped.append(Skipped(rel_dir or ".", "unreadable", str(exc)))
+                return
+            for entry in entries:
+                name = entry.name
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                try:
+                    is_dir = entry.is_dir()  # follows symlinks
+                except OSError:
+                    is_dir = False
+                if is_dir:
+                    if name.startswith(".") or name in ALWAYS_SKIPPED_DIRS or rules.ignored(rel, True):
+                        continue
+                    walk(Path(entry.path), rel)
+                    continue
+                if name.startswith(".") or rules.ignored(rel, False):
+                    continue
+                try:
+                    fst = entry.stat()
+                except OSError as exc:  # dangling symlink, permission, loop
+                    skipped.append(Skipped(rel, "unreadable", exc.strerror or str(exc)))
+                    continue
+                files.append(FileInfo(rel, fst.st_size, fst.st_mtime_ns))
+
+        walk(self.root, "")
+        return ScanResult(tuple(files), tuple(skipped))
+
+    # -- reading -------------------------------------------------------------------------
+    def read_bytes(self, rel: str) -> bytes:
+        path = self.abspath(rel)
+        try:
+            return path.read_bytes()
+        except OSError as exc:
+            raise NoteReadError(rel, exc.strerror or str(exc), "unreadable") from exc
+
+    def read_note(self, rel: str, trusted: bool = False) -> NoteFile:
+        """Read and decode a note, or raise NoteReadError(kind=binary|too_large|not_utf8|unreadable).
+
+        ``trusted``: the path came from our own scan, so the escape check (a path resolve per
+        file) can be skipped.
+        """
+        path = self.root.joinpath(*rel.split("/")) if trusted else self.abspath(rel)
+        try:
+            st = path.stat()
+            if st.st_size > self.max_bytes:
+                raise NoteReadError(
+                    rel, f"file is {st.st_size / 1e6:.1f} MB, over the {self.max_bytes / 1e6:.1f} MB limit "
+                    "(set max_file_mb in .wikimem/config.toml to raise it)", "too_large")
+            data = path.read_bytes()
+        except OSError as exc:
+            raise NoteReadError(rel, exc.strerror or str(exc), "unreadable") from exc
+        return decode_note(rel, data, st.st_mtime_ns)
+
+    # -- writing -------------------------------------------------------------------------
+    def write_note(self, rel: str, text: str, *, expected_sha256: str | None,
+                   newline: str = "\n", bom: bool = False) -> str:
+        """Atomically write ``text`` (LF line endings are converted to ``newline``).
+
+        ``expected_sha256`` is the hash of the bytes the caller read (None: the file must not exist).
+        Returns the new file's sha256. Raises ConflictError when the file changed meanwhile.
+        """
+        if is_raw_path(rel):
+            raise ReadOnlyError(f"{rel}: raw/ sources are immutable; wikimem never modifies them")
+        path = self.abspath(rel)
+        body = text.replace("\r\n", "\n")
+        if newline != "\n":
+            body = body.replace("\n", newline)
+        data = (BOM if bom else b"") + body.encode("utf-8")
+        self._check_unchanged(rel, path, expected_sha256)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, data, before_replace=lambda: self._check_unchanged(rel, path, expected_sha256))
+        return sha256_bytes(data)
+
+    @staticmethod
+    def _check_unchanged(rel: str, path: Path, expected_sha256: str | None) -> None:
+        if expected_sha256 is None:
+            if path.exists():
+                raise ConflictError(f"{rel}: file already exists; refusing to overwrite it")
+            return
+        try:
+            current = sha256_bytes(path.read_bytes())
+        except FileNotFoundError:
+            raise ConflictError(f"{rel}: file was deleted since it was read; not writing") from None
+        if current != expected_sha256:
+            raise ConflictError(f"{rel}: file changed on disk since it was read; not overwriting "
+                                "(re-read it and apply the change again)")
+
+
+def is_raw_path(rel: str) -> bool:
+    return rel.replace("\\", "/").split("/", 1)[0] == "raw"
+
+
+def decode_note(rel: str, data: bytes, mtime_ns: int = 0) -> NoteFile:
+    if b"\x00" in data[:8192]:
+        raise NoteReadError(rel, "binary file (contains NUL bytes); skipped", "binary")
+    bom = data.startswith(BOM)
+    raw = data[3:] if bom else data
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NoteReadError(rel, f"not valid UTF-8 (byte {exc.start}); convert it to UTF-8 to index it",
+                            "not_utf8") from None
+    crlf = text.count("\r\n")
+    newline = "\r\n" if crlf and crlf >= text.count("\n") - crlf else "\n"
+    return NoteFile(rel, text, sha256_bytes(data), newline, bom, len(data), mtime_ns)
+
+
+def atomic_write_bytes(path: Path, data: bytes, before_replace=None) -> None:
+    """temp file in the same folder + fsync + rename (+ fsync of the folder where supported)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if path.exists():
+            try:
+                os.chmod(tmp, path.stat().st_mode & 0o7777)
+            except OSError:
+                pass
+        if before_replace is not None:
+            before_replace()
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:
+        dfd = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
