@@ -47,3 +47,44 @@ def test_parse_command_on_examples():
 def test_missing_vault_exit_code(tmp_path):
     result = runner.invoke(app, ["parse", str(tmp_path / "missing")])
     assert result.exit_code == 1 and "vault folder not found" in result.output
+
+
+def _copy_examples(tmp_path):
+    import shutil
+    root = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".wikimem"))
+    return root
+
+
+def test_index_search_status_commands(tmp_path, monkeypatch):
+    root = _copy_examples(tmp_path)
+    monkeypatch.setenv("WIKIMEM_EMBEDDER", "fake")
+    result = runner.invoke(app, ["index", str(root), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["pages"] >= 25 and report["coverage"] == 1.0
+    found = runner.invoke(app, ["search", "reciprocal rank fusion", "--vault", str(root), "--json", "-k", "3"])
+    data = json.loads(found.output)
+    assert found.exit_code == 0 and data["hits"][0]["path"] == "concepts/Reciprocal Rank Fusion.md"
+    assert set(data) == {"query", "mode", "degraded", "vector_coverage", "took_ms", "notices", "hits"}
+    shown = runner.invoke(app, ["search", "reciprocal rank fusion", "--vault", str(root), "--explain"])
+    assert "bm25_rank=" in shown.output and "Reciprocal Rank Fusion" in shown.output
+    none = runner.invoke(app, ["search", "zzzqqq", "--vault", str(root), "--mode", "lexical"])
+    assert none.exit_code == 1 and "no results" in none.output
+    bad = runner.invoke(app, ["search", "x", "--vault", str(root), "--since", "soon"])
+    assert bad.exit_code == 2 and "YYYY-MM-DD" in bad.output
+    status = runner.invoke(app, ["status", str(root), "--json"])
+    info = json.loads(status.output)
+    assert info["state"] == "ok" and info["pages"] == report["pages"] and info["stale_files"] == []
+
+
+def test_search_explain_golden(tmp_path, monkeypatch):
+    from conftest import golden
+    root = _copy_examples(tmp_path)
+    monkeypatch.setenv("WIKIMEM_EMBEDDER", "fake")
+    runner.invoke(app, ["index", str(root)])
+    out = {}
+    for q in ("hybrid search fusion", "中文分词", "Leiden communities seed"):
+        data = json.loads(runner.invoke(app, ["search", q, "--vault", str(root), "--json", "-k", "5"]).output)
+        out[q] = [[h["path"], h["heading_path"], h["score"], h["components"], h["found_by"]] for h in data["hits"]]
+    golden("search-explain", out)

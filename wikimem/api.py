@@ -180,7 +180,7 @@ class Vault:
     @property
     def cache(self):
         if self._index is None:
-            from .index.store import Cache
+            from .index.cache import Cache
             self._index = Cache(self)
         return self._index
 

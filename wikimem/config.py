@@ -33,7 +33,7 @@ class Settings:
     weight_lexical: float = 1.0
     weight_vector: float = 1.0
     candidates: int = 50  # top-N taken from each side before fusion
-    graph_weight: float = 0.3  # score share a linked neighbour can receive
+    graph_weight: float = 0.5  # decay: a pulled-in neighbour gets this share of its parents' scores
     graph_fanout: int = 5
     extra: Mapping[str, Any] = field(default_factory=dict)
 

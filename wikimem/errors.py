@@ -50,3 +50,9 @@ class LockError(WikimemError):
 
 class IndexStaleError(WikimemError):
     """The cache is missing, corrupt or from another version and must be rebuilt."""
+
+
+class UsageError(WikimemError):
+    """A request that cannot be run as given (empty query, bad date, unknown mode)."""
+
+    exit_code = 2

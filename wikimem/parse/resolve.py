@@ -31,7 +31,9 @@ def _strip_note_ext(path: str) -> str:
 class Resolver:
     """Built once per build from every file path and the parsed pages."""
 
-    def __init__(self, paths: Iterable[str], pages: Mapping[str, Page]):
+    def __init__(self, paths: Iterable[str], pages: Mapping[str, Page],
+                 aliases: Mapping[str, Iterable[str]] | None = None):
+        """``aliases`` (path -> aliases) adds pages known only from the cache manifest."""
         self.pages = pages
         self.exact: dict[str, str] = {}
         self.lower: dict[str, list[str]] = {}
@@ -49,8 +51,11 @@ class Resolver:
             self.by_name.setdefault(name.lower(), []).append(path)
             if is_note:
                 self.by_name.setdefault(_strip_note_ext(name).lower(), []).append(path)
-        for path, page in pages.items():
-            for alias in page.aliases:
+        known = {path: page.aliases for path, page in pages.items()}
+        for path, names in (aliases or {}).items():
+            known.setdefault(path, tuple(names))
+        for path, names in known.items():
+            for alias in names:
                 self.aliases.setdefault(alias.strip().lower(), []).append(path)
 
     def lookup(self, target: str, source: str | None = None, relative: bool = False) -> tuple[str | None, tuple[str, ...]]:

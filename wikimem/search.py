@@ -1,0 +1,231 @@
+"""Hybrid search (design.md §5): BM25 top-N + vector top-N -> weighted RRF -> bounded 1-hop graph
+step -> per-page de-duplication. Every hit carries its score components and who found it.
+
+If the vector side is missing or incomplete the answer comes from what there is, and says so in
+``degraded`` — never silently, never a crash.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import time
+from typing import Any, Sequence
+from urllib.parse import quote
+
+from .errors import LockError, UsageError
+from .model import Chunk, Hit
+
+log = logging.getLogger(__name__)
+
+MODES = ("hybrid", "lexical", "vector")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+GRAPH_TOP_PAGES = 5
+STRONG_LINK = 0.5  # summed link share from the top pages needed to pull a page in
+
+
+def obsidian_uri(vault_name: str, path: str) -> str:
+    target = path[:-3] if path.endswith(".md") else path
+    return f"obsidian://open?vault={quote(vault_name, safe='')}&file={quote(target, safe='')}"
+
+
+def _check_args(query: str, mode: str, since: str | None, until: str | None, limit: int) -> None:
+    if not query or not query.strip():
+        raise UsageError("empty query: say what to look for")
+    if mode not in MODES:
+        raise UsageError(f"unknown mode {mode!r} (choose {', '.join(MODES)})")
+    for name, value in (("since", since), ("until", until)):
+        if value and not _DATE.match(value):
+            raise UsageError(f"--{name} wants a date as YYYY-MM-DD, got {value!r}")
+    if limit < 1:
+        raise UsageError("limit must be at least 1")
+
+
+def _ensure_ready(vault, notices: list[str]) -> None:
+    """Repair a missing, corrupt or half-written cache before searching (lexical side only;
+    embedding never happens inside a search)."""
+    cache = vault.cache
+    problem = cache.manifest_problem()
+    if problem is None:
+        meta = cache.meta()
+        damaged = cache.artifact_problems(meta)
+        if not meta.get("dirty") and not damaged:
+            return
+        problem = "the cache needs repair" if meta.get("dirty") else f"cache damaged ({', '.join(damaged)})"
+    from .index.build import build
+    try:
+        report = build(vault, embed=False)
+    except LockError:
+        if cache.manifest_problem():
+            raise
+        notices.append("the index is being updated by another process; results are from the last committed state")
+        return
+    notices.append(f"built the index first ({problem})")
+    notices.extend(report.notices)
+
+
+def _passes(chunk: Chunk, folder, type_, tags, since, until, include_superseded) -> bool:
+    if not include_superseded and chunk.status == "superseded":
+        return False
+    if folder and not chunk.path.startswith(folder.strip("/") + "/"):
+        return False
+    if type_ and chunk.type != type_:
+        return False
+    if tags and not set(t.lstrip("#").lower() for t in tags) <= set(chunk.tags):
+        return False
+    day = (chunk.updated or chunk.date or chunk.created or "")[:10]
+    if since and (not day or day < since):
+        return False
+    if until and (not day or day > until):
+        return False
+    return True
+
+
+def _allowed_vids(cache, folder, type_, tags, since, until) -> list[int] | None:
+    """Vector-side filter as an explicit id list, only when a real filter is given."""
+    if not (folder or type_ or tags or since or until):
+        return None
+    sql, args = ["SELECT vid FROM chunks WHERE 1=1"], []
+    if folder:
+        sql.append("AND path LIKE ? ESCAPE '\\'")
+        args.append(folder.strip("/").replace("%", "\\%").replace("_", "\\_") + "/%")
+    if type_:
+        sql.append("AND type = ?")
+        args.append(type_)
+    for tag in tags or ():
+        sql.append("AND tags LIKE ?")
+        args.append(f'%"{tag.lstrip("#").lower()}"%')
+    day = "substr(coalesce(updated, date, created, ''), 1, 10)"
+    if since:
+        sql.append(f"AND {day} >= ?")
+        args.append(since)
+    if until:
+        sql.append(f"AND {day} != '' AND {day} <= ?")
+        args.append(until)
+    return [r[0] for r in cache.db.execute(" ".join(sql), args)]
+
+
+def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: str | None = None,
+           type: str | None = None, tags: Sequence[str] | None = None, since: str | None = None,
+           until: str | None = None, include_superseded: bool = False, per_page: int = 1):
+    from .api import SearchResult
+    from .index.lexical import filter_query
+    from whoosh import query as Q
+
+    _check_args(query, mode, since, until, limit)
+    started = time.perf_counter()
+    notices: list[str] = []
+    _ensure_ready(vault, notices)
+    cache = vault.cache
+    settings = vault.settings
+    n = max(settings.candidates, limit * max(per_page, 1) * 2)
+    degraded: list[str] = []
+    coverage = 0.0
+
+    lexical: list[tuple[str, float]] = []
+    if mode in ("hybrid", "lexical"):
+        fq = filter_query(folder, type, tags, since, until)
+        mask = None if include_superseded else Q.Term("status", "superseded")
+        lexical = cache.lexical().search(query, n, fq, mask)
+
+    vector: list[tuple[str, float]] = []
+    if mode in ("hybrid", "vector"):
+        embedder = cache.embedder()
+        total = cache.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        index = cache.vectors(embedder.identity.dim) if embedder is not None else None
+        if embedder is None:
+            degraded.append("vectors_unavailable")
+            if cache.embedder_error:
+                notices.append(cache.embedder_error)
+        elif index is None or cache.meta().get("embedder") != embedder.identity.key:
+            degraded.append("vectors_partial")
+        else:
+            coverage = index.ntotal / total if total else 1.0
+            if coverage < 1.0:
+                degraded.append("vectors_partial")
+            allowed = _allowed_vids(cache, folder, type, tags, since, until)
+            excluded: set[int] = set()
+            if not include_superseded:
+                excluded = {r[0] for r in cache.db.execute("SELECT vid FROM chunks WHERE status='superseded'")}
+            raw = index.search(cache.vault_embed_query(embedder, query), n + len(excluded), allowed)
+            raw = [(vid, s) for vid, s in raw if vid not in excluded][:n]
+            ids = cache.chunk_ids_by_vid(v for v, _ in raw)
+            vector = [(ids[v], s) for v, s in raw if v in ids]
+    if mode == "lexical":
+        coverage = 1.0 if not degraded else coverage
+
+    hits = fuse(vault, lexical, vector, settings, mode, limit, per_page,
+                dict(folder=folder, type_=type, tags=tags, since=since, until=until,
+                     include_superseded=include_superseded))
+    took = (time.perf_counter() - started) * 1000
+    return SearchResult(query, mode, tuple(hits), tuple(degraded), coverage if mode != "lexical" else 1.0,
+                        took, tuple(notices))
+
+
+def fuse(vault, lexical, vector, settings, mode: str, limit: int, per_page: int, filters: dict[str, Any]) -> list[Hit]:
+    cache = vault.cache
+    k = settings.rrf_k
+    parts: dict[str, dict[str, Any]] = {}
+    for side, ranked, weight in (("bm25", lexical, settings.weight_lexical), ("vector", vector, settings.weight_vector)):
+        for rank, (cid, score) in enumerate(ranked, 1):
+            p = parts.setdefault(cid, {"bm25_rank": None, "bm25": None, "vector_rank": None, "vector": None,
+                                       "rrf": 0.0, "graph": 0.0})
+            p[f"{side}_rank"] = rank
+            p[side] = round(score, 6)
+            p["rrf"] += weight / (k + rank)
+    chunks = cache.chunks_by_id(parts)
+
+    # bounded graph step: pages that neither ranker found but that the top pages link to strongly
+    # are pulled in, scored by a decayed share of their parents' scores. Pages already found keep
+    # their fused order: re-ranking them by links hurt more than it helped on dense vaults.
+    if mode == "hybrid" and settings.graph_weight > 0 and parts:
+        page_best: dict[str, float] = {}
+        for cid, p in parts.items():
+            c = chunks.get(cid)
+            if c is not None:
+                page_best[c.path] = max(page_best.get(c.path, 0.0), p["rrf"])
+        top = sorted(page_best.items(), key=lambda kv: (-kv[1], kv[0]))[:GRAPH_TOP_PAGES]
+        try:
+            neighbours = cache.neighbours()
+        except (OSError, EOFError, ValueError) as exc:
+            log.warning("graph unavailable: %s", exc)
+            neighbours = None
+        bonus: dict[str, float] = {}
+        strength: dict[str, float] = {}
+        if neighbours is not None:
+            for page, score in top:
+                for other, share in neighbours.of(page, settings.graph_fanout):
+                    if other in page_best:
+                        continue
+                    bonus[other] = bonus.get(other, 0.0) + settings.graph_weight * score * share
+                    strength[other] = strength.get(other, 0.0) + share
+        for page in sorted(bonus):
+            if strength[page] < STRONG_LINK:
+                continue
+            lead = cache.first_chunk(page)
+            if lead is not None and _passes(lead, **filters):
+                chunks[lead.id] = lead
+                parts[lead.id] = {"bm25_rank": None, "bm25": None, "vector_rank": None, "vector": None,
+                                  "rrf": 0.0, "graph": round(bonus[page], 8)}
+
+    ranked = []
+    for cid, p in parts.items():
+        c = chunks.get(cid)
+        if c is None or not _passes(c, **filters):
+            continue
+        ranked.append((round(p["rrf"] + p["graph"], 10), cid, c, p))
+    ranked.sort(key=lambda r: (-r[0], r[1]))
+    seen: dict[str, int] = {}
+    hits: list[Hit] = []
+    vault_name = vault.root.name
+    for score, cid, c, p in ranked:
+        if per_page and seen.get(c.path, 0) >= per_page:
+            continue
+        seen[c.path] = seen.get(c.path, 0) + 1
+        found_by = tuple(side for side, key in (("lexical", "bm25_rank"), ("vector", "vector_rank")) if p[key]) \
+            or ("graph",)
+        components = {k2: (round(v, 8) if isinstance(v, float) else v) for k2, v in p.items()}
+        hits.append(Hit(cid, c.path, c.title, c.heading_path, c.text, score, components, found_by,
+                        obsidian_uri(vault_name, c.path), c.type, c.status, c.blocks))
+        if len(hits) >= limit:
+            break
+    return hits
