@@ -25,13 +25,21 @@ def _results(vault):
     return out
 
 
-def _fresh_results(root, tmp_path, name="fresh"):
+def _edges(vault):
+    return vault.cache.db.execute("SELECT src, dst, type, weight FROM edges ORDER BY src, dst, type").fetchall()
+
+
+def _fresh(root, tmp_path, name="fresh"):
     copy = tmp_path / name
     shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".wikimem"))
     v = open_vault(copy, embedder="fake")
     v.index()
+    return v
+
+
+def _fresh_results(root, tmp_path, name="fresh"):
     # the vault folder name is part of the URI only; compare ids, order and scores
-    return _results(v)
+    return _results(_fresh(root, tmp_path, name))
 
 
 BASE = {
@@ -42,14 +50,16 @@ BASE = {
 
 EDIT = st.one_of(
     st.tuples(st.just("edit"), st.sampled_from(["a/Alpha.md", "a/Beta.md", "b/Gamma.md", "c/New.md"]),
-              st.sampled_from(["omega words", "radiation alpha", "links [[Gamma]]", "second letter"])),
+              st.sampled_from(["omega words", "radiation alpha", "links [[Gamma]]", "second letter",
+                               "[[New]] and [[Moved]]", "---\naliases: [Alias]\n---\n[[Alias]]"])),
+    st.tuples(st.just("alias"), st.sampled_from(["a/Alpha.md", "b/Gamma.md"]), st.sampled_from(["Al", "Moved", "Zed"])),
     st.tuples(st.just("delete"), st.sampled_from(["a/Alpha.md", "a/Beta.md", "b/Gamma.md", "c/New.md"]), st.just("")),
     st.tuples(st.just("rename"), st.sampled_from(["a/Alpha.md", "a/Beta.md", "b/Gamma.md"]),
               st.sampled_from(["c/Moved.md", "a/Renamed.md"])),
 )
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                HealthCheck.function_scoped_fixture])
 @given(st.lists(st.lists(EDIT, min_size=1, max_size=3), min_size=1, max_size=3))
 def test_incremental_equals_rebuild(make_vault, tmp_path_factory, batches):
@@ -67,6 +77,9 @@ def test_incremental_equals_rebuild(make_vault, tmp_path_factory, batches):
                 path.parent.mkdir(parents=True, exist_ok=True)
                 old = path.read_text() if path.exists() else f"# {path.stem}\n"
                 path.write_text(old + f"\n{arg} {len(old)}\n")
+            elif op == "alias" and path.exists():
+                body = path.read_text().split("---\n")[-1]
+                path.write_text(f"---\naliases: [{arg}]\n---\n{body}[[Al]] [[Zed]]\n")
             elif op == "delete" and path.exists():
                 path.unlink()
             elif op == "rename" and path.exists():
@@ -74,7 +87,9 @@ def test_incremental_equals_rebuild(make_vault, tmp_path_factory, batches):
                 path.rename(root / arg)
         time.sleep(0.002)
         vault.index()
-    assert _results(vault) == _fresh_results(root, tmp)
+    fresh = _fresh(root, tmp)
+    assert _results(vault) == _results(fresh)
+    assert _edges(vault) == _edges(fresh)
 
 
 @pytest.fixture
@@ -137,9 +152,9 @@ def test_failure_midway_leaves_a_repairable_cache(built, monkeypatch):
     (vault.root / "a/Alpha.md").write_text("# Alpha\n\nAlpha is a letter, edited. [[Beta]]\n")
     from wikimem.index import build as build_mod
 
-    def boom(cache):
+    def boom(*args, **kwargs):
         raise RuntimeError("power cut")
-    monkeypatch.setattr(build_mod, "_write_graph", boom)
+    monkeypatch.setattr(build_mod, "_sync_vectors", boom)
     with pytest.raises(RuntimeError):
         vault.index()
     monkeypatch.undo()

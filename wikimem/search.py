@@ -13,6 +13,7 @@ from typing import Any, Sequence
 from urllib.parse import quote
 
 from .errors import LockError, UsageError
+from .index.graph import neighbours
 from .model import Chunk, Hit
 
 log = logging.getLogger(__name__)
@@ -80,36 +81,36 @@ def _passes(chunk: Chunk, folder, type_, tags, since, until, include_superseded)
     return True
 
 
-def _allowed_vids(cache, folder, type_, tags, since, until) -> list[int] | None:
-    """Vector-side filter as an explicit id list, only when a real filter is given."""
-    if not (folder or type_ or tags or since or until):
-        return None
-    sql, args = ["SELECT vid FROM chunks WHERE 1=1"], []
+def _filter_sql(folder, type_, tags, since, until, include_superseded) -> tuple[str, list[Any]]:
+    """Filters as SQL over the ``chunks`` table aliased ``c`` (shared by both rankers)."""
+    sql: list[str] = []
+    args: list[Any] = []
+    if not include_superseded:
+        sql.append("AND c.status != 'superseded'")
     if folder:
-        sql.append("AND path LIKE ? ESCAPE '\\'")
-        args.append(folder.strip("/").replace("%", "\\%").replace("_", "\\_") + "/%")
+        sql.append("AND c.path LIKE ? ESCAPE '\\'")
+        args.append(folder.strip("/").replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%")
     if type_:
-        sql.append("AND type = ?")
+        sql.append("AND c.type = ?")
         args.append(type_)
     for tag in tags or ():
-        sql.append("AND tags LIKE ?")
+        sql.append("AND c.tags LIKE ?")
         args.append(f'%"{tag.lstrip("#").lower()}"%')
-    day = "substr(coalesce(updated, date, created, ''), 1, 10)"
+    day = "substr(coalesce(c.updated, c.date, c.created, ''), 1, 10)"
     if since:
         sql.append(f"AND {day} >= ?")
         args.append(since)
     if until:
         sql.append(f"AND {day} != '' AND {day} <= ?")
         args.append(until)
-    return [r[0] for r in cache.db.execute(" ".join(sql), args)]
+    return " ".join(sql), args
 
 
 def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: str | None = None,
            type: str | None = None, tags: Sequence[str] | None = None, since: str | None = None,
            until: str | None = None, include_superseded: bool = False, per_page: int = 1):
     from .api import SearchResult
-    from .index.lexical import filter_query
-    from whoosh import query as Q
+    from .index import lexical as lexical_index
 
     _check_args(query, mode, since, until, limit)
     started = time.perf_counter()
@@ -121,11 +122,10 @@ def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: 
     degraded: list[str] = []
     coverage = 0.0
 
+    where, args = _filter_sql(folder, type, tags, since, until, include_superseded)
     lexical: list[tuple[str, float]] = []
     if mode in ("hybrid", "lexical"):
-        fq = filter_query(folder, type, tags, since, until)
-        mask = None if include_superseded else Q.Term("status", "superseded")
-        lexical = cache.lexical().search(query, n, fq, mask)
+        lexical = lexical_index.search(cache.db, query, n, where, args)
 
     vector: list[tuple[str, float]] = []
     if mode in ("hybrid", "vector"):
@@ -142,11 +142,13 @@ def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: 
             coverage = index.ntotal / total if total else 1.0
             if coverage < 1.0:
                 degraded.append("vectors_partial")
-            allowed = _allowed_vids(cache, folder, type, tags, since, until)
+            allowed = None
             excluded: set[int] = set()
-            if not include_superseded:
+            if folder or type or tags or since or until:
+                allowed = [r[0] for r in cache.db.execute(f"SELECT c.vid FROM chunks c WHERE 1=1 {where}", args)]
+            elif not include_superseded:  # few rows: over-fetch and drop them instead of a selector
                 excluded = {r[0] for r in cache.db.execute("SELECT vid FROM chunks WHERE status='superseded'")}
-            raw = index.search(cache.vault_embed_query(embedder, query), n + len(excluded), allowed)
+            raw = index.search(embedder.embed_query(query), n + len(excluded), allowed)
             raw = [(vid, s) for vid, s in raw if vid not in excluded][:n]
             ids = cache.chunk_ids_by_vid(v for v, _ in raw)
             vector = [(ids[v], s) for v, s in raw if v in ids]
@@ -184,20 +186,14 @@ def fuse(vault, lexical, vector, settings, mode: str, limit: int, per_page: int,
             if c is not None:
                 page_best[c.path] = max(page_best.get(c.path, 0.0), p["rrf"])
         top = sorted(page_best.items(), key=lambda kv: (-kv[1], kv[0]))[:GRAPH_TOP_PAGES]
-        try:
-            neighbours = cache.neighbours()
-        except (OSError, EOFError, ValueError) as exc:
-            log.warning("graph unavailable: %s", exc)
-            neighbours = None
         bonus: dict[str, float] = {}
         strength: dict[str, float] = {}
-        if neighbours is not None:
-            for page, score in top:
-                for other, share in neighbours.of(page, settings.graph_fanout):
-                    if other in page_best:
-                        continue
-                    bonus[other] = bonus.get(other, 0.0) + settings.graph_weight * score * share
-                    strength[other] = strength.get(other, 0.0) + share
+        for page, score in top:
+            for other, share in neighbours(cache.db, page, settings.graph_fanout):
+                if other in page_best:
+                    continue
+                bonus[other] = bonus.get(other, 0.0) + settings.graph_weight * score * share
+                strength[other] = strength.get(other, 0.0) + share
         for page in sorted(bonus):
             if strength[page] < STRONG_LINK:
                 continue

@@ -1,18 +1,17 @@
-"""Whoosh analyzer for mixed Chinese/Latin text.
+"""Tokenising mixed Chinese/Latin text for the lexical index.
 
-Han runs are segmented with rjieba (search mode: long words plus their shorter parts, for recall);
-everything else is split into word characters and lower-cased, without stemming. This lives in
-its own importable module because Whoosh pickles the schema, analyzer included.
+Han runs are segmented with rjieba in search mode (long words plus their shorter parts, for
+recall); everything else is split into runs of letters/digits and lower-cased, without stemming.
+Stop words (English and the commonest Chinese function words) are dropped. The lexical index
+receives the tokens joined by spaces, so SQLite's tokenizer only has to split on spaces.
 """
 from __future__ import annotations
 
 import re
 
-from whoosh.analysis import Composable, StopFilter, Token, Tokenizer
-
 _HAN_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_RUN = re.compile(rf"[{_HAN_CLASS}]+|[^\W_{_HAN_CLASS}]+(?:['’][^\W_{_HAN_CLASS}]+)*", re.UNICODE)
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_RUN = re.compile(rf"[{_HAN_CLASS}]+|[^\W_{_HAN_CLASS}]+", re.UNICODE)
+_HAN = re.compile(rf"[{_HAN_CLASS}]")
 
 STOP_WORDS = frozenset("""a about above after again against all am an and any are as at be because been before
 being below between both but by can could did do does doing down during each few for from further had has
@@ -24,55 +23,22 @@ yourselves s t don didn doesn isn wasn weren won wouldn couldn shouldn ll re ve 
 的 了 和 是 在 也 就 都 而 及 与 着 或 一个 没有 我们 你们 他们 她们 这个 那个 什么 吗 呢 吧 啊""".split())
 
 
-def _cut(text: str) -> list[str]:
-    import rjieba
-    return rjieba.cut_for_search(text)
+def tokens(text: str) -> list[str]:
+    """Text -> index tokens in order (stop words removed)."""
+    from rjieba import cut_for_search
 
-
-class MixedTokenizer(Tokenizer):
-    """Latin words as they are; Han runs through rjieba. Positions are token ordinals."""
-
-    def __eq__(self, other):
-        return other.__class__ is self.__class__
-
-    def __call__(self, value, positions=False, chars=False, keeporiginal=False, removestops=True,
-                 start_pos=0, start_char=0, tokenize=True, mode="", **kwargs):
-        token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
-        pos = start_pos
-        for m in _RUN.finditer(value):
-            run = m.group(0)
-            pieces = _cut(run) if _HAN.match(run) else (run,)
-            for piece in pieces:
-                if not piece.strip():
-                    continue
-                token.text = piece
-                token.boost = 1.0
-                token.stopped = False
-                if keeporiginal:
-                    token.original = piece
-                if positions:
-                    token.pos = pos
-                if chars:
-                    token.startchar = start_char + m.start()
-                    token.endchar = start_char + m.end()
-                pos += 1
-                yield token
-
-
-class _Lower(Composable):
-    def __eq__(self, other):
-        return other.__class__ is self.__class__
-
-    def __call__(self, tokens):
-        for t in tokens:
-            t.text = t.text.lower()
-            yield t
-
-
-def mixed_analyzer():
-    return MixedTokenizer() | _Lower() | StopFilter(stoplist=STOP_WORDS, minsize=1)
+    out: list[str] = []
+    for m in _RUN.finditer(text):
+        run = m.group(0)
+        if _HAN.match(run):
+            out.extend(t for t in cut_for_search(run) if t.strip() and t not in STOP_WORDS)
+        else:
+            low = run.lower()
+            if low not in STOP_WORDS:
+                out.append(low)
+    return out
 
 
 def terms(text: str) -> list[str]:
     """Query text -> de-duplicated index terms, in order."""
-    return list(dict.fromkeys(t.text for t in mixed_analyzer()(text)))
+    return list(dict.fromkeys(tokens(text)))

@@ -1,4 +1,4 @@
-"""The incremental build: scan -> diff -> parse -> chunk -> lexical -> manifest -> graph -> vectors.
+"""The incremental build: scan -> diff -> parse -> chunk -> manifest + lexical -> graph -> vectors.
 
 Progressive: the lexical index, manifest and graph are committed first, so search works at once;
 vectors fill in afterwards in batches that are committed as they go (an interrupted build resumes
@@ -19,9 +19,9 @@ import numpy as np
 from ..errors import EmbedderError, NoteReadError
 from ..model import Chunk, Page
 from ..parse import Resolver, parse_page
-from .cache import Cache, chunk_row, row_chunk
-from .graph import build_graph, save_graph
-from .lexical import LexicalIndex
+from .cache import CHUNK_COLUMNS, Cache, chunk_row, row_chunk
+from .graph import page_edges
+from . import lexical
 from .vectors import VectorIndex, vector_id
 
 log = logging.getLogger(__name__)
@@ -67,9 +67,21 @@ def embed_hash(embedder_key: str, text: str) -> str:
     return hashlib.sha256(f"{embedder_key}\x00{text}".encode("utf-8")).hexdigest()
 
 
+GRAPH_FRONTMATTER_KEYS = ("supersedes", "sources", "source", "related")
+
+
+def _graph_links(page: Page) -> list:
+    """The links that become graph edges: body links plus a few frontmatter keys."""
+    return [l for l in page.links
+            if l.target and (l.kind != "frontmatter" or l.key in GRAPH_FRONTMATTER_KEYS)]
+
+
+def _kind(link) -> str:
+    return "supersedes" if link.key == "supersedes" else link.kind
+
+
 def _page_record(page: Page) -> dict[str, Any]:
-    links = [[l.target, "supersedes" if l.key == "supersedes" else l.kind] for l in page.links
-             if l.target and (l.kind != "frontmatter" or l.key in ("supersedes", "sources", "source", "related"))]
+    links = [[l.target, _kind(l)] for l in _graph_links(page)]
     return {"title": page.title, "type": page.type, "status": page.status, "aliases": list(page.aliases),
             "links": links, "tags": sorted({t.name for t in page.tags}), "errors": list(page.errors)}
 
@@ -111,16 +123,13 @@ def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress |
     if cache.manifest_problem():
         cache.new_manifest(key)
     meta = cache.meta()
-    full_lexical = not LexicalIndex(cache.lexical_path).exists()
+    full_lexical = False
     rebuild_graph = False
     rebuild_vectors = False
     if meta.get("dirty"):
         report.notices.append("the previous build was interrupted; repairing the cache")
         full_lexical = rebuild_graph = rebuild_vectors = True
     damaged = cache.artifact_problems(meta)
-    if "lexical" in damaged and not full_lexical and meta.get("artifacts", {}).get("lexical"):
-        report.notices.append(f"lexical index {damaged['lexical']}; rebuilding it")
-        full_lexical = True
     if "graph" in damaged:
         rebuild_graph = True
     if "faiss" in damaged:
@@ -172,38 +181,36 @@ def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress |
     lap("scan+parse")
 
     # -- resolve, chunk ------------------------------------------------------------------------
-    all_paths = [f.path for f in scan.files if f.path in seen]
-    cached_aliases = {p: json.loads(a or "[]") for p, a in cache.db.execute("SELECT path, aliases FROM files WHERE note=1")}
-    resolver = Resolver(all_paths, parsed, aliases={p: a for p, a in cached_aliases.items() if p not in removed})
     new_chunks: dict[str, list[Chunk]] = {}
+    cached_aliases: dict[str, list[str]] = {}
+    if changed_notes:
+        cached_aliases = {p: json.loads(a or "[]") for p, a in cache.db.execute("SELECT path, aliases FROM files WHERE note=1")}
+        resolver = Resolver([f.path for f in scan.files if f.path in seen], parsed,
+                            aliases={p: a for p, a in cached_aliases.items() if p not in removed})
     for path in changed_notes:
         page = resolver.resolve_page(parsed[path])
         parsed[path] = page
         new_chunks[path] = vault.chunks(page)
     lap("chunk")
 
-    # -- lexical (committed first: search works before vectors) ------------------------------
-    lexical = LexicalIndex(cache.lexical_path)
+    # -- manifest and lexical index, in one transaction (search works before vectors) ------------
     touched = set(changed_notes) | set(removed)
-    if full_lexical:
-        keep = [row_chunk(r) for r in cache.db.execute(
-            "SELECT vid, id, path, ord, embed_hash, title, heading_path, text, start, \"end\", links, tags, type, "
-            "status, created, updated, blocks, speakers, date FROM chunks ORDER BY path, ord")
-                if r[2] not in touched]
-        lexical.create()
-        lexical.update((), keep + [c for p in changed_notes for c in new_chunks[p]], progress)
-    else:
-        lexical.update(sorted(touched & set(old)), [c for p in changed_notes for c in new_chunks[p]], progress)
-    lexical.close()
-    lap("lexical")
-
-    # -- manifest ------------------------------------------------------------------------------
+    n_new = sum(len(new_chunks[p]) for p in changed_notes)
     with cache.transaction() as db:
+        if full_lexical:
+            db.execute("DELETE FROM lex")
+        else:
+            lexical.remove_paths(db, sorted(touched & set(old)))
         for path in removed:
             db.execute("DELETE FROM files WHERE path=?", (path,))
             db.execute("DELETE FROM chunks WHERE path=?", (path,))
         db.executemany("UPDATE files SET size=?, mtime_ns=? WHERE path=?", stat_only)
         db.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", new_files)
+        if full_lexical:  # re-tokenise what was kept (repair after an interrupted build)
+            kept = [row_chunk(r) for r in db.execute(f"SELECT {','.join(CHUNK_COLUMNS)} FROM chunks")
+                    if r[2] not in touched]
+            lexical.add(db, [lexical.row(vector_id(c.id), c) for c in kept])
+        done = 0
         for path in changed_notes:
             page = parsed[path]
             rec = _page_record(page)
@@ -213,17 +220,33 @@ def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress |
                        (path, st.st_size, st.st_mtime_ns, page.sha256, rec["title"], rec["type"], rec["status"],
                         json.dumps(rec["aliases"], ensure_ascii=False), json.dumps(rec["links"], ensure_ascii=False),
                         json.dumps(rec["tags"], ensure_ascii=False), json.dumps(rec["errors"], ensure_ascii=False), 1))
-            rows = []
+            rows, lex_rows = [], []
             for ordinal, chunk in enumerate(new_chunks[path]):
-                text = chunk.index_text()
-                rows.append(chunk_row(vector_id(chunk.id), ordinal, embed_hash(key or "", text), chunk))
+                vid = vector_id(chunk.id)
+                rows.append(chunk_row(vid, ordinal, embed_hash(key or "", chunk.index_text()), chunk))
+                lex_rows.append(lexical.row(vid, chunk))
             db.executemany(f"INSERT OR REPLACE INTO chunks VALUES ({','.join('?' * 19)})", rows)
-        cache.record_artifact("lexical", cache.lexical_path, db)
-    lap("manifest")
+            lexical.add(db, lex_rows)
+            done += len(rows)
+            if progress and n_new > 2000:
+                progress("indexing", done, n_new)
+        lap("lexical+manifest")
+        # graph edges: a plain edit rewrites only that page's edges; a new, removed or renamed
+        # file or a changed alias can change how any link resolves, so then all are re-resolved
+        added_or_removed = bool(removed) or any(p not in old for p in seen)
+        aliases_changed = any(tuple(cached_aliases.get(p, ())) != parsed[p].aliases for p in changed_notes if p in old)
+        empty = db.execute("SELECT NOT EXISTS (SELECT 1 FROM edges)").fetchone()[0]
+        if added_or_removed or aliases_changed or rebuild_graph or (empty and changed_notes):
+            _rewrite_edges(db)
+        else:
+            notes_now = {r[0] for r in db.execute("SELECT path FROM files WHERE note=1")}
+            for path in changed_notes:
+                page = parsed[path]
+                db.execute("DELETE FROM edges WHERE src=?", (path,))
+                resolved = [(l.resolved, _kind(l)) for l in _graph_links(page) if l.resolved in notes_now]
+                db.executemany("INSERT INTO edges VALUES (?,?,?,?)",
+                               page_edges(path, resolved, sorted({t.name for t in page.tags})))
 
-    # -- graph ---------------------------------------------------------------------------------
-    if touched or rebuild_graph or not cache.graph_path.exists():
-        _write_graph(cache)
     lap("graph")
 
     # -- vectors from the cache, then embed what is missing --------------------------------------
@@ -259,25 +282,21 @@ def _file_sha(vault, rel: str) -> str:
     return h.hexdigest()
 
 
-def _write_graph(cache: Cache) -> None:
-    rows = cache.db.execute("SELECT path, title, type, status, aliases, links, tags, note FROM files").fetchall()
-    paths = [r[0] for r in rows]
-    pages = {r[0]: {"title": r[1], "type": r[2], "status": r[3], "tags": json.loads(r[6] or "[]")} for r in rows if r[7]}
-    aliases = {r[0]: json.loads(r[4] or "[]") for r in rows if r[7]}
-    resolver = Resolver(paths, {}, aliases=aliases)
-    resolved = {}
-    for r in rows:
-        if not r[7]:
+def _rewrite_edges(db) -> None:
+    """Re-resolve every page's links against the whole vault and rewrite the edge list."""
+    rows = db.execute("SELECT path, aliases, links, tags, note FROM files").fetchall()
+    notes = {r[0] for r in rows if r[4]}
+    resolver = Resolver([r[0] for r in rows], {}, aliases={r[0]: json.loads(r[1] or "[]") for r in rows if r[4]})
+    db.execute("DELETE FROM edges")
+    for path, _aliases, links, tags, note in rows:
+        if not note:
             continue
-        out = []
-        for target, kind in json.loads(r[5] or "[]"):
-            hit, _ = resolver.lookup(target, r[0], relative=kind == "markdown")
-            if hit in pages:
-                out.append((hit, kind))
-        resolved[r[0]] = out
-    save_graph(build_graph(pages, resolved), cache.graph_path)
-    with cache.transaction() as db:
-        cache.record_artifact("graph", cache.graph_path, db)
+        resolved = []
+        for target, kind in json.loads(links or "[]"):
+            hit, _ = resolver.lookup(target, path, relative=kind == "markdown")
+            if hit in notes:
+                resolved.append((hit, kind))
+        db.executemany("INSERT INTO edges VALUES (?,?,?,?)", page_edges(path, resolved, json.loads(tags or "[]")))
 
 
 def _load_cached_vectors(cache: Cache, key: str, hashes: list[str]) -> dict[str, np.ndarray]:
@@ -329,9 +348,7 @@ def _embed_missing(cache: Cache, embedder, index: VectorIndex, batch: int, progr
     have = set(index.ids().tolist())
     pending: dict[str, list[int]] = {}
     texts: dict[str, str] = {}
-    for row in cache.db.execute("SELECT vid, id, path, ord, embed_hash, title, heading_path, text, start, \"end\", "
-                                "links, tags, type, status, created, updated, blocks, speakers, date FROM chunks "
-                                "ORDER BY path, ord"):
+    for row in cache.db.execute(f"SELECT {','.join(CHUNK_COLUMNS)} FROM chunks ORDER BY path, ord"):
         if row[0] in have:
             continue
         pending.setdefault(row[4], []).append(row[0])

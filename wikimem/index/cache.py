@@ -38,12 +38,8 @@ class Cache(CacheDir):
     def __init__(self, vault):
         super().__init__(vault.root)
         self.vault = vault
-        self._lexical = None
         self._vectors = None
         self._vectors_fp = None
-        self._neighbours = None
-        self._graph_fp = None
-        self._lexical_fp = None
         self._embedder = None
         self._embedder_error: str | None = None
 
@@ -64,20 +60,7 @@ class Cache(CacheDir):
     def embedder_error(self) -> str | None:
         return self._embedder_error
 
-    def vault_embed_query(self, embedder, query: str):
-        return embedder.embed_query(query)
-
     # -- readers ---------------------------------------------------------------------------
-    def lexical(self):
-        from .lexical import LexicalIndex
-        fp = self.meta().get("artifacts", {}).get("lexical")
-        if self._lexical is None or fp != self._lexical_fp:
-            if self._lexical is not None:
-                self._lexical.close()
-            self._lexical = LexicalIndex(self.lexical_path)
-            self._lexical_fp = fp
-        return self._lexical
-
     def vectors(self, dim: int):
         """The FAISS index as last committed, or None when there is none yet."""
         from .store import fingerprint
@@ -92,13 +75,10 @@ class Cache(CacheDir):
             self._vectors_fp = fp
         return self._vectors
 
-    def neighbours(self):
-        from .graph import Neighbours, load_graph
-        fp = self.meta().get("artifacts", {}).get("graph")
-        if self._neighbours is None or fp != self._graph_fp:
-            self._neighbours = Neighbours(load_graph(self.graph_path))
-            self._graph_fp = fp
-        return self._neighbours
+    def graph(self):
+        """The page graph as an igraph Graph (built from the manifest's edge list)."""
+        from .graph import build_graph
+        return build_graph(self.db)
 
     def chunks_by_id(self, ids: Iterable[str]) -> dict[str, Chunk]:
         ids = list(dict.fromkeys(ids))
@@ -129,9 +109,5 @@ class Cache(CacheDir):
             f"SELECT {','.join(CHUNK_COLUMNS)} FROM chunks ORDER BY path, ord")]
 
     def close(self) -> None:
-        if self._lexical is not None:
-            self._lexical.close()
-            self._lexical = None
         self._vectors = None
-        self._neighbours = None
         super().close()

@@ -2,12 +2,11 @@
 
 Layout::
 
-    manifest.sqlite   schema/wikimem/embedder versions, files, chunks, artifact fingerprints
-    vectors.sqlite    (embedder key, sha256 of embedded text) -> vector; survives re-chunking,
+    manifest.sqlite   schema/wikimem/embedder versions, files, chunks, link-graph edges, artifact
+                      fingerprints    vectors.sqlite    (embedder key, sha256 of embedded text) -> vector; survives re-chunking,
                       renames and a corrupt manifest, so embeddings are never recomputed needlessly
-    lexical/          Whoosh index
+                      (also holds the FTS5 lexical index, committed with the chunk rows)
     vectors.faiss     FAISS IndexIDMap2(IndexFlatIP) over the current chunks' vectors
-    graph.pkl         igraph page graph
     lock              pid of the one writer
 
 Every derived artifact's fingerprint (size + mtime_ns of each file) is stored in the manifest
@@ -32,7 +31,7 @@ from ..errors import LockError
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _MANIFEST_SQL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -47,6 +46,9 @@ CREATE TABLE IF NOT EXISTS chunks (
     speakers TEXT, date TEXT
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE TABLE IF NOT EXISTS edges (src TEXT NOT NULL, dst TEXT NOT NULL, type TEXT NOT NULL, weight REAL NOT NULL,
+                                  PRIMARY KEY (src, dst, type)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
 CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(embed_hash);
 """
 
@@ -87,9 +89,7 @@ class CacheDir:
         self.dir = root / ".wikimem"
         self.manifest_path = self.dir / "manifest.sqlite"
         self.vectors_path = self.dir / "vectors.sqlite"
-        self.lexical_path = self.dir / "lexical"
         self.faiss_path = self.dir / "vectors.faiss"
-        self.graph_path = self.dir / "graph.pkl"
         self.lock_path = self.dir / "lock"
         self._db: sqlite3.Connection | None = None
         self._vdb: sqlite3.Connection | None = None
@@ -108,6 +108,8 @@ class CacheDir:
         if self._db is None:
             self.dir.mkdir(parents=True, exist_ok=True)
             self._db = self._connect(self.manifest_path, _MANIFEST_SQL)
+            from .lexical import ensure_table
+            ensure_table(self._db)
         return self._db
 
     @property
@@ -161,7 +163,7 @@ class CacheDir:
             return "no cache yet"
         try:
             meta = self.meta()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, ValueError) as exc:  # ValueError: undecodable meta values
             return f"manifest is corrupt ({exc})"
         if not meta:
             return "cache is empty"
@@ -172,11 +174,9 @@ class CacheDir:
     def artifact_problems(self, meta: dict[str, Any]) -> dict[str, str]:
         stored = meta.get("artifacts", {})
         problems = {}
-        for name, path in (("lexical", self.lexical_path), ("graph", self.graph_path), ("faiss", self.faiss_path)):
+        for name, path in (("faiss", self.faiss_path),):
             want = stored.get(name)
             if want is None:
-                if name != "faiss":
-                    problems[name] = "missing"
                 continue
             if fingerprint(path) != want:
                 problems[name] = "changed or damaged since it was written"
@@ -196,7 +196,7 @@ class CacheDir:
     def reset(self, keep_vectors: bool = True) -> None:
         """Delete every derived artifact (the vector cache survives unless asked)."""
         self.close()
-        for path in (self.manifest_path, self.lexical_path, self.faiss_path, self.graph_path):
+        for path in (self.manifest_path, self.faiss_path):
             self._remove(path)
         for suffix in ("-wal", "-shm"):
             self._remove(Path(str(self.manifest_path) + suffix))
