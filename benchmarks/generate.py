@@ -2,6 +2,8 @@
 
 Notes are ~2 KB of Markdown with frontmatter, 3-5 headings, lists, an occasional code fence and
 table, ~8 wikilinks per note (some with headings/aliases), tags, and ~10% Chinese paragraphs.
+Words follow Zipf's law over a 20,000-word vocabulary, as natural text does, so term statistics
+(and so lexical search cost) look like a real vault's.
 
     python benchmarks/generate.py /tmp/vault10k --notes 10000
 """
@@ -18,8 +20,36 @@ ZH = "向量 检索 索引 分词 图谱 笔记 链接 社区 记忆 查询 结�
 FOLDERS = ("entities", "concepts", "comparisons", "queries", "notes")
 
 
+def _vocabulary(size: int = 20_000, seed: int = 1) -> list[str]:
+    """The domain words first (most frequent), then pronounceable synthetic words."""
+    rng = random.Random(seed)
+    syllables = [c + v for c in "bcdfghklmnprstvz" for v in "aeiou"]
+    words = list(dict.fromkeys(EN))
+    seen = set(words)
+    while len(words) < size:
+        w = "".join(rng.choice(syllables) for _ in range(rng.randint(2, 4)))
+        if w not in seen:
+            seen.add(w)
+            words.append(w)
+    return words
+
+
+VOCAB = _vocabulary()
+# Zipf's law (exponent ~1.07, as in natural text): word r is drawn with weight 1 / r^1.07
+_CUM = list(__import__("itertools").accumulate(1.0 / (r ** 1.07) for r in range(1, len(VOCAB) + 1)))
+
+
+def word(rng: random.Random) -> str:
+    return rng.choices(VOCAB, cum_weights=_CUM, k=1)[0]
+
+
+def query_words(rng: random.Random, n: int) -> str:
+    """Benchmark queries: words from the 2,000 commonest, so frequent terms are well represented."""
+    return " ".join(rng.choice(VOCAB[:2000]) for _ in range(n))
+
+
 def sentence(rng: random.Random, n_notes: int, links: list[int]) -> str:
-    words = [rng.choice(EN) for _ in range(rng.randint(8, 18))]
+    words = [word(rng) for _ in range(rng.randint(8, 18))]
     if links and rng.random() < 0.5:
         target = links.pop()
         form = rng.random()

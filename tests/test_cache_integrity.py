@@ -154,7 +154,7 @@ def test_failure_midway_leaves_a_repairable_cache(built, monkeypatch):
 
     def boom(*args, **kwargs):
         raise RuntimeError("power cut")
-    monkeypatch.setattr(build_mod, "_sync_vectors", boom)
+    monkeypatch.setattr(build_mod, "_update_vectors", boom)
     with pytest.raises(RuntimeError):
         vault.index()
     monkeypatch.undo()
@@ -171,8 +171,12 @@ def test_kill_9_during_build_is_repaired(make_vault, tmp_path):
     root = make_vault(files)
     code = ("import sys; from wikimem.api import open_vault;"
             "open_vault(sys.argv[1], embedder='fake').index()")
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code, str(root)], check=True)
+    took = time.perf_counter() - start  # a full build, interpreter start-up included
+    shutil.rmtree(root / ".wikimem")
     kills = 0
-    for delay in (0.7, 1.1, 1.6):
+    for delay in (took * 0.45, took * 0.65, took * 0.85):
         proc = subprocess.Popen([sys.executable, "-c", code, str(root)])
         time.sleep(delay)
         if proc.poll() is None:  # still building: kill it mid-flight

@@ -119,7 +119,8 @@ class Vault:
         return LoadedVault(pages, scan.files, skipped)
 
     def chunks(self, page: Page) -> list[Chunk]:
-        return chunk_page(page, self.settings.chunk_min, self.settings.chunk_max)
+        s = self.settings
+        return chunk_page(page, s.chunk_min, s.chunk_max, s.transcript_window, s.transcript_stride)
 
     def schema(self) -> VaultSchema:
         path = self.root / "SCHEMA.md"
@@ -189,8 +190,15 @@ class Vault:
         return build(self, rebuild=rebuild, embed=embed, progress=progress)
 
     def search(self, query: str, *, limit: int = 10, mode: str = "hybrid", **filters: Any) -> "SearchResult":
+        """Hybrid search. Filters: folder, type, tags, since, until, include_superseded;
+        ``per_page`` (default 1) caps hits per page (0: no cap, e.g. for transcripts)."""
         from .search import search
         return search(self, query, limit=limit, mode=mode, **filters)
+
+    def import_transcripts(self, sessions, folder: str = "raw/transcripts") -> list[str]:
+        """Write conversation sessions as transcript notes (see wikimem.ingest.transcript)."""
+        from .ingest import import_sessions
+        return import_sessions(self, sessions, folder)
 
     def status(self) -> dict[str, Any]:
         from .index.build import status

@@ -29,6 +29,8 @@ class Settings:
     max_file_mb: float = 5.0
     chunk_min: int = 300
     chunk_max: int = 800
+    transcript_window: int = 2  # turns per transcript chunk (an exchange)
+    transcript_stride: int = 2  # turns to advance between chunks (< window: overlapping chunks)
     rrf_k: int = 60
     weight_lexical: float = 1.0
     weight_vector: float = 1.0

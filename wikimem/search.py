@@ -122,10 +122,15 @@ def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: 
     degraded: list[str] = []
     coverage = 0.0
 
+    filtered = bool(folder or type or tags or since or until)
     where, args = _filter_sql(folder, type, tags, since, until, include_superseded)
+    excluded: set[int] = set()
+    if not filtered and not include_superseded:  # few rows: over-fetch and drop them instead of a join
+        excluded = {r[0] for r in cache.db.execute("SELECT vid FROM chunks WHERE status='superseded'")}
     lexical: list[tuple[str, float]] = []
     if mode in ("hybrid", "lexical"):
-        lexical = lexical_index.search(cache.db, query, n, where, args)
+        lexical = lexical_index.search(cache.db, query, n, where if filtered else "", args if filtered else (),
+                                       exclude=excluded)
 
     vector: list[tuple[str, float]] = []
     if mode in ("hybrid", "vector"):
@@ -143,11 +148,8 @@ def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: 
             if coverage < 1.0:
                 degraded.append("vectors_partial")
             allowed = None
-            excluded: set[int] = set()
-            if folder or type or tags or since or until:
+            if filtered:
                 allowed = [r[0] for r in cache.db.execute(f"SELECT c.vid FROM chunks c WHERE 1=1 {where}", args)]
-            elif not include_superseded:  # few rows: over-fetch and drop them instead of a selector
-                excluded = {r[0] for r in cache.db.execute("SELECT vid FROM chunks WHERE status='superseded'")}
             raw = index.search(embedder.embed_query(query), n + len(excluded), allowed)
             raw = [(vid, s) for vid, s in raw if vid not in excluded][:n]
             ids = cache.chunk_ids_by_vid(v for v, _ in raw)

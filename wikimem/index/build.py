@@ -198,7 +198,7 @@ def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress |
     n_new = sum(len(new_chunks[p]) for p in changed_notes)
     with cache.transaction() as db:
         if full_lexical:
-            db.execute("DELETE FROM lex")
+            lexical.clear(db)
         else:
             lexical.remove_paths(db, sorted(touched & set(old)))
         for path in removed:
@@ -249,17 +249,11 @@ def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress |
 
     lap("graph")
 
-    # -- vectors from the cache, then embed what is missing --------------------------------------
+    # -- vectors: from the vector cache first, then embed what is missing ---------------------
     report.unchanged = cache.db.execute("SELECT count(*) FROM files WHERE note=1").fetchone()[0] - len(changed_notes)
     if embedder is not None:
-        index = _sync_vectors(cache, embedder, rebuild_vectors)
-        with cache.transaction() as db:
-            cache.set_meta(db, embedder=key, dirty=False, last_build=time.time())
-        lap("vectors")
-        if embed:
-            report.embedded_now = _embed_missing(cache, embedder, index, vault.settings.embed_batch, progress, report)
-        lap("embedding")
-        report.vectors = index.ntotal
+        report.vectors = _update_vectors(cache, embedder, rebuild_vectors, bool(touched), embed,
+                                         vault.settings.embed_batch, progress, report, lap)
     else:
         with cache.transaction() as db:
             cache.set_meta(db, dirty=False, last_build=time.time())
@@ -310,18 +304,29 @@ def _load_cached_vectors(cache: Cache, key: str, hashes: list[str]) -> dict[str,
     return out
 
 
-def _sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorIndex:
-    """Bring the FAISS index in line with the manifest, using only cached vectors (no model calls)."""
+def _update_vectors(cache: Cache, embedder, rebuild: bool, touched: bool, embed: bool, batch: int,
+                    progress: Progress | None, report: BuildReport, lap) -> int:
+    """Bring the FAISS index in line with the chunk table — cached vectors first (no model calls),
+    then the embedder for what is missing. Returns the number of vectors in the index.
+
+    When nothing changed and the index is complete, FAISS is not even opened: at 40k chunks
+    loading and saving it is most of a no-change re-index."""
     key, dim = embedder.identity.key, embedder.identity.dim
+    meta = cache.meta()
+    want = dict(cache.db.execute("SELECT vid, embed_hash FROM chunks").fetchall())
+    complete = meta.get("vectors_sig") == _id_signature(want) and "faiss" in meta.get("artifacts", {})
+    if not rebuild and complete and meta.get("embedder") == key:
+        with cache.transaction() as db:
+            cache.set_meta(db, dirty=False, last_build=time.time())
+        lap("vectors")
+        return len(want)
+
     index = None
-    if not rebuild and cache.faiss_path.exists():
+    if not rebuild and cache.faiss_path.exists() and "faiss" in meta.get("artifacts", {}):
         try:
             index = VectorIndex.load(cache.faiss_path, dim)
         except Exception as exc:  # faiss raises RuntimeError on garbage; any failure means rebuild
             log.warning("vector index unreadable (%s); rebuilding it", exc)
-            index = None
-    rows = cache.db.execute("SELECT vid, embed_hash FROM chunks").fetchall()
-    want = dict(rows)
     if index is None:
         index = VectorIndex(cache.faiss_path, dim)
         have: set[int] = set()
@@ -331,29 +336,38 @@ def _sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorIndex:
         index.remove(stale)
         have -= set(stale)
     missing = sorted(set(want) - have)
-    if missing or index.ntotal == 0:
-        vectors = _load_cached_vectors(cache, key, sorted({want[v] for v in missing}))
-        ids = [v for v in missing if want[v] in vectors]
-        if ids:
-            index.add(ids, np.stack([vectors[want[v]] for v in ids]))
-    index.save()
-    with cache.transaction() as db:
-        cache.record_artifact("faiss", cache.faiss_path, db)
-    return index
+    cached = _load_cached_vectors(cache, key, sorted({want[v] for v in missing}))
+    from_cache = [v for v in missing if want[v] in cached]
+    if from_cache:
+        index.add(from_cache, np.stack([cached[want[v]] for v in from_cache]))
+    todo = [v for v in missing if want[v] not in cached] if embed else []
+    if todo:  # the index is saved once, when embedding ends (or every 20 s while it runs)
+        with cache.transaction() as db:
+            cache.set_meta(db, dirty=False, last_build=time.time())
+    else:
+        _save_index(cache, index, key, dirty=False)
+    lap("vectors")
+    report.embedded_now = _embed(cache, embedder, index, todo, want, batch, progress, report)
+    lap("embedding")
+    return index.ntotal
 
 
-def _embed_missing(cache: Cache, embedder, index: VectorIndex, batch: int, progress: Progress | None,
-                   report: BuildReport) -> int:
+def _embed(cache: Cache, embedder, index: VectorIndex, todo: list[int], want: dict[int, str], batch: int,
+           progress: Progress | None, report: BuildReport) -> int:
+    """Embed the chunks ``todo`` (vector ids), de-duplicated by text, committing as it goes."""
+    if not todo:
+        return 0
     key = embedder.identity.key
-    have = set(index.ids().tolist())
     pending: dict[str, list[int]] = {}
+    for vid in todo:
+        pending.setdefault(want[vid], []).append(vid)
     texts: dict[str, str] = {}
-    for row in cache.db.execute(f"SELECT {','.join(CHUNK_COLUMNS)} FROM chunks ORDER BY path, ord"):
-        if row[0] in have:
-            continue
-        pending.setdefault(row[4], []).append(row[0])
-        texts.setdefault(row[4], row_chunk(row).index_text())
-    hashes = list(pending)
+    for start in range(0, len(todo), 500):
+        part = todo[start:start + 500]
+        marks = ",".join("?" * len(part))
+        for row in cache.db.execute(f"SELECT {','.join(CHUNK_COLUMNS)} FROM chunks WHERE vid IN ({marks})", part):
+            texts.setdefault(row[4], row_chunk(row).index_text())
+    hashes = sorted(pending, key=lambda h: min(pending[h]))
     done = 0
     last_save = time.monotonic()
     try:
@@ -373,17 +387,26 @@ def _embed_missing(cache: Cache, embedder, index: VectorIndex, batch: int, progr
             if progress:
                 progress("embedding", done, len(hashes))
             if time.monotonic() - last_save > 20:  # commit progress so search sees it and a kill loses little
-                _save_index(cache, index)
+                _save_index(cache, index, key)
                 last_save = time.monotonic()
     finally:
-        _save_index(cache, index)
+        _save_index(cache, index, key)
     return done
 
 
-def _save_index(cache: Cache, index: VectorIndex) -> None:
+def _id_signature(ids) -> str:
+    """A digest of a set of vector ids: the index is complete when it holds exactly these."""
+    return hashlib.sha1(np.asarray(sorted(ids), dtype=np.int64).tobytes()).hexdigest()
+
+
+def _save_index(cache: Cache, index: VectorIndex, key: str, dirty: bool | None = None) -> None:
     index.save()
     with cache.transaction() as db:
         cache.record_artifact("faiss", cache.faiss_path, db)
+        values = {"vectors": index.ntotal, "vectors_sig": _id_signature(index.ids().tolist()), "embedder": key}
+        if dirty is not None:
+            values.update(dirty=dirty, last_build=time.time())
+        cache.set_meta(db, **values)
 
 
 def status(vault) -> dict[str, Any]:
@@ -396,12 +419,8 @@ def status(vault) -> dict[str, Any]:
     meta = cache.meta()
     pages = cache.db.execute("SELECT count(*) FROM files WHERE note=1").fetchone()[0]
     chunks = cache.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    vectors = 0
-    if cache.faiss_path.exists() and "faiss" not in cache.artifact_problems(meta):
-        try:
-            vectors = VectorIndex.load(cache.faiss_path, _dim_of(meta)).ntotal if meta.get("embedder") else 0
-        except Exception:
-            vectors = 0
+    damaged = cache.artifact_problems(meta)
+    vectors = int(meta.get("vectors") or 0) if meta.get("embedder") and "faiss" not in damaged else 0
     scan = vault.files.scan()
     known = {r[0]: (r[1], r[2]) for r in cache.db.execute("SELECT path, size, mtime_ns FROM files")}
     current = {f.path: (f.size, f.mtime_ns) for f in scan.files}
@@ -415,7 +434,6 @@ def status(vault) -> dict[str, Any]:
         degraded.append("vectors_unavailable")
     elif vectors < chunks:
         degraded.append("vectors_partial")
-    damaged = cache.artifact_problems(meta)
     info.update({
         "state": "interrupted build (next index repairs it)" if meta.get("dirty") else "ok",
         "pages": pages,
@@ -433,8 +451,3 @@ def status(vault) -> dict[str, Any]:
         "wikimem_version": meta.get("wikimem_version"),
     })
     return info
-
-
-def _dim_of(meta: dict[str, Any]) -> int:
-    key = meta.get("embedder") or "::0:0"
-    return int(key.rsplit(":", 1)[-1])

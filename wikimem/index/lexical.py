@@ -11,7 +11,8 @@ Rows are keyed by the chunk's vector id; columns hold pre-tokenised text (see an
 from __future__ import annotations
 
 import sqlite3
-from typing import Iterable, Sequence
+from collections import Counter
+from typing import Collection, Iterable, Sequence
 
 from ..errors import WikimemError
 from ..model import Chunk
@@ -37,28 +38,86 @@ def row(vid: int, chunk: Chunk) -> tuple[int, str, str, str]:
             " ".join(tokens(chunk.text)))
 
 
-def add(db: sqlite3.Connection, rows: Iterable[tuple[int, str, str, str]]) -> None:
+def _document_frequencies(rows: Iterable[Sequence[str]]) -> Counter:
+    """How many of these rows contain each term (in any column); the key "" counts the rows."""
+    counts: Counter = Counter()
+    n = 0
+    for columns in rows:
+        n += 1
+        counts.update(set(" ".join(columns).split()))
+    counts[""] = n
+    return counts
+
+
+def _shift_frequencies(db: sqlite3.Connection, counts: Counter, sign: int) -> None:
+    db.executemany("INSERT INTO terms(term, df) VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET df = df + excluded.df",
+                   ((t, sign * n) for t, n in counts.items()))
+    if sign < 0:
+        db.execute("DELETE FROM terms WHERE df <= 0 AND term != ''")
+
+
+def add(db: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]]) -> None:
     db.executemany("INSERT INTO lex(rowid, title, headings, body) VALUES (?,?,?,?)", rows)
+    _shift_frequencies(db, _document_frequencies(r[1:] for r in rows), +1)
+
+
+def clear(db: sqlite3.Connection) -> None:
+    db.execute("DELETE FROM lex")
+    db.execute("DELETE FROM terms")
 
 
 def remove_paths(db: sqlite3.Connection, paths: Iterable[str]) -> None:
     """Delete the lexical rows of these pages (call before their chunk rows are deleted)."""
-    db.executemany("DELETE FROM lex WHERE rowid IN (SELECT vid FROM chunks WHERE path=?)", ((p,) for p in paths))
+    for path in paths:
+        old = db.execute("SELECT title, headings, body FROM lex WHERE rowid IN (SELECT vid FROM chunks WHERE path=?)",
+                         (path,)).fetchall()
+        if old:
+            _shift_frequencies(db, _document_frequencies(old), -1)
+            db.execute("DELETE FROM lex WHERE rowid IN (SELECT vid FROM chunks WHERE path=?)", (path,))
 
 
-def match_expression(text: str) -> str | None:
-    words = terms(text)
+def useful_terms(db: sqlite3.Connection, words: Sequence[str]) -> list[str]:
+    """Drop terms found in more than half of all chunks. FTS5's BM25 gives such terms an IDF of
+    1e-6, so they change no ranking, yet scoring them means reading half the index. If every term
+    is that common, the rarest one is kept."""
+    if not words:
+        return []
+    marks = ",".join("?" * len(words))
+    df = dict(db.execute(f"SELECT term, df FROM terms WHERE term IN ('', {marks})", list(words)).fetchall())
+    total = df.get("", 0)
+    kept = [w for w in words if 0 < df.get(w, 0) and 2 * df[w] <= total]
+    if not kept:
+        present = [w for w in words if df.get(w, 0) > 0]
+        kept = sorted(present, key=lambda w: (df[w], w))[:1]
+    return kept
+
+
+def match_expression(words: Sequence[str]) -> str | None:
     if not words:
         return None
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
-def search(db: sqlite3.Connection, text: str, limit: int, where: str = "", args: Sequence = ()) -> list[tuple[str, float]]:
-    """Top ``limit`` chunk ids by BM25 (higher is better), ties broken by chunk id."""
-    expr = match_expression(text)
+def search(db: sqlite3.Connection, text: str, limit: int, where: str = "", args: Sequence = (),
+           exclude: Collection[int] = ()) -> list[tuple[str, float]]:
+    """Top ``limit`` chunk ids by BM25 (higher is better), ties broken by chunk id.
+
+    ``where``/``args`` filter through a join on the chunk table; ``exclude`` (a few vector ids,
+    e.g. superseded chunks) is dropped after an over-fetch, which avoids the join's cost."""
+    expr = match_expression(useful_terms(db, terms(text)))
     if expr is None:
         return []
     w = ", ".join(str(x) for x in FIELD_WEIGHTS)
-    sql = (f"SELECT c.id, -bm25(lex, {w}) AS score FROM lex JOIN chunks c ON c.vid = lex.rowid "
-           f"WHERE lex MATCH ? {where} ORDER BY score DESC, c.id LIMIT ?")
-    return [(cid, float(score)) for cid, score in db.execute(sql, (expr, *args, limit))]
+    if where:
+        sql = (f"SELECT c.id, -bm25(lex, {w}) AS score FROM lex JOIN chunks c ON c.vid = lex.rowid "
+               f"WHERE lex MATCH ? {where} ORDER BY score DESC, c.id LIMIT ?")
+        return [(cid, float(score)) for cid, score in db.execute(sql, (expr, *args, limit))]
+    sql = f"SELECT rowid, -bm25(lex, {w}) AS score FROM lex WHERE lex MATCH ? ORDER BY score DESC, rowid LIMIT ?"
+    ranked = [(vid, float(s)) for vid, s in db.execute(sql, (expr, limit + len(exclude))) if vid not in exclude][:limit]
+    if not ranked:
+        return []
+    marks = ",".join("?" * len(ranked))
+    ids = dict(db.execute(f"SELECT vid, id FROM chunks WHERE vid IN ({marks})", [v for v, _ in ranked]).fetchall())
+    hits = [(ids[v], s) for v, s in ranked if v in ids]
+    hits.sort(key=lambda h: (-h[1], h[0]))
+    return hits

@@ -51,10 +51,10 @@ class VectorIndex:
             self.index.remove_ids(np.asarray(ids, dtype=np.int64))
 
     def save(self) -> None:
+        """Write to a temp file and rename. No fsync: this file is derived, its fingerprint is
+        checked on open, and it is rebuilt from the durable vector cache if a crash damaged it."""
         tmp = self.path.with_name(self.path.name + ".tmp")
         self.faiss.write_index(self.index, str(tmp))
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
         os.replace(tmp, self.path)
 
     def search(self, query: np.ndarray, k: int, allowed: Sequence[int] | None = None) -> list[tuple[int, float]]:

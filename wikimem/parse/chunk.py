@@ -96,9 +96,10 @@ def _facts(page: Page):
     return dict(type=page.type, status=page.status, created=page.created, updated=page.updated)
 
 
-def chunk_page(page: Page, min_chars: int = MIN_CHARS, max_chars: int = MAX_CHARS) -> list[Chunk]:
+def chunk_page(page: Page, min_chars: int = MIN_CHARS, max_chars: int = MAX_CHARS,
+               window: int | None = None, stride: int | None = None) -> list[Chunk]:
     if is_transcript(page):
-        chunks = chunk_transcript(page)
+        chunks = chunk_transcript(page, window, stride)
         if chunks:
             return chunks
     text = page.body
@@ -219,14 +220,15 @@ def transcript_turns(body: str) -> list[Turn]:
 
 
 def chunk_transcript(page: Page, window: int | None = None, stride: int | None = None) -> list[Chunk]:
-    """One chunk per exchange: ``window`` consecutive turns, advancing by ``stride`` (defaults from
-    the page's frontmatter ``chunk_window``/``chunk_stride``, else 2/2: a turn and its reply)."""
+    """One chunk per exchange: ``window`` consecutive turns, advancing by ``stride``. The page's
+    frontmatter ``chunk_window``/``chunk_stride`` win over the arguments; the default is 2/2 (a
+    turn and its reply)."""
     body = page.body
     turns = transcript_turns(body)
     if not turns:
         return []
-    window = int(window or page.frontmatter.get("chunk_window") or 2)
-    stride = int(stride or page.frontmatter.get("chunk_stride") or window)
+    window = int(page.frontmatter.get("chunk_window") or window or 2)
+    stride = int(page.frontmatter.get("chunk_stride") or stride or window)
     window, stride = max(1, window), max(1, min(stride, window))
     date = page.frontmatter.get("date")
     heading = next((h.text for h in page.headings), page.title)

@@ -229,6 +229,16 @@ class VaultFiles:
         atomic_write_bytes(path, data, before_replace=lambda: self._check_unchanged(rel, path, expected_sha256))
         return sha256_bytes(data)
 
+    def create_note(self, rel: str, text: str) -> str:
+        """Create a new note atomically; never replaces an existing file. Allowed under raw/
+        (adding a source is not modifying one). Returns the sha256 of what was written."""
+        path = self.abspath(rel)
+        data = text.encode("utf-8")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._check_unchanged(rel, path, None)
+        atomic_write_bytes(path, data, before_replace=lambda: self._check_unchanged(rel, path, None))
+        return sha256_bytes(data)
+
     @staticmethod
     def _check_unchanged(rel: str, path: Path, expected_sha256: str | None) -> None:
         if expected_sha256 is None:
