@@ -21,6 +21,16 @@ log = logging.getLogger(__name__)
 MODES = ("hybrid", "lexical", "vector")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 GRAPH_TOP_PAGES = 5
+_POOL = None
+
+
+def _pool():
+    """One worker thread for the lexical side (created on first hybrid search)."""
+    global _POOL
+    if _POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wikimem-lexical")
+    return _POOL
 STRONG_LINK = 0.5  # summed link share from the top pages needed to pull a page in
 
 
@@ -127,23 +137,32 @@ def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: 
     excluded: set[int] = set()
     if not filtered and not include_superseded:  # few rows: over-fetch and drop them instead of a join
         excluded = {r[0] for r in cache.db.execute("SELECT vid FROM chunks WHERE status='superseded'")}
+
     lexical: list[tuple[str, float]] = []
+    lexical_job = None
     if mode in ("hybrid", "lexical"):
-        lexical = lexical_index.search(cache.db, query, n, where if filtered else "", args if filtered else (),
-                                       exclude=excluded)
+        # BM25 runs in SQLite (which releases the GIL) on its own connection while the query is
+        # embedded and FAISS searched here: the two sides overlap instead of adding up.
+        def run_lexical():
+            return lexical_index.search(cache.reader(), query, n, where if filtered else "",
+                                        args if filtered else (), exclude=excluded)
+        lexical_job = _pool().submit(run_lexical) if mode == "hybrid" else None
+        if lexical_job is None:
+            lexical = run_lexical()
 
     vector: list[tuple[str, float]] = []
     if mode in ("hybrid", "vector"):
         embedder = cache.embedder()
-        total = cache.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        meta = cache.meta()
         index = cache.vectors(embedder.identity.dim) if embedder is not None else None
         if embedder is None:
             degraded.append("vectors_unavailable")
             if cache.embedder_error:
                 notices.append(cache.embedder_error)
-        elif index is None or cache.meta().get("embedder") != embedder.identity.key:
+        elif index is None or meta.get("embedder") != embedder.identity.key:
             degraded.append("vectors_partial")
         else:
+            total = cache.chunk_count()
             coverage = index.ntotal / total if total else 1.0
             if coverage < 1.0:
                 degraded.append("vectors_partial")
@@ -154,6 +173,8 @@ def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: 
             raw = [(vid, s) for vid, s in raw if vid not in excluded][:n]
             ids = cache.chunk_ids_by_vid(v for v, _ in raw)
             vector = [(ids[v], s) for v, s in raw if v in ids]
+    if lexical_job is not None:
+        lexical = lexical_job.result()
     if mode == "lexical":
         coverage = 1.0 if not degraded else coverage
 
@@ -176,7 +197,7 @@ def fuse(vault, lexical, vector, settings, mode: str, limit: int, per_page: int,
             p[f"{side}_rank"] = rank
             p[side] = round(score, 6)
             p["rrf"] += weight / (k + rank)
-    chunks = cache.chunks_by_id(parts)
+    paths = cache.paths_by_id(parts)  # light rows: full chunks are read for the final hits only
 
     # bounded graph step: pages that neither ranker found but that the top pages link to strongly
     # are pulled in, scored by a decayed share of their parents' scores. Pages already found keep
@@ -184,9 +205,8 @@ def fuse(vault, lexical, vector, settings, mode: str, limit: int, per_page: int,
     if mode == "hybrid" and settings.graph_weight > 0 and parts:
         page_best: dict[str, float] = {}
         for cid, p in parts.items():
-            c = chunks.get(cid)
-            if c is not None:
-                page_best[c.path] = max(page_best.get(c.path, 0.0), p["rrf"])
+            if cid in paths:
+                page_best[paths[cid]] = max(page_best.get(paths[cid], 0.0), p["rrf"])
         top = sorted(page_best.items(), key=lambda kv: (-kv[1], kv[0]))[:GRAPH_TOP_PAGES]
         bonus: dict[str, float] = {}
         strength: dict[str, float] = {}
@@ -201,29 +221,31 @@ def fuse(vault, lexical, vector, settings, mode: str, limit: int, per_page: int,
                 continue
             lead = cache.first_chunk(page)
             if lead is not None and _passes(lead, **filters):
-                chunks[lead.id] = lead
+                paths[lead.id] = lead.path
                 parts[lead.id] = {"bm25_rank": None, "bm25": None, "vector_rank": None, "vector": None,
                                   "rrf": 0.0, "graph": round(bonus[page], 8)}
 
-    ranked = []
-    for cid, p in parts.items():
-        c = chunks.get(cid)
-        if c is None or not _passes(c, **filters):
-            continue
-        ranked.append((round(p["rrf"] + p["graph"], 10), cid, c, p))
-    ranked.sort(key=lambda r: (-r[0], r[1]))
+    # both rankers applied the filters in SQL; what is left is ordering and one hit per page
+    ranked = sorted(((round(p["rrf"] + p["graph"], 10), cid, p) for cid, p in parts.items() if cid in paths),
+                    key=lambda r: (-r[0], r[1]))
+    chosen = []
     seen: dict[str, int] = {}
+    for score, cid, p in ranked:
+        path = paths[cid]
+        if per_page and seen.get(path, 0) >= per_page:
+            continue
+        seen[path] = seen.get(path, 0) + 1
+        chosen.append((score, cid, p))
+        if len(chosen) >= limit:
+            break
+    chunks = cache.chunks_by_id(cid for _, cid, _ in chosen)
     hits: list[Hit] = []
     vault_name = vault.root.name
-    for score, cid, c, p in ranked:
-        if per_page and seen.get(c.path, 0) >= per_page:
-            continue
-        seen[c.path] = seen.get(c.path, 0) + 1
+    for score, cid, p in chosen:
+        c = chunks[cid]
         found_by = tuple(side for side, key in (("lexical", "bm25_rank"), ("vector", "vector_rank")) if p[key]) \
             or ("graph",)
         components = {k2: (round(v, 8) if isinstance(v, float) else v) for k2, v in p.items()}
         hits.append(Hit(cid, c.path, c.title, c.heading_path, c.text, score, components, found_by,
                         obsidian_uri(vault_name, c.path), c.type, c.status, c.blocks))
-        if len(hits) >= limit:
-            break
     return hits

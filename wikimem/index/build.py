@@ -11,6 +11,7 @@ import hashlib
 import json
 import logging
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
@@ -211,6 +212,7 @@ def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress |
                     if r[2] not in touched]
             lexical.add(db, [lexical.row(vector_id(c.id), c) for c in kept])
         done = 0
+        frequencies: Counter = Counter()
         for path in changed_notes:
             page = parsed[path]
             rec = _page_record(page)
@@ -226,10 +228,11 @@ def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress |
                 rows.append(chunk_row(vid, ordinal, embed_hash(key or "", chunk.index_text()), chunk))
                 lex_rows.append(lexical.row(vid, chunk))
             db.executemany(f"INSERT OR REPLACE INTO chunks VALUES ({','.join('?' * 19)})", rows)
-            lexical.add(db, lex_rows)
+            lexical.add(db, lex_rows, frequencies)
             done += len(rows)
             if progress and n_new > 2000:
                 progress("indexing", done, n_new)
+        lexical.flush(db, frequencies)
         lap("lexical+manifest")
         # graph edges: a plain edit rewrites only that page's edges; a new, removed or renamed
         # file or a changed alias can change how any link resolves, so then all are re-resolved

@@ -90,6 +90,32 @@ class Cache(CacheDir):
                 out[row[1]] = row_chunk(row)
         return out
 
+    def paths_by_id(self, ids: Iterable[str]) -> dict[str, str]:
+        ids = list(ids)
+        out: dict[str, str] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            marks = ",".join("?" * len(part))
+            out.update(self.db.execute(f"SELECT id, path FROM chunks WHERE id IN ({marks})", part).fetchall())
+        return out
+
+    def chunk_count(self) -> int:
+        """Exact, without a table scan: the lexical index's row count is kept in ``terms``."""
+        row = self.db.execute("SELECT df FROM terms WHERE term=''").fetchone()
+        return int(row[0]) if row else 0
+
+    def reader(self):
+        """A second, read-only connection for work done in another thread (the lexical side of
+        a hybrid search), so the two never queue on one connection."""
+        import threading
+        local = self.__dict__.setdefault("_local", threading.local())
+        if getattr(local, "db", None) is None:
+            import sqlite3
+            self.db  # make sure the schema exists
+            local.db = sqlite3.connect(f"file:{self.manifest_path}?mode=ro", uri=True, check_same_thread=False)
+            self.__dict__.setdefault("_readers", []).append(local.db)
+        return local.db
+
     def chunk_ids_by_vid(self, vids: Iterable[int]) -> dict[int, str]:
         vids = list(vids)
         out: dict[int, str] = {}
@@ -110,4 +136,7 @@ class Cache(CacheDir):
 
     def close(self) -> None:
         self._vectors = None
+        for db in self.__dict__.pop("_readers", []):
+            db.close()
+        self.__dict__.pop("_local", None)
         super().close()

@@ -56,9 +56,20 @@ def _shift_frequencies(db: sqlite3.Connection, counts: Counter, sign: int) -> No
         db.execute("DELETE FROM terms WHERE df <= 0 AND term != ''")
 
 
-def add(db: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]]) -> None:
+def add(db: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str]], pending: Counter | None = None) -> None:
+    """Insert rows. Document frequencies go straight to the table, or into ``pending`` for one
+    write at the end of a build (``flush``): per-page upserts cost more than the inserts."""
     db.executemany("INSERT INTO lex(rowid, title, headings, body) VALUES (?,?,?,?)", rows)
-    _shift_frequencies(db, _document_frequencies(r[1:] for r in rows), +1)
+    counts = _document_frequencies(r[1:] for r in rows)
+    if pending is None:
+        _shift_frequencies(db, counts, +1)
+    else:
+        pending.update(counts)
+
+
+def flush(db: sqlite3.Connection, pending: Counter) -> None:
+    _shift_frequencies(db, pending, +1)
+    pending.clear()
 
 
 def clear(db: sqlite3.Connection) -> None:

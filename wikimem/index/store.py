@@ -31,7 +31,7 @@ from ..errors import LockError
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _MANIFEST_SQL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -51,6 +51,7 @@ CREATE TABLE IF NOT EXISTS edges (src TEXT NOT NULL, dst TEXT NOT NULL, type TEX
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
 CREATE TABLE IF NOT EXISTS terms (term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(embed_hash);
+CREATE INDEX IF NOT EXISTS chunks_status ON chunks(status);
 """
 
 _VECTORS_SQL = """
