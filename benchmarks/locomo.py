@@ -129,6 +129,8 @@ def run(args) -> dict[str, list[dict]]:
         overrides["transcript_window"] = args.window
     if args.stride:
         overrides["transcript_stride"] = args.stride
+    if args.context:
+        overrides["transcript_context"] = args.context
     try:
         for sample in data:
             root = work / sample["sample_id"]
@@ -166,6 +168,7 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=0, help="only the first N questions of each conversation")
     ap.add_argument("--window", type=int, default=0, help="transcript_window override")
     ap.add_argument("--stride", type=int, default=0, help="transcript_stride override")
+    ap.add_argument("--context", type=int, default=0, help="transcript_context override")
     ap.add_argument("--work", help="keep vaults here (re-runs reuse cached embeddings)")
     ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results")

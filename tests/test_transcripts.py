@@ -56,3 +56,15 @@ def test_import_search_and_immutability(make_vault):
     vault.index()
     hit = vault.search("pottery class", per_page=0).hits[0]
     assert hit.path == rel and hit.blocks == ("D3-1", "D3-2") and "pottery" in hit.text
+
+
+def test_context_turns_are_indexed_but_not_claimed():
+    page = parse_page("raw/transcripts/s3.md", session_note(SESSION))
+    single = chunk_transcript(page, window=1, stride=1, context_turns=1)
+    assert [c.blocks for c in single] == [("D3-1",), ("D3-2",), ("D3-3",), ("D3-4",), ("D3-5",)]
+    second = single[1]
+    assert second.text.startswith("**Bo**") and "pottery" not in second.text  # shown: the turn only
+    assert "pottery" in second.context  # ranked with the question it answers
+    embedded = second.index_text()
+    assert "pottery" in embedded and "^D3" not in embedded and "**" not in embedded
+    assert single[0].context == ""

@@ -120,7 +120,8 @@ class Vault:
 
     def chunks(self, page: Page) -> list[Chunk]:
         s = self.settings
-        return chunk_page(page, s.chunk_min, s.chunk_max, s.transcript_window, s.transcript_stride)
+        return chunk_page(page, s.chunk_min, s.chunk_max, s.transcript_window, s.transcript_stride,
+                          s.transcript_context)
 
     def schema(self) -> VaultSchema:
         path = self.root / "SCHEMA.md"

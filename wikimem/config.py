@@ -31,6 +31,7 @@ class Settings:
     chunk_max: int = 800
     transcript_window: int = 2  # turns per transcript chunk (an exchange)
     transcript_stride: int = 2  # turns to advance between chunks (< window: overlapping chunks)
+    transcript_context: int = 0  # earlier turns indexed and embedded with a chunk (not shown)
     rrf_k: int = 60
     weight_lexical: float = 1.0
     weight_vector: float = 1.0

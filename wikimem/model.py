@@ -5,8 +5,17 @@ Mappings inside frozen dataclasses are treated as read-only by convention.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
+
+_BLOCK_ID_MARK = re.compile(r"[ \t]\^[A-Za-z0-9-]+[ \t]*$", re.M)
+_BOLD = re.compile(r"\*\*|__")
+
+
+def index_clean(text: str) -> str:
+    """Markup that carries no meaning for ranking: block ids (``^D3-7``) and bold markers."""
+    return _BOLD.sub("", _BLOCK_ID_MARK.sub("", text))
 
 PAGE_TYPES = ("entity", "concept", "comparison", "query", "source", "memory", "note")
 
@@ -145,12 +154,18 @@ class Chunk:
     blocks: tuple[str, ...] = ()  # block ids inside the chunk (transcript turn ids)
     speakers: tuple[str, ...] = ()
     date: str | None = None  # a transcript session's date
+    context: str = ""  # text around the chunk that is indexed and embedded with it, not shown
+
+    def index_body(self) -> str:
+        """The chunk's text as ranked: the context first, markup without meaning removed."""
+        body = index_clean(self.text)
+        return f"{index_clean(self.context)}\n{body}" if self.context else body
 
     def index_text(self) -> str:
-        """Text given to the lexical index and the embedder: title and heading path first,
-        so a chunk knows which page and section it belongs to."""
-        context = " > ".join((self.title, *self.heading_path)) if self.heading_path else self.title
-        return f"{context}\n{self.text}"
+        """Text given to the embedder: title and heading path first, so a chunk knows which page
+        and section it belongs to, then the body as ranked."""
+        where = " > ".join((self.title, *self.heading_path)) if self.heading_path else self.title
+        return f"{where}\n{self.index_body()}"
 
 
 @dataclass(frozen=True)

@@ -227,7 +227,7 @@ def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress |
                 vid = vector_id(chunk.id)
                 rows.append(chunk_row(vid, ordinal, embed_hash(key or "", chunk.index_text()), chunk))
                 lex_rows.append(lexical.row(vid, chunk))
-            db.executemany(f"INSERT OR REPLACE INTO chunks VALUES ({','.join('?' * 19)})", rows)
+            db.executemany(f"INSERT OR REPLACE INTO chunks VALUES ({','.join('?' * len(CHUNK_COLUMNS))})", rows)
             lexical.add(db, lex_rows, frequencies)
             done += len(rows)
             if progress and n_new > 2000:

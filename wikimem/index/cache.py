@@ -16,22 +16,22 @@ from .store import CacheDir
 log = logging.getLogger(__name__)
 
 CHUNK_COLUMNS = ("vid", "id", "path", "ord", "embed_hash", "title", "heading_path", "text", "start", '"end"',
-                 "links", "tags", "type", "status", "created", "updated", "blocks", "speakers", "date")
+                 "links", "tags", "type", "status", "created", "updated", "blocks", "speakers", "date", "context")
 
 
 def chunk_row(vid: int, ordinal: int, embed_hash: str, c: Chunk) -> tuple:
     return (vid, c.id, c.path, ordinal, embed_hash, c.title, json.dumps(c.heading_path, ensure_ascii=False),
             c.text, c.start, c.end, json.dumps(c.links, ensure_ascii=False), json.dumps(c.tags, ensure_ascii=False),
             c.type, c.status, c.created, c.updated, json.dumps(c.blocks), json.dumps(c.speakers, ensure_ascii=False),
-            c.date)
+            c.date, c.context)
 
 
 def row_chunk(row: Sequence[Any]) -> Chunk:
     (_vid, cid, path, _ord, _h, title, heading_path, text, start, end, links, tags, type_, status, created,
-     updated, blocks, speakers, date) = row
+     updated, blocks, speakers, date, context) = row
     return Chunk(cid, path, title, tuple(json.loads(heading_path)), text, start, end, tuple(json.loads(links)),
                  tuple(json.loads(tags)), type_, status, created, updated, tuple(json.loads(blocks)),
-                 tuple(json.loads(speakers)), date)
+                 tuple(json.loads(speakers)), date, context or "")
 
 
 class Cache(CacheDir):

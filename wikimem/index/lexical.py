@@ -35,7 +35,7 @@ def ensure_table(db: sqlite3.Connection) -> None:
 
 def row(vid: int, chunk: Chunk) -> tuple[int, str, str, str]:
     return (vid, " ".join(tokens(chunk.title)), " ".join(tokens(" ".join(chunk.heading_path))),
-            " ".join(tokens(chunk.text)))
+            " ".join(tokens(chunk.index_body())))
 
 
 def _document_frequencies(rows: Iterable[Sequence[str]]) -> Counter:

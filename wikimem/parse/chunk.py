@@ -97,9 +97,9 @@ def _facts(page: Page):
 
 
 def chunk_page(page: Page, min_chars: int = MIN_CHARS, max_chars: int = MAX_CHARS,
-               window: int | None = None, stride: int | None = None) -> list[Chunk]:
+               window: int | None = None, stride: int | None = None, context_turns: int = 0) -> list[Chunk]:
     if is_transcript(page):
-        chunks = chunk_transcript(page, window, stride)
+        chunks = chunk_transcript(page, window, stride, context_turns)
         if chunks:
             return chunks
     text = page.body
@@ -219,10 +219,12 @@ def transcript_turns(body: str) -> list[Turn]:
     return turns
 
 
-def chunk_transcript(page: Page, window: int | None = None, stride: int | None = None) -> list[Chunk]:
+def chunk_transcript(page: Page, window: int | None = None, stride: int | None = None,
+                     context_turns: int = 0) -> list[Chunk]:
     """One chunk per exchange: ``window`` consecutive turns, advancing by ``stride``. The page's
     frontmatter ``chunk_window``/``chunk_stride`` win over the arguments; the default is 2/2 (a
-    turn and its reply)."""
+    turn and its reply). ``context_turns`` earlier turns are indexed and embedded with a chunk
+    (so a reply like "Yes, last week!" carries its question) but not shown or claimed by it."""
     body = page.body
     turns = transcript_turns(body)
     if not turns:
@@ -243,9 +245,10 @@ def chunk_transcript(page: Page, window: int | None = None, stride: int | None =
         blocks = tuple(t.block for t in group if t.block)
         speakers = tuple(dict.fromkeys(t.speaker for t in group))
         cid = chunk_id(page.path, (heading,), text)
+        context = body[turns[max(0, i - context_turns)].start:group[0].start].strip() if context_turns and i else ""
         chunks.append(Chunk(cid, page.path, page.title, (heading,), text, start, end,
                             tags=tuple(sorted({t.name for t in page.tags})), blocks=blocks,
-                            speakers=speakers, date=str(date) if date else None, **facts))
+                            speakers=speakers, date=str(date) if date else None, context=context, **facts))
         if i + window >= len(turns):
             break
         i += stride
