@@ -36,7 +36,7 @@ def test_note_keeps_turns_verbatim_with_ids():
 
 def test_exchange_chunks_cover_every_turn():
     page = parse_page("raw/transcripts/s3.md", session_note(SESSION))
-    pairs = chunk_transcript(page)
+    pairs = chunk_transcript(page, window=2, stride=2, context_turns=0)
     assert [c.blocks for c in pairs] == [("D3-1", "D3-2"), ("D3-3", "D3-4"), ("D3-5",)]
     assert pairs[0].speakers == ("Ana", "Bo") and pairs[0].date == "2023-05-08T13:56:00"
     assert "".join(c.text for c in pairs) == page.body  # no overlap: the chunks tile the body
@@ -55,7 +55,8 @@ def test_import_search_and_immutability(make_vault):
         vault.write_note(rel, "changed", expected_sha256="x")
     vault.index()
     hit = vault.search("pottery class", per_page=0).hits[0]
-    assert hit.path == rel and hit.blocks == ("D3-1", "D3-2") and "pottery" in hit.text
+    assert hit.path == rel and hit.blocks == ("D3-1",) and "pottery" in hit.text
+    assert [c.blocks for c in vault.chunks(vault.parse_file(rel))] == [(f"D3-{i}",) for i in range(1, 6)]
 
 
 def test_context_turns_are_indexed_but_not_claimed():
@@ -68,3 +69,17 @@ def test_context_turns_are_indexed_but_not_claimed():
     embedded = second.index_text()
     assert "pottery" in embedded and "^D3" not in embedded and "**" not in embedded
     assert single[0].context == ""
+
+
+def test_a_question_about_someone_prefers_their_own_turns(make_vault):
+    session = Session(title="Ana and Bo, session 1", number=1, participants=("Ana", "Bo"), turns=[
+        Turn("Bo", "Ana, did you finish researching adoption agencies for the family?", "D1:1"),
+        Turn("Ana", "Yes, I researched adoption agencies all week.", "D1:2"),
+    ])
+    vault = open_vault(make_vault({"index.md": "# Index\n"}), embedder="fake")
+    vault.import_transcripts([session])
+    vault.index()
+    hits = vault.search("What did Ana research about adoption agencies?", per_page=0).hits
+    assert hits[0].blocks == ("D1-2",) and hits[0].components["speaker"] == 0.5
+    plain = open_vault(vault.root, embedder="fake", speaker_boost=0)
+    assert all(h.components["speaker"] == 0.0 for h in plain.search("What did Ana research?", per_page=0).hits)

@@ -29,15 +29,18 @@ class Settings:
     max_file_mb: float = 5.0
     chunk_min: int = 300
     chunk_max: int = 800
-    transcript_window: int = 2  # turns per transcript chunk (an exchange)
-    transcript_stride: int = 2  # turns to advance between chunks (< window: overlapping chunks)
-    transcript_context: int = 0  # earlier turns indexed and embedded with a chunk (not shown)
+    # transcripts: one turn per chunk, ranked with the turn before it (so the embedded text is an
+    # exchange, while a hit claims exactly the turn it shows); measured best on LoCoMo
+    transcript_window: int = 1  # turns per transcript chunk
+    transcript_stride: int = 1  # turns to advance between chunks (< window: overlapping chunks)
+    transcript_context: int = 1  # earlier turns indexed and embedded with a chunk (not shown)
     rrf_k: int = 60
     weight_lexical: float = 1.0
     weight_vector: float = 1.0
     candidates: int = 50  # top-N taken from each side before fusion
     graph_weight: float = 0.5  # decay: a pulled-in neighbour gets this share of its parents' scores
     graph_fanout: int = 5
+    speaker_boost: float = 0.5  # transcript chunks spoken by someone the query names score x(1+boost)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property

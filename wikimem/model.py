@@ -155,6 +155,10 @@ class Chunk:
     speakers: tuple[str, ...] = ()
     date: str | None = None  # a transcript session's date
     context: str = ""  # text around the chunk that is indexed and embedded with it, not shown
+    aliases: tuple[str, ...] = ()  # the page's aliases: alternative titles, indexed with the title
+
+    def index_title(self) -> str:
+        return " / ".join((self.title, *self.aliases)) if self.aliases else self.title
 
     def index_body(self) -> str:
         """The chunk's text as ranked: the context first, markup without meaning removed."""
@@ -164,7 +168,7 @@ class Chunk:
     def index_text(self) -> str:
         """Text given to the embedder: title and heading path first, so a chunk knows which page
         and section it belongs to, then the body as ranked."""
-        where = " > ".join((self.title, *self.heading_path)) if self.heading_path else self.title
+        where = " > ".join((self.index_title(), *self.heading_path)) if self.heading_path else self.index_title()
         return f"{where}\n{self.index_body()}"
 
 

@@ -178,7 +178,7 @@ def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: 
     if mode == "lexical":
         coverage = 1.0 if not degraded else coverage
 
-    hits = fuse(vault, lexical, vector, settings, mode, limit, per_page,
+    hits = fuse(vault, query, lexical, vector, settings, mode, limit, per_page,
                 dict(folder=folder, type_=type, tags=tags, since=since, until=until,
                      include_superseded=include_superseded))
     took = (time.perf_counter() - started) * 1000
@@ -186,18 +186,39 @@ def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: 
                         took, tuple(notices))
 
 
-def fuse(vault, lexical, vector, settings, mode: str, limit: int, per_page: int, filters: dict[str, Any]) -> list[Hit]:
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def _query_words(query: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(query)}
+
+
+def _names_in(speaker: str, words: set[str]) -> bool:
+    """A speaker is named in the query when one of their name's words (3+ letters) is in it."""
+    return any(len(part) >= 3 and part.lower() in words for part in _WORD.findall(speaker))
+
+
+def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, per_page: int,
+         filters: dict[str, Any]) -> list[Hit]:
     cache = vault.cache
     k = settings.rrf_k
     parts: dict[str, dict[str, Any]] = {}
     for side, ranked, weight in (("bm25", lexical, settings.weight_lexical), ("vector", vector, settings.weight_vector)):
         for rank, (cid, score) in enumerate(ranked, 1):
             p = parts.setdefault(cid, {"bm25_rank": None, "bm25": None, "vector_rank": None, "vector": None,
-                                       "rrf": 0.0, "graph": 0.0})
+                                       "rrf": 0.0, "graph": 0.0, "speaker": 0.0})
             p[f"{side}_rank"] = rank
             p[side] = round(score, 6)
             p["rrf"] += weight / (k + rank)
-    paths = cache.paths_by_id(parts)  # light rows: full chunks are read for the final hits only
+    light = cache.paths_by_id(parts)  # light rows: full chunks are read for the final hits only
+    paths = {cid: row[0] for cid, row in light.items()}
+    # speaker-aware ranking for transcripts: "what did Caroline research?" is about what Caroline
+    # said, not about turns where someone else addresses her by name
+    if settings.speaker_boost and light:
+        named = _query_words(query)
+        for cid, (_, speakers) in light.items():
+            if speakers and any(_names_in(s, named) for s in speakers):
+                parts[cid]["speaker"] = settings.speaker_boost
 
     # bounded graph step: pages that neither ranker found but that the top pages link to strongly
     # are pulled in, scored by a decayed share of their parents' scores. Pages already found keep
@@ -223,11 +244,11 @@ def fuse(vault, lexical, vector, settings, mode: str, limit: int, per_page: int,
             if lead is not None and _passes(lead, **filters):
                 paths[lead.id] = lead.path
                 parts[lead.id] = {"bm25_rank": None, "bm25": None, "vector_rank": None, "vector": None,
-                                  "rrf": 0.0, "graph": round(bonus[page], 8)}
+                                  "rrf": 0.0, "graph": round(bonus[page], 8), "speaker": 0.0}
 
     # both rankers applied the filters in SQL; what is left is ordering and one hit per page
-    ranked = sorted(((round(p["rrf"] + p["graph"], 10), cid, p) for cid, p in parts.items() if cid in paths),
-                    key=lambda r: (-r[0], r[1]))
+    ranked = sorted(((round((p["rrf"] + p["graph"]) * (1.0 + p["speaker"]), 10), cid, p)
+                     for cid, p in parts.items() if cid in paths), key=lambda r: (-r[0], r[1]))
     chosen = []
     seen: dict[str, int] = {}
     for score, cid, p in ranked:

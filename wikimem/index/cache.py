@@ -16,22 +16,23 @@ from .store import CacheDir
 log = logging.getLogger(__name__)
 
 CHUNK_COLUMNS = ("vid", "id", "path", "ord", "embed_hash", "title", "heading_path", "text", "start", '"end"',
-                 "links", "tags", "type", "status", "created", "updated", "blocks", "speakers", "date", "context")
+                 "links", "tags", "type", "status", "created", "updated", "blocks", "speakers", "date", "context",
+                 "aliases")
 
 
 def chunk_row(vid: int, ordinal: int, embed_hash: str, c: Chunk) -> tuple:
     return (vid, c.id, c.path, ordinal, embed_hash, c.title, json.dumps(c.heading_path, ensure_ascii=False),
             c.text, c.start, c.end, json.dumps(c.links, ensure_ascii=False), json.dumps(c.tags, ensure_ascii=False),
             c.type, c.status, c.created, c.updated, json.dumps(c.blocks), json.dumps(c.speakers, ensure_ascii=False),
-            c.date, c.context)
+            c.date, c.context, json.dumps(c.aliases, ensure_ascii=False))
 
 
 def row_chunk(row: Sequence[Any]) -> Chunk:
     (_vid, cid, path, _ord, _h, title, heading_path, text, start, end, links, tags, type_, status, created,
-     updated, blocks, speakers, date, context) = row
+     updated, blocks, speakers, date, context, aliases) = row
     return Chunk(cid, path, title, tuple(json.loads(heading_path)), text, start, end, tuple(json.loads(links)),
                  tuple(json.loads(tags)), type_, status, created, updated, tuple(json.loads(blocks)),
-                 tuple(json.loads(speakers)), date, context or "")
+                 tuple(json.loads(speakers)), date, context or "", tuple(json.loads(aliases or "[]")))
 
 
 class Cache(CacheDir):
@@ -90,13 +91,16 @@ class Cache(CacheDir):
                 out[row[1]] = row_chunk(row)
         return out
 
-    def paths_by_id(self, ids: Iterable[str]) -> dict[str, str]:
+    def paths_by_id(self, ids: Iterable[str]) -> dict[str, tuple[str, tuple[str, ...]]]:
+        """chunk id -> (page path, speakers): the light row fusion needs for every candidate."""
         ids = list(ids)
-        out: dict[str, str] = {}
+        out: dict[str, tuple[str, tuple[str, ...]]] = {}
         for start in range(0, len(ids), 500):
             part = ids[start:start + 500]
             marks = ",".join("?" * len(part))
-            out.update(self.db.execute(f"SELECT id, path FROM chunks WHERE id IN ({marks})", part).fetchall())
+            for cid, path, speakers in self.db.execute(
+                    f"SELECT id, path, speakers FROM chunks WHERE id IN ({marks})", part):
+                out[cid] = (path, tuple(json.loads(speakers or "[]")))
         return out
 
     def chunk_count(self) -> int:

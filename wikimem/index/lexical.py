@@ -34,7 +34,7 @@ def ensure_table(db: sqlite3.Connection) -> None:
 
 
 def row(vid: int, chunk: Chunk) -> tuple[int, str, str, str]:
-    return (vid, " ".join(tokens(chunk.title)), " ".join(tokens(" ".join(chunk.heading_path))),
+    return (vid, " ".join(tokens(chunk.index_title())), " ".join(tokens(" ".join(chunk.heading_path))),
             " ".join(tokens(chunk.index_body())))
 
 

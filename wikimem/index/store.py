@@ -31,7 +31,7 @@ from ..errors import LockError
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _MANIFEST_SQL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -43,7 +43,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     vid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, path TEXT NOT NULL, ord INTEGER NOT NULL,
     embed_hash TEXT NOT NULL, title TEXT, heading_path TEXT, text TEXT, start INTEGER, "end" INTEGER,
     links TEXT, tags TEXT, type TEXT, status TEXT, created TEXT, updated TEXT, blocks TEXT,
-    speakers TEXT, date TEXT, context TEXT
+    speakers TEXT, date TEXT, context TEXT, aliases TEXT
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE TABLE IF NOT EXISTS edges (src TEXT NOT NULL, dst TEXT NOT NULL, type TEXT NOT NULL, weight REAL NOT NULL,

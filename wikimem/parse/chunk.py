@@ -93,11 +93,12 @@ def _split_long(units: list[_Unit], text: str, page: Page, lines: list[int], max
 
 
 def _facts(page: Page):
-    return dict(type=page.type, status=page.status, created=page.created, updated=page.updated)
+    return dict(type=page.type, status=page.status, created=page.created, updated=page.updated,
+                aliases=page.aliases)
 
 
 def chunk_page(page: Page, min_chars: int = MIN_CHARS, max_chars: int = MAX_CHARS,
-               window: int | None = None, stride: int | None = None, context_turns: int = 0) -> list[Chunk]:
+               window: int | None = None, stride: int | None = None, context_turns: int = 1) -> list[Chunk]:
     if is_transcript(page):
         chunks = chunk_transcript(page, window, stride, context_turns)
         if chunks:
@@ -220,16 +221,17 @@ def transcript_turns(body: str) -> list[Turn]:
 
 
 def chunk_transcript(page: Page, window: int | None = None, stride: int | None = None,
-                     context_turns: int = 0) -> list[Chunk]:
-    """One chunk per exchange: ``window`` consecutive turns, advancing by ``stride``. The page's
-    frontmatter ``chunk_window``/``chunk_stride`` win over the arguments; the default is 2/2 (a
-    turn and its reply). ``context_turns`` earlier turns are indexed and embedded with a chunk
-    (so a reply like "Yes, last week!" carries its question) but not shown or claimed by it."""
+                     context_turns: int = 1) -> list[Chunk]:
+    """``window`` consecutive turns per chunk, advancing by ``stride`` (frontmatter
+    ``chunk_window``/``chunk_stride`` win over the arguments; default 1/1). ``context_turns``
+    earlier turns are indexed and embedded with a chunk (so a reply like "Yes, last week!" is
+    ranked together with its question) but not shown or claimed by it: by default every chunk is
+    ranked as an exchange and points at exactly one turn."""
     body = page.body
     turns = transcript_turns(body)
     if not turns:
         return []
-    window = int(page.frontmatter.get("chunk_window") or window or 2)
+    window = int(page.frontmatter.get("chunk_window") or window or 1)
     stride = int(page.frontmatter.get("chunk_stride") or stride or window)
     window, stride = max(1, window), max(1, min(stride, window))
     date = page.frontmatter.get("date")
