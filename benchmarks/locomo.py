@@ -149,7 +149,8 @@ def run(args) -> dict[str, list[dict]]:
             for mode in modes:
                 for qa in qas:
                     t = time.perf_counter()
-                    result = vault.search(str(qa["question"]), limit=CHUNKS_PER_QUERY, mode=mode, per_page=0)
+                    result = vault.search(str(qa["question"]), limit=CHUNKS_PER_QUERY, mode=mode,
+                                          per_page=args.per_page)
                     ms = (time.perf_counter() - t) * 1000
                     rows[mode].append({"category": qa["category"], "ms": ms,
                                        **score_question(result.hits, normalise_evidence(qa["evidence"]))})
@@ -169,6 +170,7 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=0, help="transcript_window override")
     ap.add_argument("--stride", type=int, default=0, help="transcript_stride override")
     ap.add_argument("--context", type=int, default=0, help="transcript_context override")
+    ap.add_argument("--per-page", type=int, default=0, help="hits per session note (0: no cap)")
     ap.add_argument("--work", help="keep vaults here (re-runs reuse cached embeddings)")
     ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results")

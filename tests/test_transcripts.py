@@ -83,3 +83,12 @@ def test_a_question_about_someone_prefers_their_own_turns(make_vault):
     assert hits[0].blocks == ("D1-2",) and hits[0].components["speaker"] == 0.5
     plain = open_vault(vault.root, embedder="fake", speaker_boost=0)
     assert all(h.components["speaker"] == 0.0 for h in plain.search("What did Ana research?", per_page=0).hits)
+
+
+def test_speaker_names_leave_the_vector_query():
+    from wikimem.config import Settings
+    from wikimem.search import _vector_query
+    assert _vector_query("What did Ana's friend tell Bob?", ["Ana", "Bob Lee"], Settings()) == "What did friend tell"
+    assert _vector_query("Ana", ["Ana"], Settings()) == "Ana"  # nothing would be left: unchanged
+    assert _vector_query("What did Ana say?", ["Ana"], Settings(speaker_strip=False)) == "What did Ana say?"
+    assert _vector_query("What did Ana say?", [], Settings()) == "What did Ana say?"

@@ -41,6 +41,7 @@ class Settings:
     graph_weight: float = 0.5  # decay: a pulled-in neighbour gets this share of its parents' scores
     graph_fanout: int = 5
     speaker_boost: float = 0.5  # transcript chunks spoken by someone the query names score x(1+boost)
+    speaker_strip: bool = True  # leave speakers' names out of the vector query (the boost uses them)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property

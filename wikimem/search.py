@@ -169,7 +169,8 @@ def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: 
             allowed = None
             if filtered:
                 allowed = [r[0] for r in cache.db.execute(f"SELECT c.vid FROM chunks c WHERE 1=1 {where}", args)]
-            raw = index.search(embedder.embed_query(query), n + len(excluded), allowed)
+            raw = index.search(embedder.embed_query(_vector_query(query, meta.get("speakers"), settings)),
+                               n + len(excluded), allowed)
             raw = [(vid, s) for vid, s in raw if vid not in excluded][:n]
             ids = cache.chunk_ids_by_vid(v for v, _ in raw)
             vector = [(ids[v], s) for v, s in raw if v in ids]
@@ -187,6 +188,18 @@ def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: 
 
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def _vector_query(query: str, speakers, settings) -> str:
+    """With ``speaker_strip``, names of transcript speakers are left out of the embedded query:
+    they pull the vector side towards turns that merely address that person (the speaker boost
+    uses the names instead)."""
+    if not settings.speaker_strip or not speakers:
+        return query
+    names = {part.lower() for s in speakers for part in _WORD.findall(s) if len(part) >= 3}
+    kept = [tok for tok in query.split() if not (_WORD.findall(tok) and _WORD.findall(tok)[0].lower() in names)]
+    stripped = " ".join(kept)
+    return stripped if _WORD.search(stripped) else query
 
 
 def _query_words(query: str) -> set[str]:

@@ -233,6 +233,10 @@ def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress |
             if progress and n_new > 2000:
                 progress("indexing", done, n_new)
         lexical.flush(db, frequencies)
+        if touched or "speakers" not in meta:  # transcript speakers for speaker-aware search (scanned here, not per query)
+            speakers = sorted({s for (row,) in db.execute("SELECT DISTINCT speakers FROM chunks WHERE speakers != '[]'")
+                               for s in json.loads(row)})
+            cache.set_meta(db, speakers=speakers)
         lap("lexical+manifest")
         # graph edges: a plain edit rewrites only that page's edges; a new, removed or renamed
         # file or a changed alias can change how any link resolves, so then all are re-resolved
