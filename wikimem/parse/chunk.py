@@ -162,6 +162,8 @@ def chunk_page(page: Page, min_chars: int = MIN_CHARS, max_chars: int = MAX_CHAR
     tag_lines = sorted((t.line - page.body_line, t.name) for t in page.tags if t.line is not None)
     link_lines = sorted((l.line - page.body_line, l.resolved or l.target) for l in page.links if l.line is not None)
     page_tags = tuple(sorted({t.name for t in page.tags if t.line is None}))
+    link_keys = [ln for ln, _ in link_lines]
+    tag_keys = [ln for ln, _ in tag_lines]
     facts = _facts(page)
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
@@ -174,9 +176,11 @@ def chunk_page(page: Page, min_chars: int = MIN_CHARS, max_chars: int = MAX_CHAR
             continue
         first_line = bisect.bisect_right(lines, start) - 1
         last_line = bisect.bisect_right(lines, max(start, end - 1)) - 1
-        links = tuple(dict.fromkeys(t for ln, t in link_lines if first_line <= ln <= last_line))
-        tags = tuple(sorted(set(page_tags) | {t for ln, t in tag_lines if first_line <= ln <= last_line}))
-        blocks = tuple(m.group(1) for m in _BLOCK_ID.finditer(body))
+        lo, hi = bisect.bisect_left(link_keys, first_line), bisect.bisect_right(link_keys, last_line)
+        links = tuple(dict.fromkeys(t for _, t in link_lines[lo:hi]))
+        lo, hi = bisect.bisect_left(tag_keys, first_line), bisect.bisect_right(tag_keys, last_line)
+        tags = tuple(sorted(set(page_tags).union(t for _, t in tag_lines[lo:hi])))
+        blocks = tuple(m.group(1) for m in _BLOCK_ID.finditer(body)) if "^" in body else ()
         heading_path = sections[section]
         cid = chunk_id(page.path, heading_path, body)
         if cid in seen:
