@@ -30,7 +30,6 @@ from pathlib import Path
 from wikimem import __version__
 from wikimem.api import open_vault
 from wikimem.ingest import Session, Turn
-from wikimem.ingest.transcript import block_id
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "locomo" / "locomo10.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}

@@ -1,5 +1,4 @@
 """Index and search through the public API with the deterministic fake embedder."""
-import json
 
 import pytest
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from .config import Settings, load_settings
-from .errors import NoteReadError, VaultError
+from .errors import ConflictError, NoteReadError, VaultError, WikimemError
 from .model import Chunk, Hit, Page, Skipped
 from .parse import Resolver, VaultSchema, chunk_page, parse_page, parse_schema
 from .parse import frontmatter as fm
@@ -157,12 +157,10 @@ class Vault:
         """
         note = self.files.read_note(rel)
         if expected_sha256 is not None and expected_sha256 != note.sha256:
-            from .errors import ConflictError
             raise ConflictError(f"{rel}: file changed on disk since it was read; not overwriting")
         text = note.text.replace("\r\n", "\n")
         front, body = fm.parse(text)
         if front.error:
-            from .errors import WikimemError
             raise WikimemError(f"{rel}: {front.error}; fix the frontmatter before wikimem edits it")
         new_raw = fm.update(front.raw, front.data, changes)
         new_text = fm.compose(new_raw, body)

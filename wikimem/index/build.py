@@ -151,7 +151,6 @@ def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress |
     parsed: dict[str, Page] = {}
     stat_only: list[tuple[int, int, str]] = []
     new_files: list[tuple] = []
-    notes = scan.notes
     for i, info in enumerate(scan.files):
         prev = old.get(info.path)
         if prev and prev[1] == info.size and prev[2] == info.mtime_ns:
