@@ -39,18 +39,28 @@ class Resolver:
         self.lower: dict[str, list[str]] = {}
         self.by_name: dict[str, list[str]] = {}
         self.aliases: dict[str, list[str]] = {}
-        for path in sorted(paths):
-            is_note = path.lower().endswith(_NOTE_EXT)
-            keys = [path]
-            if is_note:
-                keys.append(_strip_note_ext(path))
-            for key in keys:
-                self.exact.setdefault(key, path)
-                self.lower.setdefault(key.lower(), []).append(path)
-            name = path.rsplit("/", 1)[-1]
-            self.by_name.setdefault(name.lower(), []).append(path)
-            if is_note:
-                self.by_name.setdefault(_strip_note_ext(name).lower(), []).append(path)
+        exact, lower, by_name = self.exact, self.lower, self.by_name
+        for path in sorted(paths):  # one pass, few dict operations: this runs over every file on each build
+            low = path.lower()
+            cut = path.rfind("/") + 1
+            keys = [(path, low)]
+            if low.endswith(_NOTE_EXT):
+                stem = path[: -len(".md")] if low.endswith(".md") else path[: -len(".markdown")]
+                keys.append((stem, stem.lower()))
+            for key, key_low in keys:
+                if key not in exact:
+                    exact[key] = path
+                hits = lower.get(key_low)
+                if hits is None:
+                    lower[key_low] = [path]
+                else:
+                    hits.append(path)
+                name = key_low[cut:]
+                hits = by_name.get(name)
+                if hits is None:
+                    by_name[name] = [path]
+                else:
+                    hits.append(path)
         known = {path: page.aliases for path, page in pages.items()}
         for path, names in (aliases or {}).items():
             known.setdefault(path, tuple(names))
