@@ -107,3 +107,28 @@ def test_wikimemignore_patterns(make_vault):
     root = make_vault({".wikimemignore": "drafts/\n*.bak.md\n!keep.bak.md\n", "drafts/a.md": "a",
                        "x.bak.md": "x", "keep.bak.md": "k", "n.md": "n"})
     assert [f.path for f in VaultFiles(root).scan().files] == ["keep.bak.md", "n.md"]
+
+
+def test_symlinked_folder_outside_the_vault_is_not_followed(make_vault, tmp_path):
+    root = make_vault({"n.md": "n"})
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "secret.md").write_text("not part of the vault")
+    os.symlink(outside, root / "linked")
+    os.symlink("..", root / "up")  # the parent of the vault: outside too
+    scan = VaultFiles(root).scan()
+    assert [f.path for f in scan.files] == ["n.md"]
+    assert sorted((s.path, s.kind) for s in scan.skipped) == [("linked", "outside"), ("up", "outside")]
+
+
+def test_a_note_that_vanishes_mid_build_is_skipped(make_vault, monkeypatch):
+    from wikimem.vault.files import FileInfo, ScanResult
+    root = make_vault({"a.md": "# A\n\nalpha\n"})
+    real_scan = VaultFiles.scan
+
+    def scan_with_ghost(self):
+        result = real_scan(self)
+        return ScanResult(result.files + (FileInfo("ghost.md", 10, 1),), result.skipped)
+    monkeypatch.setattr(VaultFiles, "scan", scan_with_ghost)
+    report = open_vault(root, embedder="none").index()
+    assert report.pages == 1 and {s["path"]: s["kind"] for s in report.skipped} == {"ghost.md": "unreadable"}

@@ -41,6 +41,9 @@ def _run(fn: Callable[[], Any]) -> Any:
     except WikimemError as exc:
         err.print(f"[bold red]error:[/] {exc}", highlight=False)
         raise typer.Exit(exc.exit_code) from None
+    except OSError as exc:  # a file or folder vanished or is unreadable mid-run: say so, no traceback
+        err.print(f"[bold red]error:[/] {exc.strerror or exc}: {exc.filename or ''}", highlight=False)
+        raise typer.Exit(1) from None
     except KeyboardInterrupt:
         err.print("interrupted")
         raise typer.Exit(130) from None

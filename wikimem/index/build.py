@@ -149,6 +149,7 @@ def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress |
     old = {row[0]: row for row in cache.db.execute("SELECT path, size, mtime_ns, sha256, note FROM files")}
     seen: set[str] = set()
     parsed: dict[str, Page] = {}
+    read_stats: dict[str, tuple[int, int]] = {}  # size, mtime as read (a file may change or vanish later)
     stat_only: list[tuple[int, int, str]] = []
     new_files: list[tuple] = []
     for i, info in enumerate(scan.files):
@@ -171,6 +172,7 @@ def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress |
             stat_only.append((info.size, info.mtime_ns, info.path))
             continue
         parsed[info.path] = parse_page(info.path, note.text, note.sha256)
+        read_stats[info.path] = (note.size, note.mtime_ns)
         if progress and len(parsed) % 200 == 0:
             progress("parsing", i, len(scan.files))
     removed = sorted(set(old) - seen)
@@ -215,10 +217,10 @@ def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress |
         for path in changed_notes:
             page = parsed[path]
             rec = _page_record(page)
-            st = vault.files.root.joinpath(*path.split("/")).stat()
+            size, mtime_ns = read_stats[path]
             db.execute("DELETE FROM chunks WHERE path=?", (path,))
             db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                       (path, st.st_size, st.st_mtime_ns, page.sha256, rec["title"], rec["type"], rec["status"],
+                       (path, size, mtime_ns, page.sha256, rec["title"], rec["type"], rec["status"],
                         json.dumps(rec["aliases"], ensure_ascii=False), json.dumps(rec["links"], ensure_ascii=False),
                         json.dumps(rec["tags"], ensure_ascii=False), json.dumps(rec["errors"], ensure_ascii=False), 1))
             rows, lex_rows = [], []

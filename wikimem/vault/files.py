@@ -131,6 +131,13 @@ class VaultFiles:
             raise PathEscapeError(f"path escapes the vault through a symlink: {rel}")
         return full
 
+    def _inside(self, path: Path) -> bool:
+        try:
+            real = path.resolve()
+        except (OSError, RuntimeError):
+            return False
+        return real == self.root or self.root in real.parents
+
     def relpath(self, path: str | os.PathLike[str]) -> str:
         return Path(path).resolve().relative_to(self.root).as_posix()
 
@@ -168,6 +175,9 @@ class VaultFiles:
                     is_dir = False
                 if is_dir:
                     if name.startswith(".") or name in ALWAYS_SKIPPED_DIRS or rules.ignored(rel, True):
+                        continue
+                    if entry.is_symlink() and not self._inside(Path(entry.path)):
+                        skipped.append(Skipped(rel, "outside", "symlinked folder points outside the vault; not followed"))
                         continue
                     walk(Path(entry.path), rel)
                     continue
