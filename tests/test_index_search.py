@@ -123,3 +123,19 @@ def test_changed_embedder_rebuilds_vectors_only(vault, monkeypatch):
     report = v2.index()
     assert any("embedder changed" in n for n in report.notices)
     assert report.changed == 0 and report.embedded_now == report.chunks and report.coverage == 1.0
+
+
+def test_page_graph_has_typed_weighted_edges(make_vault):
+    files = dict(NOTES)
+    files["concepts/New Alpha.md"] = "---\nsupersedes: \"[[Old Alpha]]\"\ntags: [greek]\n---\n# New Alpha\n\n![[Beta]] and [[Beta]]\n"
+    v = open_vault(make_vault(files), embedder="none")
+    v.index()
+    g = v.cache.graph()
+    name = g.vs["name"]
+    edges = {(name[e.source], name[e.target], e["type"]): e["weight"] for e in g.es}
+    assert edges[("concepts/New Alpha.md", "concepts/Old Alpha.md", "supersedes")] == 2.0
+    assert edges[("concepts/New Alpha.md", "concepts/Beta.md", "embeds")] == 1.0
+    assert edges[("concepts/New Alpha.md", "concepts/Beta.md", "links_to")] == 1.0
+    assert edges[("entities/Gamma.md", "concepts/Alpha.md", "links_to")] == 1.0
+    assert edges[("concepts/New Alpha.md", "#greek", "tagged")] == 0.5
+    assert set(g.vs.select(kind="tag")["name"]) == {"#greek", "#second"}
