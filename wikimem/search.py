@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from .errors import LockError, UsageError
 from .index.graph import neighbours
-from .model import Chunk, Hit
+from .model import Hit
 
 log = logging.getLogger(__name__)
 
@@ -74,25 +74,8 @@ def _ensure_ready(vault, notices: list[str]) -> None:
     notices.extend(report.notices)
 
 
-def _passes(chunk: Chunk, folder, type_, tags, since, until, include_superseded) -> bool:
-    if not include_superseded and chunk.status == "superseded":
-        return False
-    if folder and not chunk.path.startswith(folder.strip("/") + "/"):
-        return False
-    if type_ and chunk.type != type_:
-        return False
-    if tags and not set(t.lstrip("#").lower() for t in tags) <= set(chunk.tags):
-        return False
-    day = (chunk.updated or chunk.date or chunk.created or "")[:10]
-    if since and (not day or day < since):
-        return False
-    if until and (not day or day > until):
-        return False
-    return True
-
-
 def _filter_sql(folder, type_, tags, since, until, include_superseded) -> tuple[str, list[Any]]:
-    """Filters as SQL over the ``chunks`` table aliased ``c`` (shared by both rankers)."""
+    """Filters as SQL over the ``chunks`` table aliased ``c`` (both rankers and graph pull-ins)."""
     sql: list[str] = []
     args: list[Any] = []
     if not include_superseded:
@@ -179,9 +162,7 @@ def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: 
     if mode == "lexical":
         coverage = 1.0 if not degraded else coverage
 
-    hits = fuse(vault, query, lexical, vector, settings, mode, limit, per_page,
-                dict(folder=folder, type_=type, tags=tags, since=since, until=until,
-                     include_superseded=include_superseded))
+    hits = fuse(vault, query, lexical, vector, settings, mode, limit, per_page, where, args)
     took = (time.perf_counter() - started) * 1000
     return SearchResult(query, mode, tuple(hits), tuple(degraded), coverage if mode != "lexical" else 1.0,
                         took, tuple(notices))
@@ -212,7 +193,8 @@ def _names_in(speaker: str, words: set[str]) -> bool:
 
 
 def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, per_page: int,
-         filters: dict[str, Any]) -> list[Hit]:
+         where: str, args: Sequence[Any]) -> list[Hit]:
+    """``where``/``args``: the search's filters as SQL (``_filter_sql``), for pulled-in pages."""
     cache = vault.cache
     k = settings.rrf_k
     parts: dict[str, dict[str, Any]] = {}
@@ -253,8 +235,8 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
         for page in sorted(bonus):
             if strength[page] < STRONG_LINK:
                 continue
-            lead = cache.first_chunk(page)
-            if lead is not None and _passes(lead, **filters):
+            lead = cache.first_chunk(page, where, args)
+            if lead is not None:
                 paths[lead.id] = lead.path
                 parts[lead.id] = {"bm25_rank": None, "bm25": None, "vector_rank": None, "vector": None,
                                   "rrf": 0.0, "graph": round(bonus[page], 8), "speaker": 0.0}

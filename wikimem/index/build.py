@@ -15,7 +15,6 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-
 from ..errors import NoteReadError
 from ..model import Chunk, Page
 from ..parse import Resolver, parse_page
@@ -131,8 +130,6 @@ def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress |
         report.notices.append("the previous build was interrupted; repairing the cache")
         full_lexical = rebuild_graph = rebuild_vectors = True
     damaged = cache.artifact_problems(meta)
-    if "graph" in damaged:
-        rebuild_graph = True
     if "faiss" in damaged:
         report.notices.append(f"vector index {damaged['faiss']}; rebuilding it from the vector cache")
         rebuild_vectors = True

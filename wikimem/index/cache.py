@@ -11,7 +11,7 @@ from typing import Any, Iterable, Sequence
 
 from ..errors import EmbedderError
 from ..model import Chunk
-from .store import CacheDir
+from .store import CacheDir, select_in
 
 log = logging.getLogger(__name__)
 
@@ -82,26 +82,13 @@ class Cache(CacheDir):
         return build_graph(self.db)
 
     def chunks_by_id(self, ids: Iterable[str]) -> dict[str, Chunk]:
-        ids = list(dict.fromkeys(ids))
-        out: dict[str, Chunk] = {}
-        for start in range(0, len(ids), 500):
-            part = ids[start:start + 500]
-            marks = ",".join("?" * len(part))
-            for row in self.db.execute(f"SELECT {','.join(CHUNK_COLUMNS)} FROM chunks WHERE id IN ({marks})", part):
-                out[row[1]] = row_chunk(row)
-        return out
+        sql = f"SELECT {','.join(CHUNK_COLUMNS)} FROM chunks WHERE id IN ({{marks}})"
+        return {row[1]: row_chunk(row) for row in select_in(self.db, sql, dict.fromkeys(ids))}
 
     def paths_by_id(self, ids: Iterable[str]) -> dict[str, tuple[str, tuple[str, ...]]]:
         """chunk id -> (page path, speakers): the light row fusion needs for every candidate."""
-        ids = list(ids)
-        out: dict[str, tuple[str, tuple[str, ...]]] = {}
-        for start in range(0, len(ids), 500):
-            part = ids[start:start + 500]
-            marks = ",".join("?" * len(part))
-            for cid, path, speakers in self.db.execute(
-                    f"SELECT id, path, speakers FROM chunks WHERE id IN ({marks})", part):
-                out[cid] = (path, tuple(json.loads(speakers or "[]")))
-        return out
+        return {cid: (path, tuple(json.loads(speakers or "[]"))) for cid, path, speakers in
+                select_in(self.db, "SELECT id, path, speakers FROM chunks WHERE id IN ({marks})", ids)}
 
     def chunk_count(self) -> int:
         """Exact, without a table scan: the lexical index's row count is kept in ``terms``."""
@@ -121,17 +108,13 @@ class Cache(CacheDir):
         return local.db
 
     def chunk_ids_by_vid(self, vids: Iterable[int]) -> dict[int, str]:
-        vids = list(vids)
-        out: dict[int, str] = {}
-        for start in range(0, len(vids), 500):
-            part = vids[start:start + 500]
-            marks = ",".join("?" * len(part))
-            out.update(self.db.execute(f"SELECT vid, id FROM chunks WHERE vid IN ({marks})", part).fetchall())
-        return out
+        return dict(select_in(self.db, "SELECT vid, id FROM chunks WHERE vid IN ({marks})", vids))
 
-    def first_chunk(self, path: str) -> Chunk | None:
-        row = self.db.execute(f"SELECT {','.join(CHUNK_COLUMNS)} FROM chunks WHERE path=? ORDER BY ord LIMIT 1",
-                              (path,)).fetchone()
+    def first_chunk(self, path: str, where: str = "", args: Iterable = ()) -> Chunk | None:
+        """A page's first chunk, if it passes ``where`` (SQL over the ``chunks`` table aliased ``c``)."""
+        columns = ",".join(f"c.{name}" for name in CHUNK_COLUMNS)
+        row = self.db.execute(f"SELECT {columns} FROM chunks c WHERE c.path=? AND c.ord = "
+                              f"(SELECT min(ord) FROM chunks WHERE path=?) {where}", (path, path, *args)).fetchone()
         return row_chunk(row) if row else None
 
     def all_chunks(self) -> list[Chunk]:

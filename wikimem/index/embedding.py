@@ -10,20 +10,15 @@ import numpy as np
 
 from ..errors import EmbedderError
 from .cache import CHUNK_COLUMNS, Cache, row_chunk
+from .store import select_in
 from .vectors import VectorIndex
 
 log = logging.getLogger(__name__)
 
 
 def _load_cached_vectors(cache: Cache, key: str, hashes: list[str]) -> dict[str, np.ndarray]:
-    out: dict[str, np.ndarray] = {}
-    for start in range(0, len(hashes), 500):
-        part = hashes[start:start + 500]
-        marks = ",".join("?" * len(part))
-        for h, blob in cache.vdb.execute(f"SELECT hash, vec FROM vecs WHERE embedder=? AND hash IN ({marks})",
-                                         [key, *part]):
-            out[h] = np.frombuffer(blob, dtype=np.float32)
-    return out
+    sql = "SELECT hash, vec FROM vecs WHERE embedder=? AND hash IN ({marks})"
+    return {h: np.frombuffer(blob, dtype=np.float32) for h, blob in select_in(cache.vdb, sql, hashes, key)}
 
 
 def update_vectors(cache: Cache, embedder, rebuild: bool, touched: bool, embed: bool, batch: int,
@@ -84,11 +79,9 @@ def _embed(cache: Cache, embedder, index: VectorIndex, todo: list[int], want: di
     for vid in todo:
         pending.setdefault(want[vid], []).append(vid)
     texts: dict[str, str] = {}
-    for start in range(0, len(todo), 500):
-        part = todo[start:start + 500]
-        marks = ",".join("?" * len(part))
-        for row in cache.db.execute(f"SELECT {','.join(CHUNK_COLUMNS)} FROM chunks WHERE vid IN ({marks})", part):
-            texts.setdefault(row[4], row_chunk(row).index_text())
+    sql = f"SELECT {','.join(CHUNK_COLUMNS)} FROM chunks WHERE vid IN ({{marks}})"
+    for row in select_in(cache.db, sql, todo):
+        texts.setdefault(row[4], row_chunk(row).index_text())
     hashes = sorted(pending, key=lambda h: min(pending[h]))
     done = 0
     last_save = time.monotonic()

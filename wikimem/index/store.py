@@ -2,10 +2,10 @@
 
 Layout::
 
-    manifest.sqlite   schema/wikimem/embedder versions, files, chunks, link-graph edges, artifact
-                      fingerprints    vectors.sqlite    (embedder key, sha256 of embedded text) -> vector; survives re-chunking,
+    manifest.sqlite   schema/wikimem/embedder versions, files, chunks, the FTS5 lexical index,
+                      term document frequencies, link-graph edges, artifact fingerprints
+    vectors.sqlite    (embedder key, sha256 of embedded text) -> vector; survives re-chunking,
                       renames and a corrupt manifest, so embeddings are never recomputed needlessly
-                      (also holds the FTS5 lexical index, committed with the chunk rows)
     vectors.faiss     FAISS IndexIDMap2(IndexFlatIP) over the current chunks' vectors
     lock              pid of the one writer
 
@@ -24,7 +24,7 @@ import shutil
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from .. import __version__
 from ..errors import LockError
@@ -71,17 +71,20 @@ def _pid_alive(pid: int) -> bool:
 
 
 def fingerprint(path: Path) -> dict[str, list[int]]:
-    """size and mtime of a file, or of every file under a folder."""
-    out: dict[str, list[int]] = {}
-    if path.is_dir():
-        for p in sorted(path.rglob("*")):
-            if p.is_file() and not p.name.endswith(".lock") and p.name != "WRITELOCK":
-                st = p.stat()
-                out[p.relative_to(path).as_posix()] = [st.st_size, st.st_mtime_ns]
-    elif path.exists():
-        st = path.stat()
-        out[path.name] = [st.st_size, st.st_mtime_ns]
-    return out
+    """size and mtime of a file ({} when it is missing)."""
+    if not path.exists():
+        return {}
+    st = path.stat()
+    return {path.name: [st.st_size, st.st_mtime_ns]}
+
+
+def select_in(db: sqlite3.Connection, sql: str, values: Sequence, *args: Any) -> Iterator[tuple]:
+    """Rows of ``sql`` (which holds one ``{marks}`` placeholder list) for ``values``, asked in
+    batches of 500 so the statement stays under SQLite's variable limit; ``args`` come first."""
+    values = list(values)
+    for start in range(0, len(values), 500):
+        part = values[start:start + 500]
+        yield from db.execute(sql.format(marks=",".join("?" * len(part))), [*args, *part])
 
 
 class CacheDir:
@@ -176,12 +179,9 @@ class CacheDir:
     def artifact_problems(self, meta: dict[str, Any]) -> dict[str, str]:
         stored = meta.get("artifacts", {})
         problems = {}
-        for name, path in (("faiss", self.faiss_path),):
-            want = stored.get(name)
-            if want is None:
-                continue
-            if fingerprint(path) != want:
-                problems[name] = "changed or damaged since it was written"
+        want = stored.get("faiss")
+        if want is not None and fingerprint(self.faiss_path) != want:
+            problems["faiss"] = "changed or damaged since it was written"
         return problems
 
     def record_artifact(self, name: str, path: Path, db: sqlite3.Connection | None = None) -> None:
@@ -189,11 +189,6 @@ class CacheDir:
             "SELECT key, value FROM meta WHERE key='artifacts'")}).get("artifacts", {})
         artifacts[name] = fingerprint(path)
         self.set_meta(db, artifacts=artifacts)
-
-    def forget_artifact(self, name: str) -> None:
-        artifacts = self.meta().get("artifacts", {})
-        artifacts.pop(name, None)
-        self.set_meta(artifacts=artifacts)
 
     def reset(self, keep_vectors: bool = True) -> None:
         """Delete every derived artifact (the vector cache survives unless asked)."""
