@@ -147,6 +147,17 @@ def test_version_mismatch_rebuilds(built):
     assert _results(again) == expected
 
 
+def test_analyzer_change_rebuilds(built):
+    """Stored lexical terms depend on the analyzer: a cache written by another one is not trusted."""
+    vault, expected = built
+    vault.cache.set_meta(analyzer="exact-forms-0")
+    vault.close()
+    again = open_vault(vault.root, embedder="fake")
+    report = again.index()
+    assert any("analyzer" in n for n in report.notices)
+    assert _results(again) == expected
+
+
 def test_failure_midway_leaves_a_repairable_cache(built, monkeypatch):
     vault, expected = built
     (vault.root / "a/Alpha.md").write_text("# Alpha\n\nAlpha is a letter, edited. [[Beta]]\n")

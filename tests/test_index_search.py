@@ -139,3 +139,17 @@ def test_page_graph_has_typed_weighted_edges(make_vault):
     assert edges[("entities/Gamma.md", "concepts/Alpha.md", "links_to")] == 1.0
     assert edges[("concepts/New Alpha.md", "#greek", "tagged")] == 0.5
     assert set(g.vs.select(kind="tag")["name"]) == {"#greek", "#second"}
+
+
+def test_lexical_search_matches_other_inflections(make_vault):
+    v = open_vault(make_vault({"notes/Art.md": "# Art\n\nShe paints sunsets and went camping with her kids.\n",
+                               "notes/Other.md": "# Other\n\nNothing about that here.\n"}), embedder="fake")
+    v.index()
+    for query in ("painting", "camped", "kid", "PAINTED sunset"):
+        assert [h.path for h in v.search(query, mode="lexical")] == ["notes/Art.md"], query
+
+
+def test_analyzer_stems_english_only():
+    from wikimem.index.analysis import tokens
+    assert tokens("The kids were painting") == ["kid", "paint"]
+    assert tokens("Zürich naïve 2026 中文分词") == ["zürich", "naïve", "2026", "中文", "分词"]

@@ -1,13 +1,21 @@
 """Tokenising mixed Chinese/Latin text for the lexical index.
 
 Han runs are segmented with rjieba in search mode (long words plus their shorter parts, for
-recall); everything else is split into runs of letters/digits and lower-cased, without stemming.
-Stop words (English and the commonest Chinese function words) are dropped. The lexical index
-receives the tokens joined by spaces, so SQLite's tokenizer only has to split on spaces.
+recall); everything else is split into runs of letters/digits and lower-cased. ASCII words are
+reduced to their English Snowball stem ("painting", "paints" -> "paint"): questions and notes
+rarely use the same inflection, and an exact-form index missed them. Stop words (English and the
+commonest Chinese function words) are dropped before stemming. The lexical index receives the
+tokens joined by spaces, so SQLite's tokenizer only has to split on spaces.
+
+Changing anything here changes what is stored: bump ``ANALYZER`` so caches are rebuilt.
 """
 from __future__ import annotations
 
 import re
+
+import snowballstemmer
+
+ANALYZER = "snowball-english-1"  # part of the cache schema: a different analyzer means a rebuild
 
 _HAN_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _RUN = re.compile(rf"[{_HAN_CLASS}]+|[^\W_{_HAN_CLASS}]+", re.UNICODE)
@@ -23,6 +31,22 @@ yourselves s t don didn doesn isn wasn weren won wouldn couldn shouldn ll re ve 
 的 了 和 是 在 也 就 都 而 及 与 着 或 一个 没有 我们 你们 他们 她们 这个 那个 什么 吗 呢 吧 啊""".split())
 
 
+_ASCII_WORD = re.compile(r"[a-z]+")
+_stem_word = snowballstemmer.stemmer("english").stemWord
+_STEMS: dict[str, str] = {}
+
+
+def stem(word: str) -> str:
+    """English Snowball stem of a lower-case ASCII word; other words are returned as they are.
+    Memoised: vocabularies are Zipfian, so the cache is small and nearly every call is a hit."""
+    got = _STEMS.get(word)
+    if got is None:
+        got = _stem_word(word) if _ASCII_WORD.fullmatch(word) else word
+        if len(_STEMS) < 500_000:
+            _STEMS[word] = got
+    return got
+
+
 def tokens(text: str) -> list[str]:
     """Text -> index tokens in order (stop words removed). rjieba (whose dictionary takes ~0.1 s
     to load) is only imported once Han text is actually met."""
@@ -35,7 +59,7 @@ def tokens(text: str) -> list[str]:
         else:
             low = run.lower()
             if low not in STOP_WORDS:
-                out.append(low)
+                out.append(stem(low))
     return out
 
 

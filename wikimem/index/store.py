@@ -28,6 +28,7 @@ from typing import Any, Iterator, Sequence
 
 from .. import __version__
 from ..errors import LockError
+from .analysis import ANALYZER
 
 log = logging.getLogger(__name__)
 
@@ -174,6 +175,8 @@ class CacheDir:
             return "cache is empty"
         if meta.get("schema_version") != SCHEMA_VERSION:
             return f"cache schema {meta.get('schema_version')} differs from {SCHEMA_VERSION}"
+        if meta.get("analyzer") != ANALYZER:
+            return f"lexical analyzer {meta.get('analyzer')} differs from {ANALYZER}"
         return None
 
     def artifact_problems(self, meta: dict[str, Any]) -> dict[str, str]:
@@ -211,7 +214,7 @@ class CacheDir:
 
     def new_manifest(self, embedder_key: str | None) -> None:
         with self.transaction():
-            self.set_meta(schema_version=SCHEMA_VERSION, wikimem_version=__version__, embedder=embedder_key,
+            self.set_meta(schema_version=SCHEMA_VERSION, analyzer=ANALYZER, wikimem_version=__version__, embedder=embedder_key,
                           artifacts={}, dirty=False, created=time.time())
 
     def size_bytes(self) -> int:
