@@ -46,14 +46,19 @@ BASE = {
     "a/Alpha.md": "# Alpha\n\nAlpha is a letter. [[Beta]] links here.\n",
     "a/Beta.md": "---\ntags: [second]\n---\n# Beta\n\nBeta is the second letter. [[Alpha]]\n",
     "b/Gamma.md": "# Gamma\n\nGamma radiation and more words.\n\n## Part\n\nOmega words live here.\n",
+    "raw/transcripts/Chat.md": "# Chat\n\n**Ann**: Alpha is great. Radiation is scary. Omega words too. ^T1\n\n"
+                               "**Bob**: The second letter links [[Beta]]. ^T2\n",
 }
 
 EDIT = st.one_of(
-    st.tuples(st.just("edit"), st.sampled_from(["a/Alpha.md", "a/Beta.md", "b/Gamma.md", "c/New.md"]),
+    st.tuples(st.just("edit"), st.sampled_from(["a/Alpha.md", "a/Beta.md", "b/Gamma.md", "c/New.md",
+                                                "raw/transcripts/Chat.md"]),
               st.sampled_from(["omega words", "radiation alpha", "links [[Gamma]]", "second letter",
+                               "**Cy**: Omega words. Second letter! Radiation alpha.",
                                "[[New]] and [[Moved]]", "---\naliases: [Alias]\n---\n[[Alias]]"])),
     st.tuples(st.just("alias"), st.sampled_from(["a/Alpha.md", "b/Gamma.md"]), st.sampled_from(["Al", "Moved", "Zed"])),
-    st.tuples(st.just("delete"), st.sampled_from(["a/Alpha.md", "a/Beta.md", "b/Gamma.md", "c/New.md"]), st.just("")),
+    st.tuples(st.just("delete"), st.sampled_from(["a/Alpha.md", "a/Beta.md", "b/Gamma.md", "c/New.md",
+                                                  "raw/transcripts/Chat.md"]), st.just("")),
     st.tuples(st.just("rename"), st.sampled_from(["a/Alpha.md", "a/Beta.md", "b/Gamma.md"]),
               st.sampled_from(["c/Moved.md", "a/Renamed.md"])),
 )
@@ -218,7 +223,7 @@ def test_live_lock_fails_fast_and_stale_lock_is_taken_over(built):
         sleeper.kill()
         sleeper.wait()
     lock.write_text(str(sleeper.pid))  # now dead: stale
-    assert vault.index().pages == 3 and not lock.exists()
+    assert vault.index().pages == len(BASE) and not lock.exists()
 
 
 def test_concurrent_builds_do_not_corrupt(built):

@@ -92,3 +92,57 @@ def test_speaker_names_leave_the_vector_query():
     assert _vector_query("Ana", ["Ana"], Settings()) == "Ana"  # nothing would be left: unchanged
     assert _vector_query("What did Ana say?", ["Ana"], Settings(speaker_strip=False)) == "What did Ana say?"
     assert _vector_query("What did Ana say?", [], Settings()) == "What did Ana say?"
+
+
+def test_turns_are_also_embedded_sentence_pair_by_sentence_pair():
+    from wikimem.index.passages import passages
+    page = parse_page("raw/transcripts/s3.md", session_note(SESSION))
+    first = chunk_transcript(page)[0]
+    assert passages(first, "transcripts") == ["Ana: Hey Bo! I went to the pottery class yesterday."]
+    long = parse_page("raw/transcripts/l.md", "# L\n\n**Dave**: That's amazing. Music brings people together. "
+                                             "Look at my new vintage camera! ^D1-1\n")
+    chunk = chunk_transcript(long)[0]
+    assert passages(chunk, "transcripts") == ["Dave: That's amazing. Music brings people together.",
+                                              "Dave: Music brings people together. Look at my new vintage camera!"]
+    assert passages(chunk, "none") == []
+    note = parse_page("notes/n.md", "# N\n\nOne. Two. Three.\n")
+    from wikimem.parse import chunk_page
+    plain = chunk_page(note)[0]
+    assert passages(plain, "transcripts") == []
+    assert passages(plain, "all") == ["N: One. Two.", "N: Two. Three."]
+
+
+def test_a_buried_sentence_is_found_through_its_passage(make_vault):
+    session = Session(title="Cal and Dave, session 1", number=1, participants=("Cal", "Dave"), turns=[
+        Turn("Dave", "That is amazing, Cal! Music really does bring people together and foster creativity. "
+                     "Glad you had such an inspiring talk with everyone at the studio last night. "
+                     "Take a look at my vintage camera.", "D1:1"),
+        Turn("Cal", "Music and creativity bring people together at the studio, that talk was inspiring.", "D1:2"),
+        Turn("Dave", "Cameras are fun.", "D1:3"),
+    ])
+    vault = open_vault(make_vault({"index.md": "# Index\n"}), embedder="fake", speaker_boost=0)
+    vault.import_transcripts([session])
+    report = vault.index()
+    assert report.vectors == report.vectors_wanted == report.chunks + 5 and report.coverage == 1.0
+    assert vault.status()["vector_coverage"] == 1.0
+    assert vault.search("look at my vintage camera", mode="vector", per_page=0).hits[0].blocks == ("D1-1",)
+    vault.close()
+    whole_only = open_vault(vault.root, embedder="fake", embed_passages="none", speaker_boost=0)
+    report = whole_only.index()
+    assert report.vectors == report.chunks and report.coverage == 1.0 and report.embedded_now == 0
+    assert whole_only.search("look at my vintage camera", mode="vector", per_page=0).hits[0].blocks != ("D1-1",)
+
+
+def test_passage_vectors_respect_filters(make_vault):
+    vault = open_vault(make_vault({"notes/Camera.md": "# Camera\n\nMy vintage camera.\n"}), embedder="fake")
+    vault.import_transcripts([Session(title="A and B", number=1, participants=("A", "B"), turns=[
+        Turn("A", "Look at my vintage camera. It is old.", "D1:1")])])
+    vault.index()
+    assert {h.path for h in vault.search("vintage camera", mode="vector", folder="notes")} == {"notes/Camera.md"}
+    assert {h.path[:4] for h in vault.search("vintage camera", mode="vector", folder="raw")} == {"raw/"}
+
+
+def test_unknown_passage_mode_is_a_config_error(make_vault):
+    from wikimem.errors import ConfigError
+    with pytest.raises(ConfigError, match="embed_passages"):
+        open_vault(make_vault({"a.md": "# A\n"}), embed_passages="sentences")

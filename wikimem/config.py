@@ -34,6 +34,7 @@ class Settings:
     transcript_window: int = 1  # turns per transcript chunk
     transcript_stride: int = 1  # turns to advance between chunks (< window: overlapping chunks)
     transcript_context: int = 1  # earlier turns indexed and embedded with a chunk (not shown)
+    embed_passages: str = "transcripts"  # also embed sentence pairs: transcripts | all | none (passages.py)
     rrf_k: int = 60
     weight_lexical: float = 1.0
     weight_vector: float = 1.0
@@ -49,6 +50,7 @@ class Settings:
         return int(self.max_file_mb * 1024 * 1024)
 
 
+PASSAGE_MODES = ("transcripts", "all", "none")  # see index/passages.py
 _FIELDS = {f.name: f for f in fields(Settings) if f.name != "extra"}
 
 
@@ -90,4 +92,6 @@ def load_settings(vault_root: Path | None, overrides: Mapping[str, Any] | None =
     settings = replace(Settings(), **values)
     if settings.chunk_min <= 0 or settings.chunk_max < settings.chunk_min:
         raise ConfigError("chunk_min must be positive and not above chunk_max")
+    if settings.embed_passages not in PASSAGE_MODES:
+        raise ConfigError(f"embed_passages must be one of {', '.join(PASSAGE_MODES)}, got {settings.embed_passages!r}")
     return settings

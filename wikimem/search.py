@@ -145,16 +145,17 @@ def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: 
         elif index is None or meta.get("embedder") != embedder.identity.key:
             degraded.append("vectors_partial")
         else:
-            total = cache.chunk_count()
-            coverage = index.ntotal / total if total else 1.0
+            wanted = int(meta.get("vectors_wanted") or cache.chunk_count())
+            coverage = min(1.0, index.ntotal / wanted) if wanted else 1.0
             if coverage < 1.0:
                 degraded.append("vectors_partial")
             allowed = None
             if filtered:
                 allowed = [r[0] for r in cache.db.execute(f"SELECT c.vid FROM chunks c WHERE 1=1 {where}", args)]
-            raw = index.search(embedder.embed_query(_vector_query(query, meta.get("speakers"), settings)),
-                               n + len(excluded), allowed)
-            raw = [(vid, s) for vid, s in raw if vid not in excluded][:n]
+                allowed += [r[0] for r in cache.db.execute(
+                    f"SELECT p.pid FROM passages p JOIN chunks c ON c.vid = p.vid WHERE 1=1 {where}", args)]
+            qvec = embedder.embed_query(_vector_query(query, meta.get("speakers"), settings))
+            raw = _vector_ranking(cache, index, qvec, n, excluded, allowed)
             ids = cache.chunk_ids_by_vid(v for v, _ in raw)
             vector = [(ids[v], s) for v, s in raw if v in ids]
     if lexical_job is not None:
@@ -166,6 +167,39 @@ def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: 
     took = (time.perf_counter() - started) * 1000
     return SearchResult(query, mode, tuple(hits), tuple(degraded), coverage if mode != "lexical" else 1.0,
                         took, tuple(notices))
+
+
+def _vector_ranking(cache, index, qvec, n: int, excluded: set[int], allowed) -> list[tuple[int, float]]:
+    """Chunk vids ranked by the mean of the whole-chunk similarity and the best passage's
+    (passages.py); a chunk without passages counts its whole-chunk similarity twice. One FAISS
+    search over both kinds of vector; a candidate found by only one kind gets the other from its
+    stored vector (chunk) or, for passages not among the hits, the lowest passage score seen."""
+    k = 4 * (n + len(excluded))
+    raw = index.search(qvec, k, allowed)
+    owners = cache.passage_owners(i for i, _ in raw)
+    whole: dict[int, float] = {}
+    best: dict[int, float] = {}
+    for i, score in raw:
+        if i in owners:
+            vid = owners[i]
+            best[vid] = max(best.get(vid, -2.0), score)
+        else:
+            whole[i] = score
+    candidates = (set(whole) | set(best)) - excluded
+    if not best:
+        ranked = sorted(((v, whole[v]) for v in candidates), key=lambda h: (-round(h[1], 6), h[0]))
+        return ranked[:n]
+    floor = min(s for i, s in raw if i in owners) if len(raw) >= k else -1.0
+    whole.update(index.similarity([v for v in candidates if v not in whole], qvec))
+    has_passages = cache.chunks_with_passages(v for v in candidates if v not in best)
+    scored = []
+    for v in candidates:
+        if v not in whole:
+            continue  # a passage whose chunk vector is not stored yet (embedding under way)
+        part = best.get(v, floor if v in has_passages else whole[v])
+        scored.append((v, (whole[v] + part) / 2))
+    scored.sort(key=lambda h: (-round(h[1], 6), h[0]))
+    return scored[:n]
 
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)

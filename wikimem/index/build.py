@@ -22,6 +22,7 @@ from .cache import CHUNK_COLUMNS, Cache, chunk_row, row_chunk
 from .graph import page_edges
 from . import lexical
 from .embedding import update_vectors as _update_vectors
+from .passages import passage_id, passages
 from .vectors import vector_id
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,8 @@ class BuildReport:
     removed: int = 0
     unchanged: int = 0
     embedded_now: int = 0
-    vectors: int = 0
+    vectors: int = 0  # vectors held: one per chunk plus one per passage (passages.py)
+    vectors_wanted: int = 0
     coverage: float = 0.0
     embedder: str | None = None
     seconds: dict[str, float] = field(default_factory=dict)
@@ -57,7 +59,7 @@ class BuildReport:
         parts = [f"{self.pages} pages, {self.chunks} chunks",
                  f"{self.added} added, {self.changed} changed, {self.removed} removed, {self.unchanged} unchanged"]
         if self.embedder:
-            parts.append(f"vectors {self.vectors}/{self.chunks} ({self.coverage:.0%}), {self.embedded_now} embedded now")
+            parts.append(f"vectors {self.vectors}/{self.vectors_wanted} ({self.coverage:.0%}), {self.embedded_now} embedded now")
         else:
             parts.append("lexical only")
         return "; ".join(parts) + f" in {total:.2f} s"
@@ -136,6 +138,7 @@ def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress |
     if key is not None and meta.get("embedder") not in (None, key):
         report.notices.append(f"embedder changed ({meta.get('embedder')} -> {key}); rebuilding vectors only")
         rebuild_vectors = True
+    passage_mode = vault.settings.embed_passages
     with cache.transaction():
         cache.set_meta(dirty=True)
     lap("prepare")
@@ -202,7 +205,7 @@ def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress |
             lexical.remove_paths(db, sorted(touched & set(old)))
         for path in removed:
             db.execute("DELETE FROM files WHERE path=?", (path,))
-            db.execute("DELETE FROM chunks WHERE path=?", (path,))
+            _delete_chunks(db, path)
         db.executemany("UPDATE files SET size=?, mtime_ns=? WHERE path=?", stat_only)
         db.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", new_files)
         if full_lexical:  # re-tokenise what was kept (repair after an interrupted build)
@@ -215,22 +218,27 @@ def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress |
             page = parsed[path]
             rec = _page_record(page)
             size, mtime_ns = read_stats[path]
-            db.execute("DELETE FROM chunks WHERE path=?", (path,))
+            _delete_chunks(db, path)
             db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                        (path, size, mtime_ns, page.sha256, rec["title"], rec["type"], rec["status"],
                         json.dumps(rec["aliases"], ensure_ascii=False), json.dumps(rec["links"], ensure_ascii=False),
                         json.dumps(rec["tags"], ensure_ascii=False), json.dumps(rec["errors"], ensure_ascii=False), 1))
-            rows, lex_rows = [], []
+            rows, lex_rows, passage_rows = [], [], []
             for ordinal, chunk in enumerate(new_chunks[path]):
                 vid = vector_id(chunk.id)
                 rows.append(chunk_row(vid, ordinal, embed_hash(key or "", chunk.index_text()), chunk))
                 lex_rows.append(lexical.row(vid, chunk))
+                passage_rows.extend(_passage_rows(vid, chunk, passage_mode, key))
             db.executemany(f"INSERT OR REPLACE INTO chunks VALUES ({','.join('?' * len(CHUNK_COLUMNS))})", rows)
+            db.executemany("INSERT OR REPLACE INTO passages VALUES (?,?,?,?,?)", passage_rows)
             lexical.add(db, lex_rows, frequencies)
             done += len(rows)
             if progress and n_new > 2000:
                 progress("indexing", done, n_new)
         lexical.flush(db, frequencies)
+        if meta.get("passages") != passage_mode:  # the setting changed: every chunk's passages follow it
+            _rewrite_passages(db, passage_mode, key)
+            cache.set_meta(db, passages=passage_mode)
         if touched or "speakers" not in meta:  # transcript speakers for speaker-aware search (scanned here, not per query)
             speakers = sorted({s for (row,) in db.execute("SELECT DISTINCT speakers FROM chunks WHERE speakers != '[]'")
                                for s in json.loads(row)})
@@ -257,17 +265,33 @@ def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress |
     # -- vectors: from the vector cache first, then embed what is missing ---------------------
     report.unchanged = cache.db.execute("SELECT count(*) FROM files WHERE note=1").fetchone()[0] - len(changed_notes)
     if embedder is not None:
-        report.vectors = _update_vectors(cache, embedder, rebuild_vectors, bool(touched), embed,
+        report.vectors, report.vectors_wanted = _update_vectors(cache, embedder, rebuild_vectors, bool(touched), embed,
                                          vault.settings.embed_batch, progress, report, lap)
     else:
         with cache.transaction() as db:
             cache.set_meta(db, dirty=False, last_build=time.time())
     report.pages = cache.db.execute("SELECT count(*) FROM files WHERE note=1").fetchone()[0]
     report.chunks = cache.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    report.coverage = (report.vectors / report.chunks) if report.chunks else 1.0
+    report.coverage = (report.vectors / report.vectors_wanted) if report.vectors_wanted else 1.0
     if embedder is not None and report.coverage < 1.0:
         report.degraded.append("vectors_partial")
     return report
+
+
+def _delete_chunks(db, path: str) -> None:
+    db.execute("DELETE FROM passages WHERE vid IN (SELECT vid FROM chunks WHERE path=?)", (path,))
+    db.execute("DELETE FROM chunks WHERE path=?", (path,))
+
+
+def _passage_rows(vid: int, chunk: Chunk, mode: str, key: str | None) -> list[tuple]:
+    return [(passage_id(chunk.id, i), vid, i, embed_hash(key or "", text), text)
+            for i, text in enumerate(passages(chunk, mode))]
+
+
+def _rewrite_passages(db, mode: str, key: str | None) -> None:
+    db.execute("DELETE FROM passages")
+    for row in db.execute(f"SELECT {','.join(CHUNK_COLUMNS)} FROM chunks").fetchall():
+        db.executemany("INSERT OR REPLACE INTO passages VALUES (?,?,?,?,?)", _passage_rows(row[0], row_chunk(row), mode, key))
 
 
 def _file_sha(vault, rel: str) -> str:
@@ -310,6 +334,7 @@ def status(vault) -> dict[str, Any]:
     chunks = cache.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
     damaged = cache.artifact_problems(meta)
     vectors = int(meta.get("vectors") or 0) if meta.get("embedder") and "faiss" not in damaged else 0
+    wanted = int(meta.get("vectors_wanted") or chunks)
     scan = vault.files.scan()
     known = {r[0]: (r[1], r[2]) for r in cache.db.execute("SELECT path, size, mtime_ns FROM files")}
     current = {f.path: (f.size, f.mtime_ns) for f in scan.files}
@@ -321,14 +346,14 @@ def status(vault) -> dict[str, Any]:
         degraded.append("vectors_disabled")
     elif meta.get("embedder") is None:
         degraded.append("vectors_unavailable")
-    elif vectors < chunks:
+    elif vectors < wanted:
         degraded.append("vectors_partial")
     info.update({
         "state": "interrupted build (next index repairs it)" if meta.get("dirty") else "ok",
         "pages": pages,
         "chunks": chunks,
         "vectors": vectors,
-        "vector_coverage": round(vectors / chunks, 4) if chunks else 1.0,
+        "vector_coverage": round(vectors / wanted, 4) if wanted else 1.0,
         "embedder": meta.get("embedder"),
         "configured_embedder": embedder_name,
         "cache_bytes": cache.size_bytes(),

@@ -110,6 +110,13 @@ class Cache(CacheDir):
     def chunk_ids_by_vid(self, vids: Iterable[int]) -> dict[int, str]:
         return dict(select_in(self.db, "SELECT vid, id FROM chunks WHERE vid IN ({marks})", vids))
 
+    def passage_owners(self, ids: Iterable[int]) -> dict[int, int]:
+        """Which of these vector ids are passages, and of which chunk (passage id -> chunk vid)."""
+        return dict(select_in(self.db, "SELECT pid, vid FROM passages WHERE pid IN ({marks})", ids))
+
+    def chunks_with_passages(self, vids: Iterable[int]) -> set[int]:
+        return {v for (v,) in select_in(self.db, "SELECT DISTINCT vid FROM passages WHERE vid IN ({marks})", vids)}
+
     def first_chunk(self, path: str, where: str = "", args: Iterable = ()) -> Chunk | None:
         """A page's first chunk, if it passes ``where`` (SQL over the ``chunks`` table aliased ``c``)."""
         columns = ",".join(f"c.{name}" for name in CHUNK_COLUMNS)

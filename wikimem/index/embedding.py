@@ -22,21 +22,21 @@ def _load_cached_vectors(cache: Cache, key: str, hashes: list[str]) -> dict[str,
 
 
 def update_vectors(cache: Cache, embedder, rebuild: bool, touched: bool, embed: bool, batch: int,
-                    progress, report, lap) -> int:
-    """Bring the FAISS index in line with the chunk table — cached vectors first (no model calls),
-    then the embedder for what is missing. Returns the number of vectors in the index.
+                    progress, report, lap) -> tuple[int, int]:
+    """Bring the FAISS index in line with the chunk and passage tables — cached vectors first (no
+    model calls), then the embedder for what is missing. Returns (vectors held, vectors wanted).
 
     When nothing changed and the index is complete, FAISS is not even opened: at 40k chunks
     loading and saving it is most of a no-change re-index."""
     key, dim = embedder.identity.key, embedder.identity.dim
     meta = cache.meta()
-    want = dict(cache.db.execute("SELECT vid, embed_hash FROM chunks").fetchall())
+    want = wanted_vectors(cache.db)
     complete = meta.get("vectors_sig") == _id_signature(want) and "faiss" in meta.get("artifacts", {})
     if not rebuild and complete and meta.get("embedder") == key:
         with cache.transaction() as db:
             cache.set_meta(db, dirty=False, last_build=time.time())
         lap("vectors")
-        return len(want)
+        return len(want), len(want)
 
     index = None
     if not rebuild and cache.faiss_path.exists() and "faiss" in meta.get("artifacts", {}):
@@ -66,7 +66,7 @@ def update_vectors(cache: Cache, embedder, rebuild: bool, touched: bool, embed: 
     lap("vectors")
     report.embedded_now = _embed(cache, embedder, index, todo, want, batch, progress, report)
     lap("embedding")
-    return index.ntotal
+    return index.ntotal, len(want)
 
 
 def _embed(cache: Cache, embedder, index: VectorIndex, todo: list[int], want: dict[int, str], batch: int,
@@ -82,6 +82,8 @@ def _embed(cache: Cache, embedder, index: VectorIndex, todo: list[int], want: di
     sql = f"SELECT {','.join(CHUNK_COLUMNS)} FROM chunks WHERE vid IN ({{marks}})"
     for row in select_in(cache.db, sql, todo):
         texts.setdefault(row[4], row_chunk(row).index_text())
+    for h, text in select_in(cache.db, "SELECT embed_hash, text FROM passages WHERE pid IN ({marks})", todo):
+        texts.setdefault(h, text)
     hashes = sorted(pending, key=lambda h: min(pending[h]))
     done = 0
     last_save = time.monotonic()
@@ -109,6 +111,13 @@ def _embed(cache: Cache, embedder, index: VectorIndex, todo: list[int], want: di
     return done
 
 
+def wanted_vectors(db) -> dict[int, str]:
+    """Every vector the index should hold, id -> embed hash: one per chunk, one per passage."""
+    want = dict(db.execute("SELECT vid, embed_hash FROM chunks").fetchall())
+    want.update(db.execute("SELECT pid, embed_hash FROM passages").fetchall())
+    return want
+
+
 def _id_signature(ids) -> str:
     """A digest of a set of vector ids: the index is complete when it holds exactly these."""
     return hashlib.sha1(np.asarray(sorted(ids), dtype=np.int64).tobytes()).hexdigest()
@@ -118,7 +127,7 @@ def _save_index(cache: Cache, index: VectorIndex, key: str, dirty: bool | None =
     index.save()
     with cache.transaction() as db:
         cache.record_artifact("faiss", cache.faiss_path, db)
-        values = {"vectors": index.ntotal, "vectors_sig": _id_signature(index.ids().tolist()), "embedder": key}
+        values = {"vectors": index.ntotal, "vectors_wanted": len(wanted_vectors(db)), "vectors_sig": _id_signature(index.ids().tolist()), "embedder": key}
         if dirty is not None:
             values.update(dirty=dirty, last_build=time.time())
         cache.set_meta(db, **values)

@@ -32,7 +32,7 @@ from .analysis import ANALYZER
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 _MANIFEST_SQL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -47,6 +47,9 @@ CREATE TABLE IF NOT EXISTS chunks (
     speakers TEXT, date TEXT, context TEXT, aliases TEXT
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE TABLE IF NOT EXISTS passages (pid INTEGER PRIMARY KEY, vid INTEGER NOT NULL, ord INTEGER NOT NULL,
+                                     embed_hash TEXT NOT NULL, text TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS passages_vid ON passages(vid);
 CREATE TABLE IF NOT EXISTS edges (src TEXT NOT NULL, dst TEXT NOT NULL, type TEXT NOT NULL, weight REAL NOT NULL,
                                   PRIMARY KEY (src, dst, type)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
