@@ -146,3 +146,36 @@ def test_unknown_passage_mode_is_a_config_error(make_vault):
     from wikimem.errors import ConfigError
     with pytest.raises(ConfigError, match="embed_passages"):
         open_vault(make_vault({"a.md": "# A\n"}), embed_passages="sentences")
+
+
+def test_a_turn_beside_a_strong_match_is_lifted_towards_it():
+    from wikimem.search import _add_neighbour_context
+    light = {"t0": ("s.md", ("A",), 0), "t1": ("s.md", ("B",), 1), "t2": ("s.md", ("A",), 2),
+             "t9": ("s.md", ("A",), 9), "p": ("note.md", (), 0), "p2": ("note.md", (), 1)}
+    scores = {"t0": 0.2, "t1": 1.0, "t2": 0.1, "t9": 0.3, "p": 0.2, "p2": 1.0}
+    parts = {cid: {"context": 0.0} for cid in scores}
+    _add_neighbour_context(scores, parts, light, weight=0.5, span=2)
+    assert parts["t0"]["context"] == 0.4 and parts["t2"]["context"] == 0.45  # halfway to t1
+    assert parts["t1"]["context"] == 0.0  # the best turn keeps its score: never above its neighbours
+    assert parts["t9"]["context"] == 0.0  # too far away
+    assert parts["p"]["context"] == 0.0  # prose chunks are left alone
+
+
+def test_neighbour_context_reorders_real_search(make_vault):
+    session = Session(title="Cy and Di, session 1", number=1, participants=("Cy", "Di"), turns=[
+        Turn("Di", "What did you make for the local church?", "D1:1"),
+        Turn("Cy", "A stained glass window, it took weeks.", "D1:2"),
+        Turn("Di", "I also like windows.", "D1:3"),
+        Turn("Cy", "Unrelated chatter about the weather today.", "D1:4"),
+        Turn("Di", "More unrelated chatter, the weather again.", "D1:5"),
+        Turn("Cy", "Windows in the old town are pretty.", "D1:6"),
+    ])
+    vault = open_vault(make_vault({"index.md": "# Index\n"}), embedder="fake", speaker_boost=0, transcript_context=0)
+    vault.import_transcripts([session])
+    vault.index()
+    hits = {h.blocks[0]: h for h in vault.search("what did Cy make for the local church", per_page=0).hits if h.blocks}
+    assert hits["D1-1"].components["context"] == 0  # the best match keeps its score
+    assert hits["D1-2"].components["context"] > 0  # the answer beside it is lifted towards it
+    assert hits["D1-2"].score <= hits["D1-1"].score
+    plain = open_vault(vault.root, embedder="fake", speaker_boost=0, transcript_context=0, neighbour_weight=0)
+    assert all(h.components["context"] == 0 for h in plain.search("local church", per_page=0).hits)

@@ -43,6 +43,8 @@ class Settings:
     graph_fanout: int = 5
     speaker_boost: float = 0.5  # transcript chunks spoken by someone the query names score x(1+boost)
     speaker_strip: bool = True  # leave speakers' names out of the vector query (the boost uses them)
+    neighbour_weight: float = 0.5  # a transcript turn is lifted this share of the way to the best candidate...
+    neighbour_span: int = 2  # ...among turns this close to it in the same session (answers span exchanges)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property

@@ -226,6 +226,32 @@ def _names_in(speaker: str, words: set[str]) -> bool:
     return any(len(part) >= 3 and part.lower() in words for part in _WORD.findall(speaker))
 
 
+def _new_parts() -> dict[str, Any]:
+    return {"bm25_rank": None, "bm25": None, "vector_rank": None, "vector": None,
+            "rrf": 0.0, "graph": 0.0, "speaker": 0.0, "context": 0.0}
+
+
+def _add_neighbour_context(scores: dict[str, float], parts, light, weight: float, span: int) -> None:
+    """Conversation context: a transcript turn is lifted ``weight`` of the way towards the best
+    candidate turn at most ``span`` turns away in the same session. Evidence in a conversation
+    comes in exchanges ("What did you make?" / "A stained glass window for a local church"), so a
+    turn beside a strong match is likelier to matter than an isolated weak one. A turn is never
+    lifted above its best neighbour, so a session's best turn keeps its score and transcripts do
+    not gain on prose notes (which are left alone). Measured on LoCoMo (benchmarks/README.md)."""
+    by_page: dict[str, dict[int, str]] = {}
+    for cid in scores:
+        row = light.get(cid)
+        if row and row[1]:  # transcript chunks carry their speakers
+            by_page.setdefault(row[0], {})[row[2]] = cid
+    for turns in by_page.values():
+        if len(turns) < 2:
+            continue
+        for ordinal, cid in turns.items():
+            near = [scores[turns[o]] for o in range(ordinal - span, ordinal + span + 1) if o != ordinal and o in turns]
+            if near and max(near) > scores[cid]:
+                parts[cid]["context"] = round(weight * (max(near) - scores[cid]), 10)
+
+
 def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, per_page: int,
          where: str, args: Sequence[Any]) -> list[Hit]:
     """``where``/``args``: the search's filters as SQL (``_filter_sql``), for pulled-in pages."""
@@ -234,8 +260,7 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
     parts: dict[str, dict[str, Any]] = {}
     for side, ranked, weight in (("bm25", lexical, settings.weight_lexical), ("vector", vector, settings.weight_vector)):
         for rank, (cid, score) in enumerate(ranked, 1):
-            p = parts.setdefault(cid, {"bm25_rank": None, "bm25": None, "vector_rank": None, "vector": None,
-                                       "rrf": 0.0, "graph": 0.0, "speaker": 0.0})
+            p = parts.setdefault(cid, _new_parts())
             p[f"{side}_rank"] = rank
             p[side] = round(score, 6)
             p["rrf"] += weight / (k + rank)
@@ -245,7 +270,7 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
     # said, not about turns where someone else addresses her by name
     if settings.speaker_boost and light:
         named = _query_words(query)
-        for cid, (_, speakers) in light.items():
+        for cid, (_, speakers, _) in light.items():
             if speakers and any(_names_in(s, named) for s in speakers):
                 parts[cid]["speaker"] = settings.speaker_boost
 
@@ -272,12 +297,14 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
             lead = cache.first_chunk(page, where, args)
             if lead is not None:
                 paths[lead.id] = lead.path
-                parts[lead.id] = {"bm25_rank": None, "bm25": None, "vector_rank": None, "vector": None,
-                                  "rrf": 0.0, "graph": round(bonus[page], 8), "speaker": 0.0}
+                parts[lead.id] = {**_new_parts(), "graph": round(bonus[page], 8)}
 
+    scores = {cid: (p["rrf"] + p["graph"]) * (1.0 + p["speaker"]) for cid, p in parts.items() if cid in paths}
+    if settings.neighbour_weight > 0 and settings.neighbour_span > 0:
+        _add_neighbour_context(scores, parts, light, settings.neighbour_weight, settings.neighbour_span)
     # both rankers applied the filters in SQL; what is left is ordering and one hit per page
-    ranked = sorted(((round((p["rrf"] + p["graph"]) * (1.0 + p["speaker"]), 10), cid, p)
-                     for cid, p in parts.items() if cid in paths), key=lambda r: (-r[0], r[1]))
+    ranked = sorted(((round(score + parts[cid]["context"], 10), cid, parts[cid]) for cid, score in scores.items()),
+                    key=lambda r: (-r[0], r[1]))
     chosen = []
     seen: dict[str, int] = {}
     for score, cid, p in ranked:

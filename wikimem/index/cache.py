@@ -85,10 +85,11 @@ class Cache(CacheDir):
         sql = f"SELECT {','.join(CHUNK_COLUMNS)} FROM chunks WHERE id IN ({{marks}})"
         return {row[1]: row_chunk(row) for row in select_in(self.db, sql, dict.fromkeys(ids))}
 
-    def paths_by_id(self, ids: Iterable[str]) -> dict[str, tuple[str, tuple[str, ...]]]:
-        """chunk id -> (page path, speakers): the light row fusion needs for every candidate."""
-        return {cid: (path, tuple(json.loads(speakers or "[]"))) for cid, path, speakers in
-                select_in(self.db, "SELECT id, path, speakers FROM chunks WHERE id IN ({marks})", ids)}
+    def paths_by_id(self, ids: Iterable[str]) -> dict[str, tuple[str, tuple[str, ...], int]]:
+        """chunk id -> (page path, speakers, ordinal in the page): the light row fusion needs for
+        every candidate."""
+        return {cid: (path, tuple(json.loads(speakers or "[]")), ordinal) for cid, path, speakers, ordinal in
+                select_in(self.db, "SELECT id, path, speakers, ord FROM chunks WHERE id IN ({marks})", ids)}
 
     def chunk_count(self) -> int:
         """Exact, without a table scan: the lexical index's row count is kept in ``terms``."""
