@@ -124,7 +124,8 @@ def test_a_buried_sentence_is_found_through_its_passage(make_vault):
     vault.import_transcripts([session])
     report = vault.index()
     assert report.vectors == report.vectors_wanted == report.chunks + 5 and report.coverage == 1.0
-    assert vault.status()["vector_coverage"] == 1.0
+    status = vault.status()
+    assert status["vector_coverage"] == 1.0 and status["passages"] == 5 and status["vectors"] == report.chunks + 5
     assert vault.search("look at my vintage camera", mode="vector", per_page=0).hits[0].blocks == ("D1-1",)
     vault.close()
     whole_only = open_vault(vault.root, embedder="fake", embed_passages="none", speaker_boost=0)

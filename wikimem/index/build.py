@@ -352,7 +352,8 @@ def status(vault) -> dict[str, Any]:
         "state": "interrupted build (next index repairs it)" if meta.get("dirty") else "ok",
         "pages": pages,
         "chunks": chunks,
-        "vectors": vectors,
+        "passages": cache.db.execute("SELECT count(*) FROM passages").fetchone()[0],
+        "vectors": vectors,  # one per chunk and one per passage
         "vector_coverage": round(vectors / wanted, 4) if wanted else 1.0,
         "embedder": meta.get("embedder"),
         "configured_embedder": embedder_name,
