@@ -208,10 +208,17 @@ def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress |
             _delete_chunks(db, path)
         db.executemany("UPDATE files SET size=?, mtime_ns=? WHERE path=?", stat_only)
         db.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", new_files)
-        if full_lexical:  # re-tokenise what was kept (repair after an interrupted build)
+        rewrite_passages = meta.get("passages") != passage_mode  # the setting changed, or a new cache
+        if full_lexical or rewrite_passages:  # redo what was kept (repair, or passages under the new setting)
             kept = [row_chunk(r) for r in db.execute(f"SELECT {','.join(CHUNK_COLUMNS)} FROM chunks")
                     if r[2] not in touched]
-            lexical.add(db, [lexical.row(vector_id(c.id), c) for c in kept])
+            if full_lexical:
+                lexical.add(db, [lexical.row(vector_id(c.id), c) for c in kept])
+            if rewrite_passages:
+                db.execute("DELETE FROM passages")
+                db.executemany(_INSERT_PASSAGE, [row for c in kept
+                                                 for row in _passage_rows(vector_id(c.id), c, passage_mode, key)])
+                cache.set_meta(db, passages=passage_mode)
         done = 0
         frequencies: Counter = Counter()
         for path in changed_notes:
@@ -230,15 +237,12 @@ def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress |
                 lex_rows.append(lexical.row(vid, chunk))
                 passage_rows.extend(_passage_rows(vid, chunk, passage_mode, key))
             db.executemany(f"INSERT OR REPLACE INTO chunks VALUES ({','.join('?' * len(CHUNK_COLUMNS))})", rows)
-            db.executemany("INSERT OR REPLACE INTO passages VALUES (?,?,?,?,?)", passage_rows)
+            db.executemany(_INSERT_PASSAGE, passage_rows)
             lexical.add(db, lex_rows, frequencies)
             done += len(rows)
             if progress and n_new > 2000:
                 progress("indexing", done, n_new)
         lexical.flush(db, frequencies)
-        if meta.get("passages") != passage_mode:  # the setting changed: every chunk's passages follow it
-            _rewrite_passages(db, passage_mode, key)
-            cache.set_meta(db, passages=passage_mode)
         if touched or "speakers" not in meta:  # transcript speakers for speaker-aware search (scanned here, not per query)
             speakers = sorted({s for (row,) in db.execute("SELECT DISTINCT speakers FROM chunks WHERE speakers != '[]'")
                                for s in json.loads(row)})
@@ -278,6 +282,9 @@ def _build(vault, cache: Cache, rebuild: bool, embed: bool, progress: Progress |
     return report
 
 
+_INSERT_PASSAGE = "INSERT OR REPLACE INTO passages VALUES (?,?,?,?,?)"
+
+
 def _delete_chunks(db, path: str) -> None:
     db.execute("DELETE FROM passages WHERE vid IN (SELECT vid FROM chunks WHERE path=?)", (path,))
     db.execute("DELETE FROM chunks WHERE path=?", (path,))
@@ -286,12 +293,6 @@ def _delete_chunks(db, path: str) -> None:
 def _passage_rows(vid: int, chunk: Chunk, mode: str, key: str | None) -> list[tuple]:
     return [(passage_id(chunk.id, i), vid, i, embed_hash(key or "", text), text)
             for i, text in enumerate(passages(chunk, mode))]
-
-
-def _rewrite_passages(db, mode: str, key: str | None) -> None:
-    db.execute("DELETE FROM passages")
-    for row in db.execute(f"SELECT {','.join(CHUNK_COLUMNS)} FROM chunks").fetchall():
-        db.executemany("INSERT OR REPLACE INTO passages VALUES (?,?,?,?,?)", _passage_rows(row[0], row_chunk(row), mode, key))
 
 
 def _file_sha(vault, rel: str) -> str:

@@ -62,7 +62,7 @@ def update_vectors(cache: Cache, embedder, rebuild: bool, touched: bool, embed: 
         with cache.transaction() as db:
             cache.set_meta(db, dirty=False, last_build=time.time())
     else:
-        _save_index(cache, index, key, dirty=False)
+        _save_index(cache, index, key, len(want), dirty=False)
     lap("vectors")
     report.embedded_now = _embed(cache, embedder, index, todo, want, batch, progress, report)
     lap("embedding")
@@ -104,10 +104,10 @@ def _embed(cache: Cache, embedder, index: VectorIndex, todo: list[int], want: di
             if progress:
                 progress("embedding", done, len(hashes))
             if time.monotonic() - last_save > 20:  # commit progress so search sees it and a kill loses little
-                _save_index(cache, index, key)
+                _save_index(cache, index, key, len(want))
                 last_save = time.monotonic()
     finally:
-        _save_index(cache, index, key)
+        _save_index(cache, index, key, len(want))
     return done
 
 
@@ -123,11 +123,12 @@ def _id_signature(ids) -> str:
     return hashlib.sha1(np.asarray(sorted(ids), dtype=np.int64).tobytes()).hexdigest()
 
 
-def _save_index(cache: Cache, index: VectorIndex, key: str, dirty: bool | None = None) -> None:
+def _save_index(cache: Cache, index: VectorIndex, key: str, wanted: int, dirty: bool | None = None) -> None:
     index.save()
     with cache.transaction() as db:
         cache.record_artifact("faiss", cache.faiss_path, db)
-        values = {"vectors": index.ntotal, "vectors_wanted": len(wanted_vectors(db)), "vectors_sig": _id_signature(index.ids().tolist()), "embedder": key}
+        values = {"vectors": index.ntotal, "vectors_wanted": wanted, "vectors_sig": _id_signature(index.ids().tolist()),
+                  "embedder": key}
         if dirty is not None:
             values.update(dirty=dirty, last_build=time.time())
         cache.set_meta(db, **values)

@@ -18,9 +18,10 @@ import hashlib
 import re
 
 from ..model import Chunk, index_clean
+from ..parse.chunk import TURN_HEADER
 from .vectors import vector_id
+
 WINDOW = 2  # sentences per passage
-_TURN = re.compile(r"^\*\*(?P<speaker>[^*\n]{1,80})\*\*(?:\s*\([^)\n]*\))?\s*:\s*", re.M)
 _HEADING_LINE = re.compile(r"^#{1,6}[ \t].*$", re.M)  # the heading path is in the chunk vector already
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；…])\s*")
 
@@ -41,7 +42,7 @@ def passages(chunk: Chunk, mode: str) -> list[str]:
         return []
     out: list[str] = []
     if chunk.speakers:
-        marks = list(_TURN.finditer(chunk.text))
+        marks = list(TURN_HEADER.finditer(chunk.text))
         for i, m in enumerate(marks):
             end = marks[i + 1].start() if i + 1 < len(marks) else len(chunk.text)
             body = " ".join(index_clean(chunk.text[m.end():end]).split())

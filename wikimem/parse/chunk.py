@@ -21,7 +21,7 @@ MAX_CHARS = 800
 
 _SENTENCE_END = re.compile(r"(?:[.!?;](?=\s)|[。！？；…](?!\s*[」』”’）)]))\s*")
 _PROTECTED = re.compile(r"!?\[\[[^\]\n]*\]\]|`[^`\n]*`|\[[^\]\n]*\]\([^)\n]*\)")
-_TURN = re.compile(r"^\*\*(?P<speaker>[^*\n]{1,80})\*\*(?:\s*\((?P<time>[^)\n]*)\))?\s*:", re.M)
+TURN_HEADER = re.compile(r"^\*\*(?P<speaker>[^*\n]{1,80})\*\*(?:\s*\((?P<time>[^)\n]*)\))?\s*:", re.M)
 _BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)[ \t]*$", re.M)
 _ATOMIC = {"fence", "code", "table", "callout", "blockquote", "html"}
 
@@ -213,7 +213,7 @@ class Turn:
 
 
 def transcript_turns(body: str) -> list[Turn]:
-    marks = list(_TURN.finditer(body))
+    marks = list(TURN_HEADER.finditer(body))
     turns: list[Turn] = []
     for i, m in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(body)
