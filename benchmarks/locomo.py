@@ -16,6 +16,7 @@ Data: ../shared/datasets/locomo/locomo10.json (CC BY-NC 4.0, read in place, neve
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import json
 import platform
@@ -118,10 +119,13 @@ def summarise(rows: list[dict]) -> dict:
             "latency_ms": {"p50": round(statistics.median(lat), 1), "p95": round(lat[int(0.95 * len(lat)) - 1], 1)}}
 
 
-def run(args) -> dict[str, list[dict]]:
+def run(args) -> tuple[dict[str, list[dict]], dict]:
+    """Scores per mode, and what the vaults ran with: the effective settings (defaults, config
+    and WIKIMEM_* environment included) and the embedder's identity as stored in the cache."""
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))[: args.limit or None]
     modes = ["lexical", "vector", "hybrid"] if args.mode == "all" else [args.mode]
     rows: dict[str, list[dict]] = {m: [] for m in modes}
+    used: dict = {}
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="wm-locomo-"))
     overrides = {"embedder": args.embedder}
     if args.window:
@@ -137,9 +141,12 @@ def run(args) -> dict[str, list[dict]]:
                 note.unlink()  # the notes are rewritten every run; the cache decides what to re-embed
             root.mkdir(parents=True, exist_ok=True)
             vault = open_vault(root, **overrides)
+            used["settings"] = {k: v for k, v in dataclasses.asdict(vault.settings).items()
+                                if k not in ("embed_api_key", "extra")}
             vault.import_transcripts(sessions_of(sample))
             t = time.perf_counter()
             report = vault.index()
+            used["embedder_identity"] = vault.cache.meta().get("embedder")
             print(f"{sample['sample_id']}: {report.pages} sessions, {report.chunks} chunks, "
                   f"{report.embedded_now} embedded, {time.perf_counter() - t:.1f} s", file=sys.stderr)
             if report.degraded and args.mode != "lexical":
@@ -157,7 +164,7 @@ def run(args) -> dict[str, list[dict]]:
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
-    return rows
+    return rows, used
 
 
 def main() -> None:
@@ -176,11 +183,13 @@ def main() -> None:
     args = ap.parse_args()
     if not Path(args.data).exists():
         sys.exit(f"LoCoMo data not found at {args.data} (pass --data)")
-    rows = run(args)
+    rows, used = run(args)
     for mode, mode_rows in rows.items():
-        result = {"benchmark": "locomo10", "wikimem": __version__, "embedder": args.embedder, "mode": mode,
+        result = {"benchmark": "locomo10", "wikimem": __version__, "embedder": args.embedder,
+                  "embedder_identity": used.get("embedder_identity"), "mode": mode,
                   "machine": f"{platform.machine()}, {__import__('os').cpu_count()} cpus, Python {platform.python_version()}",
-                  "settings": {k: v for k, v in vars(args).items() if k not in ("out", "data")},
+                  "arguments": {k: v for k, v in vars(args).items() if k not in ("out", "data")},
+                  "settings": used.get("settings", {}),
                   "chunks_per_query": CHUNKS_PER_QUERY, **summarise(mode_rows)}
         args.out.mkdir(parents=True, exist_ok=True)
         suffix = "" if not (args.limit or args.questions) else "-subset"
