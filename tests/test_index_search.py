@@ -26,7 +26,7 @@ def test_hybrid_hits_carry_everything(vault):
     top = result.hits[0]
     assert top.path == "entities/Gamma.md" and top.title == "Gamma" and top.heading_path == ("Gamma",)
     assert "electromagnetic" in top.text and top.found_by[0] in ("lexical", "vector")
-    assert set(top.components) == {"bm25_rank", "bm25", "vector_rank", "vector", "rrf", "graph", "speaker", "context"}
+    assert set(top.components) == {"bm25_rank", "bm25", "vector_rank", "vector", "fused", "graph", "speaker", "context"}
     assert top.uri == "obsidian://open?vault=vault&file=entities%2FGamma"
     assert result.degraded == () and result.coverage == 1.0
     assert len({h.path for h in result.hits}) == len(result.hits)  # one hit per page
@@ -153,3 +153,32 @@ def test_analyzer_stems_english_only():
     from wikimem.index.analysis import tokens
     assert tokens("The kids were painting") == ["kid", "paint"]
     assert tokens("Zürich naïve 2026 中文分词") == ["zürich", "naïve", "2026", "中文", "分词"]
+
+
+def test_fusion_shares():
+    from wikimem.config import Settings
+    from wikimem.search import _fusion_scores
+    ranked = [("a", 12.0), ("b", 9.0), ("c", 4.0)]
+    assert _fusion_scores(ranked, Settings(fusion="convex")) == [1.0, 0.625, 0.0]  # min-max over the list
+    assert _fusion_scores(ranked, Settings(fusion="convex"), floor=0.0) == [1.0, 0.75, 4 / 12]  # BM25: score / best
+    assert _fusion_scores([("a", 0.8)], Settings(fusion="convex")) == [1.0]  # a lone candidate is the best
+    assert _fusion_scores([("a", 3.0), ("b", 3.0)], Settings(fusion="convex")) == [1.0, 1.0]
+    assert _fusion_scores([], Settings(fusion="convex")) == []
+    assert _fusion_scores(ranked, Settings(fusion="rrf", rrf_k=60)) == [1 / 61, 1 / 62, 1 / 63]
+
+
+def test_both_fusions_rank_the_obvious_answer_first(make_vault):
+    root = make_vault({"notes/Leiden.md": "# Leiden\n\nThe Leiden algorithm guarantees connected communities.\n",
+                       "notes/Cats.md": "# Cats\n\nCats sleep most of the day.\n",
+                       "notes/Dogs.md": "# Dogs\n\nDogs like walks and fetch.\n"})
+    for fusion in ("convex", "rrf"):
+        vault = open_vault(root, embedder="fake", fusion=fusion)
+        hits = vault.search("Leiden connected communities").hits
+        assert hits[0].path == "notes/Leiden.md" and hits[0].components["fused"] > 0
+        vault.close()
+
+
+def test_unknown_fusion_is_a_config_error(make_vault):
+    from wikimem.errors import ConfigError
+    with pytest.raises(ConfigError, match="fusion"):
+        open_vault(make_vault({"a.md": "# A\n"}), fusion="borda")

@@ -180,3 +180,24 @@ def test_neighbour_context_reorders_real_search(make_vault):
     assert hits["D1-2"].score <= hits["D1-1"].score
     plain = open_vault(vault.root, embedder="fake", speaker_boost=0, transcript_context=0, neighbour_weight=0)
     assert all(h.components["context"] == 0 for h in plain.search("local church", per_page=0).hits)
+
+
+def test_the_speaker_boost_multiplies_the_lifted_score(make_vault):
+    """The lift is computed from unboosted scores (which exchange matters); the boost then picks
+    the named speaker's turns within it. Boosting first would lift the other speaker's replies."""
+    session = Session(title="Cyrus and Dina, session 1", number=1, participants=("Cyrus", "Dina"), turns=[
+        Turn("Dina", "What did you make for the local church?", "D1:1"),
+        Turn("Cyrus", "A stained glass window, it took weeks.", "D1:2"),
+        Turn("Dina", "Nice.", "D1:3"),
+    ])
+    vault = open_vault(make_vault({"index.md": "# Index\n"}), embedder="fake", transcript_context=0)
+    vault.import_transcripts([session])
+    vault.index()
+    hits = {h.blocks[0]: h for h in vault.search("what did Cyrus make for the local church", per_page=0).hits if h.blocks}
+    question, answer, reply = hits["D1-1"], hits["D1-2"], hits["D1-3"]
+    assert answer.components["speaker"] == 0.5 and question.components["speaker"] == 0.0
+    base = {k: h.components["fused"] + h.components["graph"] for k, h in hits.items()}
+    for key, hit in hits.items():
+        assert hit.score == pytest.approx((base[key] + hit.components["context"]) * (1 + hit.components["speaker"]), abs=1e-6)
+    best = max(base.values())
+    assert reply.components["context"] == pytest.approx(0.5 * (best - base["D1-3"]), abs=1e-6)

@@ -35,6 +35,7 @@ class Settings:
     transcript_stride: int = 1  # turns to advance between chunks (< window: overlapping chunks)
     transcript_context: int = 1  # earlier turns indexed and embedded with a chunk (not shown)
     embed_passages: str = "transcripts"  # also embed sentence pairs: transcripts | all | none (passages.py)
+    fusion: str = "convex"  # how the two ranked lists combine: convex | rrf (search.py, _fusion_scores)
     rrf_k: int = 60
     weight_lexical: float = 1.0
     weight_vector: float = 1.0
@@ -53,6 +54,7 @@ class Settings:
 
 
 PASSAGE_MODES = ("transcripts", "all", "none")  # see index/passages.py
+FUSIONS = ("convex", "rrf")  # see search.py
 _FIELDS = {f.name: f for f in fields(Settings) if f.name != "extra"}
 
 
@@ -96,4 +98,6 @@ def load_settings(vault_root: Path | None, overrides: Mapping[str, Any] | None =
         raise ConfigError("chunk_min must be positive and not above chunk_max")
     if settings.embed_passages not in PASSAGE_MODES:
         raise ConfigError(f"embed_passages must be one of {', '.join(PASSAGE_MODES)}, got {settings.embed_passages!r}")
+    if settings.fusion not in FUSIONS:
+        raise ConfigError(f"fusion must be one of {', '.join(FUSIONS)}, got {settings.fusion!r}")
     return settings

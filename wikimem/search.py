@@ -228,7 +228,29 @@ def _names_in(speaker: str, words: set[str]) -> bool:
 
 def _new_parts() -> dict[str, Any]:
     return {"bm25_rank": None, "bm25": None, "vector_rank": None, "vector": None,
-            "rrf": 0.0, "graph": 0.0, "speaker": 0.0, "context": 0.0}
+            "fused": 0.0, "graph": 0.0, "speaker": 0.0, "context": 0.0}
+
+
+def _fusion_scores(ranked: Sequence[tuple[str, float]], settings, floor: float | None = None) -> list[float]:
+    """Each candidate's share from one ranker, before that ranker's weight.
+
+    ``rrf``: ``1 / (rrf_k + rank)``, scale-free. ``convex`` (the default): the ranker's own score
+    rescaled so its best candidate gets 1 and ``floor`` gets 0; a candidate the ranker did not
+    return gets 0. BM25 has a natural floor (0: no match), so its share is ``score / best`` and
+    does not depend on how many candidates were fetched; cosine has none (multilingual-e5's
+    cosines crowd into 0.7-0.9), so the vector side is min-max scaled over its candidate list
+    (``floor=None``). Rank fusion throws away how far apart the scores are: a turn whose cosine
+    stands well clear of the rest but which BM25 misses ranks no better than one found mid-list by
+    both (Bruch et al., "An analysis of fusion functions for hybrid retrieval", 2023). Measured on
+    LoCoMo and the held-aside set in benchmarks/README.md."""
+    if settings.fusion == "rrf":
+        return [1.0 / (settings.rrf_k + rank) for rank in range(1, len(ranked) + 1)]
+    if not ranked:
+        return []
+    scores = [score for _, score in ranked]
+    low = min(scores) if floor is None else min(floor, min(scores))
+    spread = max(scores) - low
+    return [(score - low) / spread if spread > 0 else 1.0 for score in scores]
 
 
 def _add_neighbour_context(scores: dict[str, float], parts, light, weight: float, span: int) -> None:
@@ -236,7 +258,8 @@ def _add_neighbour_context(scores: dict[str, float], parts, light, weight: float
     candidate turn at most ``span`` turns away in the same session. Evidence in a conversation
     comes in exchanges ("What did you make?" / "A stained glass window for a local church"), so a
     turn beside a strong match is likelier to matter than an isolated weak one. A turn is never
-    lifted above its best neighbour, so a session's best turn keeps its score and transcripts do
+    lifted above its best neighbour (the speaker boost is applied after), so a session's best turn
+    keeps its score and transcripts do
     not gain on prose notes (which are left alone). Measured on LoCoMo (benchmarks/README.md)."""
     by_page: dict[str, dict[int, str]] = {}
     for cid in scores:
@@ -256,14 +279,15 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
          where: str, args: Sequence[Any]) -> list[Hit]:
     """``where``/``args``: the search's filters as SQL (``_filter_sql``), for pulled-in pages."""
     cache = vault.cache
-    k = settings.rrf_k
     parts: dict[str, dict[str, Any]] = {}
-    for side, ranked, weight in (("bm25", lexical, settings.weight_lexical), ("vector", vector, settings.weight_vector)):
-        for rank, (cid, score) in enumerate(ranked, 1):
+    for side, ranked, weight, floor in (("bm25", lexical, settings.weight_lexical, 0.0),
+                                        ("vector", vector, settings.weight_vector, None)):
+        contributions = _fusion_scores(ranked, settings, floor)
+        for rank, ((cid, score), share) in enumerate(zip(ranked, contributions), 1):
             p = parts.setdefault(cid, _new_parts())
             p[f"{side}_rank"] = rank
             p[side] = round(score, 6)
-            p["rrf"] += weight / (k + rank)
+            p["fused"] += weight * share
     light = cache.paths_by_id(parts)  # light rows: full chunks are read for the final hits only
     paths = {cid: row[0] for cid, row in light.items()}
     # speaker-aware ranking for transcripts: "what did Caroline research?" is about what Caroline
@@ -281,7 +305,7 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
         page_best: dict[str, float] = {}
         for cid, p in parts.items():
             if cid in paths:
-                page_best[paths[cid]] = max(page_best.get(paths[cid], 0.0), p["rrf"])
+                page_best[paths[cid]] = max(page_best.get(paths[cid], 0.0), p["fused"])
         top = sorted(page_best.items(), key=lambda kv: (-kv[1], kv[0]))[:GRAPH_TOP_PAGES]
         bonus: dict[str, float] = {}
         strength: dict[str, float] = {}
@@ -299,12 +323,13 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
                 paths[lead.id] = lead.path
                 parts[lead.id] = {**_new_parts(), "graph": round(bonus[page], 8)}
 
-    scores = {cid: (p["rrf"] + p["graph"]) * (1.0 + p["speaker"]) for cid, p in parts.items() if cid in paths}
+    scores = {cid: p["fused"] + p["graph"] for cid, p in parts.items() if cid in paths}
     if settings.neighbour_weight > 0 and settings.neighbour_span > 0:
         _add_neighbour_context(scores, parts, light, settings.neighbour_weight, settings.neighbour_span)
-    # both rankers applied the filters in SQL; what is left is ordering and one hit per page
-    ranked = sorted(((round(score + parts[cid]["context"], 10), cid, parts[cid]) for cid, score in scores.items()),
-                    key=lambda r: (-r[0], r[1]))
+    # the speaker boost comes last: the lift says which exchange is relevant, the boost which of
+    # its turns the named person spoke (boosting first lifts the other speaker's replies with it)
+    ranked = sorted(((round((score + parts[cid]["context"]) * (1.0 + parts[cid]["speaker"]), 10), cid, parts[cid])
+                     for cid, score in scores.items()), key=lambda r: (-r[0], r[1]))
     chosen = []
     seen: dict[str, int] = {}
     for score, cid, p in ranked:
