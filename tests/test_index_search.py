@@ -182,3 +182,22 @@ def test_unknown_fusion_is_a_config_error(make_vault):
     from wikimem.errors import ConfigError
     with pytest.raises(ConfigError, match="fusion"):
         open_vault(make_vault({"a.md": "# A\n"}), fusion="borda")
+
+
+def test_vector_search_is_exact_and_leaves_the_thread_setting_alone(tmp_path):
+    import faiss
+    import numpy as np
+
+    from wikimem.index.vectors import VectorIndex
+    rng = np.random.default_rng(1)
+    vectors = rng.standard_normal((300, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = VectorIndex(tmp_path / "v.faiss", 8)
+    index.add(list(range(1000, 1300)), vectors)
+    before = faiss.omp_get_max_threads()
+    hits = index.search(vectors[7], 5)
+    assert faiss.omp_get_max_threads() == before  # search runs on one thread, then restores the setting
+    expected = np.argsort(-(vectors @ vectors[7]))[:5] + 1000
+    assert [i for i, _ in hits] == list(expected) and hits[0] == (1007, pytest.approx(1.0, abs=1e-5))
+    assert [i for i, _ in index.search(vectors[7], 3, allowed=[1001, 1002])] == sorted(
+        [1001, 1002], key=lambda i: -float(vectors[i - 1000] @ vectors[7]))

@@ -121,19 +121,8 @@ def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: 
     if not filtered and not include_superseded:  # few rows: over-fetch and drop them instead of a join
         excluded = {r[0] for r in cache.db.execute("SELECT vid FROM chunks WHERE status='superseded'")}
 
-    lexical: list[tuple[str, float]] = []
-    lexical_job = None
-    if mode in ("hybrid", "lexical"):
-        # BM25 runs in SQLite (which releases the GIL) on its own connection while the query is
-        # embedded and FAISS searched here: the two sides overlap instead of adding up.
-        def run_lexical():
-            return lexical_index.search(cache.reader(), query, n, where if filtered else "",
-                                        args if filtered else (), exclude=excluded)
-        lexical_job = _pool().submit(run_lexical) if mode == "hybrid" else None
-        if lexical_job is None:
-            lexical = run_lexical()
-
     vector: list[tuple[str, float]] = []
+    ready = None  # (index, query vector, allowed ids) once the vector side can run
     if mode in ("hybrid", "vector"):
         embedder = cache.embedder()
         meta = cache.meta()
@@ -154,10 +143,26 @@ def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: 
                 allowed = [r[0] for r in cache.db.execute(f"SELECT c.vid FROM chunks c WHERE 1=1 {where}", args)]
                 allowed += [r[0] for r in cache.db.execute(
                     f"SELECT p.pid FROM passages p JOIN chunks c ON c.vid = p.vid WHERE 1=1 {where}", args)]
-            qvec = embedder.embed_query(_vector_query(query, meta.get("speakers"), settings))
-            raw = _vector_ranking(cache, index, qvec, n, excluded, allowed)
-            ids = cache.chunk_ids_by_vid(v for v, _ in raw)
-            vector = [(ids[v], s) for v, s in raw if v in ids]
+            # embedded before BM25 starts: the model uses every core, and sharing them made both slower
+            ready = (index, embedder.embed_query(_vector_query(query, meta.get("speakers"), settings)), allowed)
+
+    lexical: list[tuple[str, float]] = []
+    lexical_job = None
+    if mode in ("hybrid", "lexical"):
+        def run_lexical():
+            return lexical_index.search(cache.reader(), query, n, where if filtered else "",
+                                        args if filtered else (), exclude=excluded)
+        if ready is not None:
+            # BM25 runs in SQLite (which releases the GIL) on its own connection while FAISS
+            # searches here on one thread: the two sides overlap instead of adding up
+            lexical_job = _pool().submit(run_lexical)
+        else:
+            lexical = run_lexical()
+    if ready is not None:
+        index, qvec, allowed = ready
+        raw = _vector_ranking(cache, index, qvec, n, excluded, allowed)
+        ids = cache.chunk_ids_by_vid(v for v, _ in raw)
+        vector = [(ids[v], s) for v, s in raw if v in ids]
     if lexical_job is not None:
         lexical = lexical_job.result()
     if mode == "lexical":

@@ -77,7 +77,16 @@ class VectorIndex:
             if not len(allowed):
                 return []
             params = self.faiss.SearchParameters(sel=self.faiss.IDSelectorBatch(np.asarray(allowed, dtype=np.int64)))
-        scores, ids = self.index.search(q, min(k, self.ntotal), params=params)
+        # One query is one thread's work: FAISS's OpenMP split of a single flat-index query costs
+        # more than it saves on two cores, and it would fight the BM25 thread that runs alongside
+        # (97.7k vectors: 15 ms on one thread, 23 ms on two; benchmarks/README.md). The setting is
+        # the calling thread's own, so embedding and bulk adds keep every core.
+        threads = self.faiss.omp_get_max_threads()
+        self.faiss.omp_set_num_threads(1)
+        try:
+            scores, ids = self.index.search(q, min(k, self.ntotal), params=params)
+        finally:
+            self.faiss.omp_set_num_threads(threads)
         hits = [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]
         hits.sort(key=lambda h: (-round(h[1], 6), h[0]))
         return hits
