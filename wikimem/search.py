@@ -263,9 +263,9 @@ def _add_neighbour_context(scores: dict[str, float], parts, light, weight: float
     candidate turn at most ``span`` turns away in the same session. Evidence in a conversation
     comes in exchanges ("What did you make?" / "A stained glass window for a local church"), so a
     turn beside a strong match is likelier to matter than an isolated weak one. A turn is never
-    lifted above its best neighbour (the speaker boost is applied after), so a session's best turn
-    keeps its score and transcripts do
-    not gain on prose notes (which are left alone). Measured on LoCoMo (benchmarks/README.md)."""
+    lifted above its best neighbour (the speaker boost comes after, in ``fuse``), so a session's
+    best turn keeps its score and transcripts do not gain on prose notes (which are left alone).
+    Measured on LoCoMo (benchmarks/README.md)."""
     by_page: dict[str, dict[int, str]] = {}
     for cid in scores:
         row = light.get(cid)
