@@ -18,7 +18,7 @@ import hashlib
 import re
 
 from ..model import Chunk, index_clean
-from ..parse.chunk import TURN_HEADER
+from ..parse.chunk import transcript_turns
 from .vectors import vector_id
 
 WINDOW = 2  # sentences per passage
@@ -42,11 +42,9 @@ def passages(chunk: Chunk, mode: str) -> list[str]:
         return []
     out: list[str] = []
     if chunk.speakers:
-        marks = list(TURN_HEADER.finditer(chunk.text))
-        for i, m in enumerate(marks):
-            end = marks[i + 1].start() if i + 1 < len(marks) else len(chunk.text)
-            body = " ".join(index_clean(chunk.text[m.end():end]).split())
-            out.extend(f"{m.group('speaker').strip()}: {w}" for w in _windows(sentences(body)))
+        for turn in transcript_turns(chunk.text):
+            body = " ".join(index_clean(chunk.text[turn.said:turn.end]).split())
+            out.extend(f"{turn.speaker}: {w}" for w in _windows(sentences(body)))
     if not out:
         body = " ".join(index_clean(_HEADING_LINE.sub("", chunk.text)).split())
         out = [f"{chunk.title}: {w}" for w in _windows(sentences(body))]

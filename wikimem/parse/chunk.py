@@ -21,7 +21,7 @@ MAX_CHARS = 800
 
 _SENTENCE_END = re.compile(r"(?:[.!?;](?=\s)|[。！？；…](?!\s*[」』”’）)]))\s*")
 _PROTECTED = re.compile(r"!?\[\[[^\]\n]*\]\]|`[^`\n]*`|\[[^\]\n]*\]\([^)\n]*\)")
-TURN_HEADER = re.compile(r"^\*\*(?P<speaker>[^*\n]{1,80})\*\*(?:\s*\((?P<time>[^)\n]*)\))?\s*:", re.M)
+_TURN = re.compile(r"^\*\*(?P<speaker>[^*\n]{1,80})\*\*(?:\s*\((?P<time>[^)\n]*)\))?\s*:", re.M)
 _BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)[ \t]*$", re.M)
 _ATOMIC = {"fence", "code", "table", "callout", "blockquote", "html"}
 
@@ -207,20 +207,21 @@ def _replace_text(chunk: Chunk, body: str, end: int) -> Chunk:
 class Turn:
     speaker: str
     time: str | None
-    start: int
+    start: int  # where the "**Speaker** (time):" header begins
     end: int
     block: str | None
+    said: int  # where the spoken text begins, after the header
 
 
 def transcript_turns(body: str) -> list[Turn]:
-    marks = list(TURN_HEADER.finditer(body))
+    marks = list(_TURN.finditer(body))
     turns: list[Turn] = []
     for i, m in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(body)
         segment = body[m.start():end]
         block = _BLOCK_ID.search(segment)
         turns.append(Turn(m.group("speaker").strip(), m.group("time"), m.start(), end,
-                          block.group(1) if block else None))
+                          block.group(1) if block else None, m.end()))
     return turns
 
 
