@@ -176,6 +176,24 @@ class Vault:
         self.files.write_note(rel, text, expected_sha256=expected_sha256, newline=newline, bom=bom)
         return self.parse_file(rel)
 
+    # -- the one writer path and knowledge operations (wikimem.knowledge) --------------------
+    def write_page(self, rel: str, text: str, *, expected_sha256: str | None = None, reason: str = "write",
+                   check_similar: bool = True):
+        """Secret-scanned, atomic, conflict-checked, logged write that updates the cache -> WriteResult."""
+        from .knowledge.writer import write_page
+        return write_page(self, rel, text, expected_sha256=expected_sha256, reason=reason,
+                          check_similar=check_similar)
+
+    def append_log(self, operation: str, detail: str) -> str:
+        """Append one dated line to log.md; returns the line."""
+        from .knowledge.writer import append_log
+        return append_log(self, operation, detail)
+
+    def add_to_index(self, rel: str, summary: str = "") -> bool:
+        """Link ``rel`` under its type's section of index.md (idempotent); returns whether added."""
+        from .knowledge.writer import add_to_index
+        return add_to_index(self, rel, summary)
+
     # -- index and search (wikimem.index) --------------------------------------------------
     @property
     def cache(self):

@@ -1,0 +1,270 @@
+"""The one writer path: every note wikimem writes goes through ``write_page``.
+
+Order matters and is the point of this module: refuse raw/ and escaping paths, scan for secrets
+(an error-severity finding writes nothing), look for very similar active pages (supersede
+candidates), write atomically with a conflict check, log the write in ``log.md``, then bring the
+cache up to date for that page. The write is the commitment: a failure after it (log, cache) is
+reported as a warning in the result, never as an exception that would hide a write that happened.
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import inspect
+import logging
+import re
+import threading
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Callable, Iterator
+
+from ..errors import ConflictError, NoteReadError, ReadOnlyError, UsageError, WikimemError
+from ..parse import parse_page
+from ..vault.files import NOTE_SUFFIXES, is_raw_path
+from . import secrets
+
+log = logging.getLogger(__name__)
+
+LOG_FILE = "log.md"
+INDEX_FILE = "index.md"
+INDEX_SECTIONS = {"entity": "Entities", "concept": "Concepts", "comparison": "Comparisons", "query": "Queries",
+                  "source": "Sources", "memory": "Memories", "note": "Notes"}
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What a write did. ``similar``: active pages of the same type whose content is very similar
+    to what was written, as (path, similarity), most similar first: supersede candidates."""
+
+    path: str
+    sha256: str
+    created: bool
+    warnings: list[str] = field(default_factory=list)
+    similar: list[tuple[str, float]] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "sha256": self.sha256, "created": self.created, "warnings": list(self.warnings),
+                "similar": [{"path": p, "similarity": round(s, 4)} for p, s in self.similar]}
+
+
+def _norm_rel(rel: str) -> str:
+    rel = rel.replace("\\", "/")
+    while rel.startswith("./"):
+        rel = rel[2:]
+    return rel
+
+
+def _check_target(v, rel: str) -> None:
+    if is_raw_path(rel):
+        raise ReadOnlyError(f"{rel}: raw/ sources are immutable; wikimem never modifies them")
+    v.files.abspath(rel)  # PathEscapeError for .., absolute paths and symlinks out of the vault
+    if not rel.lower().endswith(NOTE_SUFFIXES):
+        raise UsageError(f"{rel}: wikimem only writes Markdown notes (.md)")
+
+
+def write_page(v, rel: str, text: str, *, expected_sha256: str | None = None, reason: str = "write",
+               check_similar: bool = True) -> WriteResult:
+    """Create (``expected_sha256=None``) or replace a note; see the module docstring for the steps."""
+    rel = _norm_rel(rel)
+    _check_target(v, rel)
+    warnings = [secrets.warning_text(rel, f) for f in secrets.check(text, rel)]
+    newline, bom = "\n", False
+    if expected_sha256 is not None:
+        note = v.files.read_note(rel)
+        if note.sha256 != expected_sha256:
+            raise ConflictError(f"{rel}: file changed on disk since it was read; not overwriting "
+                                "(re-read it and apply the change again)")
+        newline, bom = note.newline, note.bom
+    similar: list[tuple[str, float]] = []
+    if check_similar:
+        similar = _similar(v, rel, text, warnings)
+    sha = v.files.write_note(rel, text, expected_sha256=expected_sha256, newline=newline, bom=bom)
+    log.info("wrote %s (%s)", rel, reason)
+    try:
+        append_log(v, reason, rel)
+    except WikimemError as exc:
+        warnings.append(f"{LOG_FILE} not updated: {exc}")
+    warning = refresh_cache(v, [rel, LOG_FILE])
+    if warning:
+        warnings.append(warning)
+    return WriteResult(rel, sha, expected_sha256 is None, warnings, similar)
+
+
+def _similar(v, rel: str, text: str, warnings: list[str]) -> list[tuple[str, float]]:
+    from .similarity import supersede_candidates
+    try:
+        return supersede_candidates(v, rel, text)
+    except WikimemError as exc:  # similarity is advice: never stop a write for it
+        warnings.append(f"similar pages not checked: {exc}")
+        return []
+
+
+def _index_accepts_paths(v) -> bool:
+    try:
+        return "paths" in inspect.signature(v.index).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def refresh_cache(v, paths: list[str]) -> str | None:
+    """Update the cache for ``paths`` (a full incremental scan until per-path builds exist).
+    Returns a warning instead of raising: the vault is the truth and the write already happened."""
+    try:
+        if _index_accepts_paths(v):
+            v.index(paths=sorted(set(paths)))
+        else:
+            v.index()
+    except Exception as exc:  # noqa: BLE001 - the cache is disposable; the user reruns `wikimem index`
+        log.debug("cache update failed", exc_info=True)
+        return f"cache not updated ({exc}); run `wikimem index` to bring search up to date"
+    return None
+
+
+# -- log.md ------------------------------------------------------------------------------------
+def _template(name: str) -> str:
+    return resources.files("wikimem.vault_template").joinpath(name).read_text(encoding="utf-8")
+
+
+_THREAD_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _edit_lock(v) -> Iterator[None]:
+    """Serialise read-modify-write of shared notes (log.md, index.md) between threads and
+    processes: the conflict check alone has a window between its check and the rename, and two
+    appends racing through it would lose a line. The lock file lives in the cache folder."""
+    with _THREAD_LOCK:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows: the conflict check and one retry remain
+            yield
+            return
+        folder = v.root / ".wikimem"
+        folder.mkdir(exist_ok=True)
+        with open(folder / "notes.lock", "a+b") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _edit_note(v, rel: str, edit: Callable[[str], str | None]) -> bool:
+    """Read ``rel`` (or its vault template when missing), apply ``edit`` to the LF text and write
+    it back conflict-checked under ``_edit_lock``; a change by a program that does not take the
+    lock (an editor) is retried once. ``edit`` returning None means no change. Returns whether
+    anything was written."""
+    with _edit_lock(v):
+        return _edit_note_locked(v, rel, edit)
+
+
+def _edit_note_locked(v, rel: str, edit: Callable[[str], str | None]) -> bool:
+    for attempt in (1, 2):
+        try:
+            note = v.files.read_note(rel)
+            text, sha, newline, bom = note.text.replace("\r\n", "\n"), note.sha256, note.newline, note.bom
+        except NoteReadError as exc:
+            if exc.kind != "unreadable" or v.files.abspath(rel).exists():
+                raise
+            text, sha, newline, bom = _template(rel), None, "\n", False
+        new = edit(text)
+        if new is None:
+            return False
+        try:
+            v.files.write_note(rel, new, expected_sha256=sha, newline=newline, bom=bom)
+            return True
+        except ConflictError:
+            if attempt == 2:
+                raise
+            log.info("%s changed while being updated; retrying once", rel)
+    return False  # pragma: no cover
+
+
+def log_line(operation: str, detail: str, now: _dt.datetime | None = None) -> str:
+    now = now or _dt.datetime.now()
+    detail = " ".join(detail.split())
+    return f"- {now:%Y-%m-%d %H:%M} · {operation} · {detail}"
+
+
+def append_log(v, operation: str, detail: str) -> str:
+    """Append one dated line to log.md (created from the vault template when missing)."""
+    line = log_line(operation, detail)
+    secrets.check(line, LOG_FILE)
+
+    def add(text: str) -> str:
+        if text and not text.endswith("\n"):
+            text += "\n"
+        return text + line + "\n"
+
+    _edit_note(v, LOG_FILE, add)
+    return line
+
+
+# -- index.md ----------------------------------------------------------------------------------
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
+
+
+def _link_for(rel: str, title: str) -> str:
+    stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    if title.strip().casefold() == stem.casefold():
+        return f"[[{stem}]]"
+    return f"[[{rel.rsplit('.', 1)[0]}|{title}]]"
+
+
+def _already_linked(index_text: str, rel: str, title: str) -> bool:
+    page = parse_page(INDEX_FILE, index_text, "")
+    no_ext = rel.rsplit(".", 1)[0]
+    names = {rel.casefold(), no_ext.casefold(), no_ext.rsplit("/", 1)[-1].casefold()}
+    for link in page.links:
+        target = link.target.strip().replace("\\", "/").casefold()
+        if target in names or target.removesuffix(".md") in names:
+            return True
+    return False
+
+
+def insert_in_section(text: str, section: str, line: str) -> str:
+    """Put ``line`` after the last list item of ``## section`` (the section is created at the
+    end when missing)."""
+    lines = text.split("\n")
+    start = None
+    for i, l in enumerate(lines):
+        m = _HEADING.match(l)
+        if m and len(m.group(1)) == 2 and m.group(2).strip().casefold() == section.casefold():
+            start = i
+            break
+    if start is None:
+        while lines and lines[-1] == "":
+            lines.pop()
+        return "\n".join(lines + ["", f"## {section}", "", line]) + "\n"
+    end = len(lines)
+    for j in range(start + 1, len(lines)):
+        m = _HEADING.match(lines[j])
+        if m and len(m.group(1)) <= 2:
+            end = j
+            break
+    items = [j for j in range(start + 1, end) if lines[j].lstrip().startswith(("- ", "* "))]
+    if items:
+        lines.insert(items[-1] + 1, line)
+    else:  # empty section (or prose only): heading, blank, [prose, blank,] item, blank, next heading
+        body = "\n".join(lines[start + 1:end]).strip("\n")
+        block = [""] + (body.split("\n") + [""] if body else []) + [line] + ([""] if end < len(lines) else [])
+        lines[start + 1:end] = block
+    return "\n".join(lines)
+
+
+def add_to_index(v, rel: str, summary: str = "") -> bool:
+    """Add ``- [[Title]] — summary`` for ``rel`` under its type's section of index.md. Idempotent:
+    a page already linked anywhere in index.md is left alone. Returns whether a line was added."""
+    rel = _norm_rel(rel)
+    page = v.parse_file(rel)
+    section = INDEX_SECTIONS.get(page.type, "Notes")
+    summary = " ".join(summary.split())
+    line = f"- {_link_for(rel, page.title)}" + (f" — {summary}" if summary else "")
+    secrets.check(line, INDEX_FILE)
+
+    def add(text: str) -> str | None:
+        if _already_linked(text, rel, page.title):
+            return None
+        return insert_in_section(text, section, line)
+
+    return _edit_note(v, INDEX_FILE, add)
