@@ -170,7 +170,7 @@ def test_failure_midway_leaves_a_repairable_cache(built, monkeypatch):
 
     def boom(*args, **kwargs):
         raise RuntimeError("power cut")
-    monkeypatch.setattr(build_mod, "_update_vectors", boom)
+    monkeypatch.setattr(build_mod, "sync_vectors", boom)
     with pytest.raises(RuntimeError):
         vault.index()
     monkeypatch.undo()
@@ -210,20 +210,76 @@ def test_kill_9_during_build_is_repaired(make_vault, tmp_path):
     assert kills >= 2, "the builds finished before they could be killed; the test proved nothing"
 
 
+_HOLD_LOCK = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
+fcntl.flock(fd, fcntl.LOCK_EX)
+os.ftruncate(fd, 0); os.pwrite(fd, str(os.getpid()).encode(), 0)
+print("held", flush=True)
+time.sleep(30)
+"""
+
+
 def test_live_lock_fails_fast_and_stale_lock_is_taken_over(built):
     vault, _ = built
     lock = vault.root / ".wikimem" / "lock"
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD_LOCK, str(lock)], stdout=subprocess.PIPE, text=True)
     try:
-        lock.write_text(str(sleeper.pid))
-        with pytest.raises(LockError, match=f"pid {sleeper.pid}"):
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(LockError, match=f"pid {holder.pid}"):
             vault.index()
         assert vault.search("radiation").hits  # readers never block on the writer
     finally:
-        sleeper.kill()
-        sleeper.wait()
-    lock.write_text(str(sleeper.pid))  # now dead: stale
-    assert vault.index().pages == len(BASE) and not lock.exists()
+        holder.kill()
+        holder.wait()
+    # the holder died without cleaning up: its pid is still in the file, but the kernel released
+    # the lock, so the next writer goes ahead (and a reused pid could never keep the vault locked)
+    assert lock.read_text().strip() == str(holder.pid)
+    assert vault.index().pages == len(BASE)
+    assert vault.cache.lock_holder() is None
+
+
+_RACE = r"""
+import fcntl, json, os, sys, time
+from wikimem.api import open_vault
+vault = open_vault(sys.argv[1], embedder="none")
+log = sys.argv[2]
+start = float(sys.argv[3])
+while time.time() < start:
+    time.sleep(0.001)
+try:
+    with vault.cache.writer_lock(wait=20):
+        with open(log, "a") as fh:
+            fh.write(f"in {os.getpid()} {time.monotonic()}\n")
+        time.sleep(0.05)
+        with open(log, "a") as fh:
+            fh.write(f"out {os.getpid()} {time.monotonic()}\n")
+except Exception as exc:
+    print(type(exc).__name__, exc)
+"""
+
+
+@pytest.mark.parametrize("stale", [False, True])
+def test_lock_race_never_lets_two_writers_in(make_vault, tmp_path, stale):
+    """Several processes started together: at any moment at most one holds the writer lock."""
+    root = make_vault({"a.md": "# A\n"})
+    (root / ".wikimem").mkdir()
+    if stale:
+        (root / ".wikimem" / "lock").write_text("999999")  # a dead writer's pid
+    log = tmp_path / "lock.log"
+    start = time.time() + 1.0
+    procs = [subprocess.Popen([sys.executable, "-c", _RACE, str(root), str(log), str(start)]) for _ in range(4)]
+    for p in procs:
+        p.wait(timeout=60)
+    events = log.read_text().split("\n")
+    inside = 0
+    entered = 0
+    for line in filter(None, events):
+        kind = line.split()[0]
+        inside += 1 if kind == "in" else -1
+        entered += kind == "in"
+        assert inside <= 1, "two writers held the lock at once"
+    assert entered == 4
 
 
 def test_concurrent_builds_do_not_corrupt(built):

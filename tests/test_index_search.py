@@ -157,7 +157,7 @@ def test_analyzer_stems_english_only():
 
 def test_fusion_shares():
     from wikimem.config import Settings
-    from wikimem.search import _fusion_scores
+    from wikimem.search.fusion import fusion_scores as _fusion_scores
     ranked = [("a", 12.0), ("b", 9.0), ("c", 4.0)]
     assert _fusion_scores(ranked, Settings(fusion="convex")) == [1.0, 0.625, 0.0]  # min-max over the list
     assert _fusion_scores(ranked, Settings(fusion="convex"), floor=0.0) == [1.0, 0.75, 4 / 12]  # BM25: score / best

@@ -87,11 +87,11 @@ def test_a_question_about_someone_prefers_their_own_turns(make_vault):
 
 def test_speaker_names_leave_the_vector_query():
     from wikimem.config import Settings
-    from wikimem.search import _vector_query
-    assert _vector_query("What did Ana's friend tell Bob?", ["Ana", "Bob Lee"], Settings()) == "What did friend tell"
-    assert _vector_query("Ana", ["Ana"], Settings()) == "Ana"  # nothing would be left: unchanged
-    assert _vector_query("What did Ana say?", ["Ana"], Settings(speaker_strip=False)) == "What did Ana say?"
-    assert _vector_query("What did Ana say?", [], Settings()) == "What did Ana say?"
+    from wikimem.search.rankers import transcript_query
+    assert transcript_query("What did Ana's friend tell Bob?", ["Ana", "Bob Lee"], Settings()) == "What did friend tell"
+    assert transcript_query("Ana", ["Ana"], Settings()) is None  # nothing would be left: the query as it is
+    assert transcript_query("What did Ana say?", ["Ana"], Settings(speaker_strip=False)) is None
+    assert transcript_query("What did Ana say?", [], Settings()) is None
 
 
 def test_turns_are_also_embedded_sentence_pair_by_sentence_pair():
@@ -150,7 +150,7 @@ def test_unknown_passage_mode_is_a_config_error(make_vault):
 
 
 def test_a_turn_beside_a_strong_match_is_lifted_towards_it():
-    from wikimem.search import _add_neighbour_context
+    from wikimem.search.steps import _add_neighbour_context
     light = {"t0": ("s.md", ("A",), 0), "t1": ("s.md", ("B",), 1), "t2": ("s.md", ("A",), 2),
              "t9": ("s.md", ("A",), 9), "p": ("note.md", (), 0), "p2": ("note.md", (), 1)}
     scores = {"t0": 0.2, "t1": 1.0, "t2": 0.1, "t9": 0.3, "p": 0.2, "p2": 1.0}

@@ -6,8 +6,8 @@ Mappings inside frozen dataclasses are treated as read-only by convention.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterator, Mapping
 
 _BLOCK_ID_MARK = re.compile(r"[ \t]\^[A-Za-z0-9-]+[ \t]*$", re.M)
 _BOLD = re.compile(r"\*\*|__")
@@ -207,9 +207,104 @@ class Hit:
 
 
 @dataclass(frozen=True)
+class SearchResult:
+    query: str
+    mode: str
+    hits: tuple[Hit, ...]
+    degraded: tuple[str, ...] = ()
+    coverage: float = 1.0
+    took_ms: float = 0.0
+    notices: tuple[str, ...] = ()
+
+    def __iter__(self) -> Iterator[Hit]:
+        return iter(self.hits)
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"query": self.query, "mode": self.mode, "degraded": list(self.degraded),
+                "vector_coverage": round(self.coverage, 4), "took_ms": round(self.took_ms, 2),
+                "notices": list(self.notices), "hits": [h.to_dict() for h in self.hits]}
+
+
+@dataclass
+class BuildReport:
+    """What one build did (mutable: the build's stages fill it in)."""
+
+    pages: int = 0
+    chunks: int = 0
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    embedded_now: int = 0
+    vectors: int = 0  # vectors held: one per chunk plus one per passage (index/passages.py)
+    vectors_wanted: int = 0
+    coverage: float = 0.0
+    embedder: str | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    degraded: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["coverage"] = round(self.coverage, 4)
+        data["seconds"] = {k: round(v, 3) for k, v in self.seconds.items()}
+        return data
+
+    def summary(self) -> str:
+        total = sum(self.seconds.values())
+        parts = [f"{self.pages} pages, {self.chunks} chunks",
+                 f"{self.added} added, {self.changed} changed, {self.removed} removed, {self.unchanged} unchanged"]
+        if self.embedder:
+            parts.append(f"vectors {self.vectors}/{self.vectors_wanted} ({self.coverage:.0%}), "
+                         f"{self.embedded_now} embedded now")
+        else:
+            parts.append("lexical only")
+        return "; ".join(parts) + f" in {total:.2f} s"
+
+
+@dataclass(frozen=True)
 class Skipped:
     """A file the scan passed over, and why (reported, never fatal)."""
 
     path: str
     kind: str  # binary | too_large | not_utf8 | unreadable | symlink_loop | outside
     reason: str
+
+
+# -- a Page as plain JSON-ready data (the manifest stores parsed pages; see index/manifest.py) -----
+_PAGE_PARTS = {"headings": Heading, "links": Link, "tags": Tag, "blocks": Block, "spans": BlockSpan}
+
+
+def page_to_record(page: Page) -> dict[str, Any]:
+    """Page -> nested lists/dicts (tuples become lists); ``page_from_record`` inverts it exactly."""
+    record: dict[str, Any] = {}
+    for name, value in page.__dict__.items():
+        if name == "frontmatter":
+            value = {"raw": value.raw, "data": dict(value.data), "error": value.error, "end_line": value.end_line}
+        elif name in _PAGE_PARTS:
+            value = [list(part.__dict__.values()) for part in value]
+        elif isinstance(value, tuple):
+            value = list(value)
+        record[name] = value
+    return record
+
+
+def _untuple(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def page_from_record(record: Mapping[str, Any]) -> Page:
+    values = dict(record)
+    front = values.get("frontmatter") or {}
+    values["frontmatter"] = Frontmatter(front.get("raw"), front.get("data") or {}, front.get("error"),
+                                        front.get("end_line", 0))
+    for name, cls in _PAGE_PARTS.items():
+        values[name] = tuple(cls(*(_untuple(v) for v in part)) for part in values.get(name, ()))
+    for name in ("aliases", "supersedes", "errors"):
+        values[name] = tuple(values.get(name, ()))
+    known = Page.__dataclass_fields__
+    return Page(**{k: v for k, v in values.items() if k in known})

@@ -7,32 +7,21 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Iterable, Sequence
+import threading
+from typing import Any, Iterable
 
 from ..errors import EmbedderError
-from ..model import Chunk
-from .store import CacheDir, select_in
+from ..model import Chunk, Page
+from .manifest import CHUNK_COLUMNS, chunk_row, row_chunk, select_in, stored_pages  # noqa: F401 (re-exported)
+from .store import CacheDir
 
 log = logging.getLogger(__name__)
 
-CHUNK_COLUMNS = ("vid", "id", "path", "ord", "embed_hash", "title", "heading_path", "text", "start", '"end"',
-                 "links", "tags", "type", "status", "created", "updated", "blocks", "speakers", "date", "context",
-                 "aliases")
-
-
-def chunk_row(vid: int, ordinal: int, embed_hash: str, c: Chunk) -> tuple:
-    return (vid, c.id, c.path, ordinal, embed_hash, c.title, json.dumps(c.heading_path, ensure_ascii=False),
-            c.text, c.start, c.end, json.dumps(c.links, ensure_ascii=False), json.dumps(c.tags, ensure_ascii=False),
-            c.type, c.status, c.created, c.updated, json.dumps(c.blocks), json.dumps(c.speakers, ensure_ascii=False),
-            c.date, c.context, json.dumps(c.aliases, ensure_ascii=False))
-
-
-def row_chunk(row: Sequence[Any]) -> Chunk:
-    (_vid, cid, path, _ord, _h, title, heading_path, text, start, end, links, tags, type_, status, created,
-     updated, blocks, speakers, date, context, aliases) = row
-    return Chunk(cid, path, title, tuple(json.loads(heading_path)), text, start, end, tuple(json.loads(links)),
-                 tuple(json.loads(tags)), type_, status, created, updated, tuple(json.loads(blocks)),
-                 tuple(json.loads(speakers)), date, context or "", tuple(json.loads(aliases or "[]")))
+def _without_mtime(recorded):
+    """An artifact's identity for reuse in memory: its checksum when recorded, else size+mtime."""
+    if not recorded:
+        return recorded
+    return recorded.get("sha256") or recorded
 
 
 class Cache(CacheDir):
@@ -43,18 +32,23 @@ class Cache(CacheDir):
         self._vectors_fp = None
         self._embedder = None
         self._embedder_error: str | None = None
+        self._embedder_lock = threading.Lock()
 
     # -- embedder --------------------------------------------------------------------------
     def embedder(self):
-        """The configured embedder, or None (with ``embedder_error`` saying why)."""
+        """The configured embedder, or None (with ``embedder_error`` saying why). Loaded once per
+        open vault: a watcher, an MCP server and their searches share the Vault and so the model;
+        calls into any model in the process are scheduled by ``embedding.GATE``."""
         if self._embedder is None and self._embedder_error is None:
             from ..embed import get_embedder
-            try:
-                self._embedder = get_embedder(self.vault.settings)
-                if self._embedder is None:
-                    self._embedder_error = "no embedder configured (embedder = none)"
-            except EmbedderError as exc:
-                self._embedder_error = str(exc)
+            with self._embedder_lock:
+                if self._embedder is None and self._embedder_error is None:
+                    try:
+                        self._embedder = get_embedder(self.vault.settings)
+                        if self._embedder is None:
+                            self._embedder_error = "no embedder configured (embedder = none)"
+                    except EmbedderError as exc:
+                        self._embedder_error = str(exc)
         return self._embedder
 
     @property
@@ -62,19 +56,47 @@ class Cache(CacheDir):
         return self._embedder_error
 
     # -- readers ---------------------------------------------------------------------------
-    def vectors(self, dim: int):
-        """The FAISS index as last committed, or None when there is none yet."""
+    def vectors(self, dim: int, meta: dict | None = None):
+        """The FAISS index as last committed, or None when there is none (or it is damaged: its
+        size, mtime or checksum differ from what the build recorded)."""
         from .store import fingerprint
         from .vectors import VectorIndex
-        fp = self.meta().get("artifacts", {}).get("faiss")
-        if fp is None or fp != fingerprint(self.faiss_path):
+        recorded = (meta if meta is not None else self.meta()).get("artifacts", {}).get("faiss")
+        current = fingerprint(self.faiss_path)
+        if recorded is None or current != {k: v for k, v in recorded.items() if k != "sha256"}:
             self._vectors = None
             self._vectors_fp = None
             return None
-        if self._vectors is None or fp != self._vectors_fp:
-            self._vectors = VectorIndex.load(self.faiss_path, dim)
-            self._vectors_fp = fp
+        if self._vectors is None or _without_mtime(recorded) != _without_mtime(self._vectors_fp):
+            try:
+                self._vectors = VectorIndex.load(self.faiss_path, dim, recorded.get("sha256"))
+            except Exception as exc:  # faiss raises RuntimeError on garbage; any failure: not trusted
+                log.warning("vector index not usable (%s); the next build rebuilds it", exc)
+                self._vectors = None
+                self._vectors_fp = None
+                return None
+            self._vectors_fp = recorded
         return self._vectors
+
+    def adopt_vectors(self, index, meta: dict) -> None:
+        """The writer's in-memory index becomes this process's readers' index (no reload)."""
+        self._vectors = index
+        self._vectors_fp = meta.get("artifacts", {}).get("faiss")
+
+    def shared_vectors(self, dim: int, meta: dict):
+        """For the writer: the index readers in this process already hold, when it is current."""
+        current = self.vectors(dim, meta)
+        return current
+
+    def pages(self, paths: Iterable[str] | None = None) -> dict[str, Page]:
+        """Parsed pages as the cache holds them, with every link resolved against the vault as it
+        is now (so a page whose link target was renamed since it was parsed is still right)."""
+        from ..parse import Resolver
+        stored = stored_pages(self.db)
+        files = [r[0] for r in self.db.execute("SELECT path FROM files")]
+        resolver = Resolver(files, stored)
+        wanted = stored if paths is None else {p: stored[p] for p in paths if p in stored}
+        return {path: resolver.resolve_page(page) for path, page in wanted.items()}
 
     def graph(self):
         """The page graph as an igraph Graph (built from the manifest's edge list)."""
@@ -96,24 +118,17 @@ class Cache(CacheDir):
         row = self.db.execute("SELECT df FROM terms WHERE term=''").fetchone()
         return int(row[0]) if row else 0
 
-    def reader(self):
-        """A second, read-only connection for work done in another thread (the lexical side of
-        a hybrid search), so the two never queue on one connection."""
-        import threading
-        local = self.__dict__.setdefault("_local", threading.local())
-        if getattr(local, "db", None) is None:
-            import sqlite3
-            self.db  # make sure the schema exists
-            local.db = sqlite3.connect(f"file:{self.manifest_path}?mode=ro", uri=True, check_same_thread=False)
-            self.__dict__.setdefault("_readers", []).append(local.db)
-        return local.db
-
     def chunk_ids_by_vid(self, vids: Iterable[int]) -> dict[int, str]:
         return dict(select_in(self.db, "SELECT vid, id FROM chunks WHERE vid IN ({marks})", vids))
 
     def passage_owners(self, ids: Iterable[int]) -> dict[int, int]:
         """Which of these vector ids are passages, and of which chunk (passage id -> chunk vid)."""
         return dict(select_in(self.db, "SELECT pid, vid FROM passages WHERE pid IN ({marks})", ids))
+
+    def transcript_vids(self, vids: Iterable[int]) -> set[int]:
+        """Which of these chunk vids are transcript turns (they carry speakers)."""
+        return {v for (v,) in select_in(self.db, "SELECT vid FROM chunks WHERE speakers != '[]' AND vid IN ({marks})",
+                                        vids)}
 
     def chunks_with_passages(self, vids: Iterable[int]) -> set[int]:
         return {v for (v,) in select_in(self.db, "SELECT DISTINCT vid FROM passages WHERE vid IN ({marks})", vids)}
@@ -131,7 +146,5 @@ class Cache(CacheDir):
 
     def close(self) -> None:
         self._vectors = None
-        for db in self.__dict__.pop("_readers", []):
-            db.close()
-        self.__dict__.pop("_local", None)
+        self._vectors_fp = None
         super().close()

@@ -1,19 +1,71 @@
 """The vector stage of a build: bring FAISS in line with the chunk table, using cached vectors
-first (no model calls) and the embedder for what is missing, committing as it goes."""
+first (no model calls) and the embedder for what is missing, committing as it goes.
+
+Embedding shares the process's cores with searches, so it goes through one gate: a query
+embedding waits for no backlog (the backlog pauses between batches while a search is running),
+and two threads never run the model at once (on two cores that made both several times slower).
+"""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
+import threading
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import EmbedderError
-from .cache import CHUNK_COLUMNS, Cache, row_chunk
-from .store import select_in
+from .cache import Cache
+from .manifest import SELECT_CHUNKS, row_chunk, select_in
 from .vectors import VectorIndex
 
 log = logging.getLogger(__name__)
+
+SAVE_EVERY_S = 20.0  # while embedding a backlog, commit progress this often
+
+
+class EmbedGate:
+    """Queries first: ``query()`` marks a search in progress; the backlog waits between batches
+    until none is. ``model()`` serialises calls into the model."""
+
+    def __init__(self) -> None:
+        self._model = threading.Lock()
+        self._queries = 0
+        self._cond = threading.Condition()
+
+    @contextlib.contextmanager
+    def query(self):
+        with self._cond:
+            self._queries += 1
+        try:
+            with self._model:
+                yield
+        finally:
+            with self._cond:
+                self._queries -= 1
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def backlog_batch(self, max_wait: float = 5.0):
+        with self._cond:
+            self._cond.wait_for(lambda: self._queries == 0, timeout=max_wait)
+        with self._model:
+            yield
+
+
+GATE = EmbedGate()
+
+
+@dataclass
+class VectorState:
+    """The FAISS index being brought up to date and what it still lacks."""
+
+    want: dict[int, str]  # vector id -> embed hash: one per chunk, one per passage
+    index: VectorIndex | None = None
+    missing: list[int] = field(default_factory=list)
+    held: int = 0
 
 
 def _load_cached_vectors(cache: Cache, key: str, hashes: list[str]) -> dict[str, np.ndarray]:
@@ -21,29 +73,25 @@ def _load_cached_vectors(cache: Cache, key: str, hashes: list[str]) -> dict[str,
     return {h: np.frombuffer(blob, dtype=np.float32) for h, blob in select_in(cache.vdb, sql, hashes, key)}
 
 
-def update_vectors(cache: Cache, embedder, rebuild: bool, touched: bool, embed: bool, batch: int,
-                    progress, report, lap) -> tuple[int, int]:
-    """Bring the FAISS index in line with the chunk and passage tables — cached vectors first (no
-    model calls), then the embedder for what is missing. Returns (vectors held, vectors wanted).
+def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
+    """Bring the FAISS index in line with the chunk and passage tables from cached vectors (no
+    model calls) and save it; what is still missing is returned for ``embed_missing``.
 
     When nothing changed and the index is complete, FAISS is not even opened: at 40k chunks
     loading and saving it is most of a no-change re-index."""
     key, dim = embedder.identity.key, embedder.identity.dim
     meta = cache.meta()
     want = wanted_vectors(cache.db)
+    state = VectorState(want)
     complete = meta.get("vectors_sig") == _id_signature(want) and "faiss" in meta.get("artifacts", {})
     if not rebuild and complete and meta.get("embedder") == key:
         with cache.transaction() as db:
             cache.set_meta(db, dirty=False, last_build=time.time())
-        lap("vectors")
-        return len(want), len(want)
-
+        state.held = len(want)
+        return state
     index = None
-    if not rebuild and cache.faiss_path.exists() and "faiss" in meta.get("artifacts", {}):
-        try:
-            index = VectorIndex.load(cache.faiss_path, dim)
-        except Exception as exc:  # faiss raises RuntimeError on garbage; any failure means rebuild
-            log.warning("vector index unreadable (%s); rebuilding it", exc)
+    if not rebuild and meta.get("embedder") == key:
+        index = cache.shared_vectors(dim, meta)  # held in memory, or loaded with its checksum checked
     if index is None:
         index = VectorIndex(cache.faiss_path, dim)
         have: set[int] = set()
@@ -57,41 +105,48 @@ def update_vectors(cache: Cache, embedder, rebuild: bool, touched: bool, embed: 
     from_cache = [v for v in missing if want[v] in cached]
     if from_cache:
         index.add(from_cache, np.stack([cached[want[v]] for v in from_cache]))
-    todo = [v for v in missing if want[v] not in cached] if embed else []
-    if todo:  # the index is saved once, when embedding ends (or every 20 s while it runs)
-        with cache.transaction() as db:
-            cache.set_meta(db, dirty=False, last_build=time.time())
-    else:
-        _save_index(cache, index, key, len(want), dirty=False)
-    lap("vectors")
-    report.embedded_now = _embed(cache, embedder, index, todo, want, batch, progress, report)
-    lap("embedding")
-    return index.ntotal, len(want)
+    state.index = index
+    state.missing = [v for v in missing if want[v] not in cached]
+    save_index(cache, index, key, len(want), dirty=False)
+    state.held = index.ntotal
+    return state
 
 
-def _embed(cache: Cache, embedder, index: VectorIndex, todo: list[int], want: dict[int, str], batch: int,
-           progress, report) -> int:
-    """Embed the chunks ``todo`` (vector ids), de-duplicated by text, committing as it goes."""
-    if not todo:
+def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progress, report,
+                  max_seconds: float | None = None, first: set[str] | None = None, save=None,
+                  save_every: float = SAVE_EVERY_S) -> int:
+    """Embed the vectors ``state.missing``, de-duplicated by text, committing as it goes.
+
+    ``first``: page paths whose vectors go before the rest (recent edits before an old backlog).
+    ``max_seconds``: stop after that long (what is left stays in ``state.missing``).
+    ``save``: how progress is committed (default: save the index and record it)."""
+    if not state.missing:
         return 0
-    key = embedder.identity.key
-    pending: dict[str, list[int]] = {}
-    for vid in todo:
-        pending.setdefault(want[vid], []).append(vid)
+    key, want, index = embedder.identity.key, state.want, state.index
+    save = save or (lambda: save_index(cache, index, key, len(want)))
     texts: dict[str, str] = {}
-    sql = f"SELECT {','.join(CHUNK_COLUMNS)} FROM chunks WHERE vid IN ({{marks}})"
-    for row in select_in(cache.db, sql, todo):
+    owner: dict[int, str] = {}
+    for row in select_in(cache.db, SELECT_CHUNKS + " WHERE vid IN ({marks})", state.missing):
         texts.setdefault(row[4], row_chunk(row).index_text())
-    for h, text in select_in(cache.db, "SELECT embed_hash, text FROM passages WHERE pid IN ({marks})", todo):
+        owner[row[0]] = row[2]
+    for pid, h, text, path in select_in(cache.db, "SELECT p.pid, p.embed_hash, p.text, c.path FROM passages p "
+                                        "JOIN chunks c ON c.vid = p.vid WHERE p.pid IN ({marks})", state.missing):
         texts.setdefault(h, text)
-    hashes = sorted(pending, key=lambda h: min(pending[h]))
+        owner[pid] = path
+    pending: dict[str, list[int]] = {}
+    for vid in state.missing:
+        pending.setdefault(want[vid], []).append(vid)
+    early = first or set()
+    hashes = sorted((h for h in pending if h in texts),
+                    key=lambda h: (not any(owner.get(v) in early for v in pending[h]), min(pending[h])))
     done = 0
-    last_save = time.monotonic()
+    started = last_save = time.monotonic()
     try:
         for start in range(0, len(hashes), batch):
             part = hashes[start:start + batch]
             try:
-                vectors = embedder.embed_passages([texts[h] for h in part])
+                with GATE.backlog_batch():
+                    vectors = embedder.embed_passages([texts[h] for h in part])
             except EmbedderError as exc:
                 report.notices.append(f"embedding stopped: {exc}")
                 break
@@ -103,11 +158,17 @@ def _embed(cache: Cache, embedder, index: VectorIndex, todo: list[int], want: di
             done += len(part)
             if progress:
                 progress("embedding", done, len(hashes))
-            if time.monotonic() - last_save > 20:  # commit progress so search sees it and a kill loses little
-                _save_index(cache, index, key, len(want))
-                last_save = time.monotonic()
+            now = time.monotonic()
+            if now - last_save > save_every:  # commit progress so search sees it and a kill loses little
+                save()
+                last_save = now
+            if max_seconds is not None and now - started > max_seconds:
+                break
     finally:
-        _save_index(cache, index, key, len(want))
+        save()
+        have = set(index.ids().tolist())
+        state.missing = [v for v in state.missing if v not in have]
+        state.held = index.ntotal
     return done
 
 
@@ -123,12 +184,15 @@ def _id_signature(ids) -> str:
     return hashlib.sha1(np.asarray(sorted(ids), dtype=np.int64).tobytes()).hexdigest()
 
 
-def _save_index(cache: Cache, index: VectorIndex, key: str, wanted: int, dirty: bool | None = None) -> None:
-    index.save()
+def save_index(cache: Cache, index: VectorIndex, key: str, wanted: int, dirty: bool | None = None) -> None:
+    checksum = index.save()
     with cache.transaction() as db:
-        cache.record_artifact("faiss", cache.faiss_path, db)
+        cache.record_artifact("faiss", cache.faiss_path, db, checksum=checksum)
         values = {"vectors": index.ntotal, "vectors_wanted": wanted, "vectors_sig": _id_signature(index.ids().tolist()),
                   "embedder": key}
         if dirty is not None:
             values.update(dirty=dirty, last_build=time.time())
+        values["vectors_pending"] = False if len(index.ids()) == wanted else True
         cache.set_meta(db, **values)
+        meta = cache.meta(db)
+    cache.adopt_vectors(index, meta)

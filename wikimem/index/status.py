@@ -1,0 +1,80 @@
+"""``wikimem status``: what the cache holds and how far it is behind the vault. Reads only."""
+from __future__ import annotations
+
+import sqlite3
+import time
+from typing import Any
+
+from .cache import Cache
+
+
+def status(vault) -> dict[str, Any]:
+    cache: Cache = vault.cache
+    info: dict[str, Any] = {"vault": str(vault.root), "cache": str(cache.dir)}
+    problem = cache.manifest_problem()
+    if problem:
+        info.update({"state": problem, "hint": "run `wikimem index`"})
+        return info
+    try:
+        return _status(vault, cache, info)
+    except sqlite3.DatabaseError as exc:
+        info.update({"state": f"manifest is corrupt ({exc})", "hint": "run `wikimem index` to rebuild it"})
+        return info
+
+
+def _status(vault, cache: Cache, info: dict[str, Any]) -> dict[str, Any]:
+    db = cache.db
+    meta = cache.meta()
+    pages = db.execute("SELECT count(*) FROM files WHERE note=1").fetchone()[0]
+    chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    damaged = cache.artifact_problems(meta)
+    vectors = int(meta.get("vectors") or 0) if meta.get("embedder") and "faiss" not in damaged else 0
+    wanted = int(meta.get("vectors_wanted") or chunks)
+    scan = vault.files.scan()
+    known = {r[0]: (r[1], r[2]) for r in db.execute("SELECT path, size, mtime_ns FROM files")}
+    current = {f.path: (f.size, f.mtime_ns) for f in scan.files}
+    skipped = sorted((s.path, s.kind, s.reason) for s in scan.skipped)
+    unreadable = {p for p, _, _ in skipped}
+    stale = sorted(p for p, st in current.items() if known.get(p) != st and p not in unreadable)
+    gone = sorted(set(known) - set(current))
+    problems = sorted((path, json_list(errors)) for path, errors in
+                      db.execute("SELECT path, errors FROM files WHERE note=1 AND errors NOT IN ('[]', '')"))
+    degraded = []
+    embedder_name = vault.settings.embedder
+    if embedder_name == "none" or meta.get("embedder") is None:
+        degraded.append("vectors_unavailable")
+    elif vectors < wanted or meta.get("vectors_pending"):
+        degraded.append("vectors_partial")
+    if damaged:
+        degraded.append("vectors_damaged")
+    holder = cache.lock_holder()
+    info.update({
+        "state": "interrupted build (next index repairs it)" if meta.get("dirty") else "ok",
+        "pages": pages,
+        "chunks": chunks,
+        "passages": db.execute("SELECT count(*) FROM passages").fetchone()[0],
+        "vectors": vectors,  # one per chunk and one per passage
+        "vector_coverage": round(vectors / wanted, 4) if wanted else 1.0,
+        "embedder": meta.get("embedder"),
+        "configured_embedder": embedder_name,
+        "cache_bytes": cache.size_bytes(),
+        "last_build": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(meta["last_build"])) if meta.get("last_build") else None,
+        "writer": f"pid {holder}" if holder else None,
+        "stale_files": stale + gone,
+        "skipped_files": [{"path": p, "kind": k, "reason": r} for p, k, r in skipped],
+        "page_problems": [{"path": p, "problems": e} for p, e in problems],
+        "damaged": damaged,
+        "degraded": degraded,
+        "schema_version": meta.get("schema_version"),
+        "wikimem_version": meta.get("wikimem_version"),
+    })
+    return info
+
+
+def json_list(text: str | None) -> list[str]:
+    import json
+    try:
+        value = json.loads(text or "[]")
+    except ValueError:
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else []

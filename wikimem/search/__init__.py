@@ -1,0 +1,165 @@
+"""Hybrid search (design.md §5), in stages::
+
+    candidates (rankers.py: BM25 top-N, vector top-N) -> fusion (fusion.py: convex or RRF)
+    -> re-rank steps (steps.py: graph pull-ins; transcript-only speaker boost and neighbour lift)
+    -> one hit per page
+
+Every hit carries its score components and who found it. A search never writes: a cache that an
+interrupted build left behind, or a damaged vector index, is reported in ``degraded`` and left to
+the next build (or the watcher). Only a vault with no usable cache at all is indexed first (its
+lexical side), when this process may write it. If the vector side is missing or incomplete the
+answer comes from what there is, and says so — never silently, never a crash.
+"""
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from typing import Collection, Sequence
+from urllib.parse import quote
+
+from ..errors import IndexStaleError, LockError
+from ..model import SearchResult
+from . import rankers
+from .filters import MODES, check_args, make_filters
+from .fusion import fuse
+
+log = logging.getLogger(__name__)
+
+__all__ = ["MODES", "obsidian_uri", "search"]
+
+
+def obsidian_uri(vault_name: str, path: str) -> str:
+    target = path[:-3] if path.endswith(".md") else path
+    return f"obsidian://open?vault={quote(vault_name, safe='')}&file={quote(target, safe='')}"
+
+
+def _ready(vault, notices: list[str], degraded: list[str]) -> None:
+    """Make sure there is a cache to read. Builds only when there is none usable at all."""
+    cache = vault.cache
+    problem = cache.manifest_problem()
+    if problem is None:
+        meta = cache.meta()
+        if meta.get("dirty"):
+            degraded.append("cache_interrupted")
+            notices.append("the last build was interrupted; results may be incomplete (run `wikimem index`)")
+        damaged = cache.artifact_problems(meta)
+        if damaged:
+            degraded.append("vectors_damaged")
+            notices.append("the vector index is damaged; answering from the lexical side (run `wikimem index`)")
+        return
+    _bootstrap(vault, problem, notices)
+
+
+def _bootstrap(vault, problem: str, notices: list[str]) -> None:
+    cache = vault.cache
+    if not cache.writable():
+        raise IndexStaleError(f"cannot search: {problem}, and {cache.dir} cannot be written here; "
+                              "run `wikimem index` as a user who can write the vault")
+    from ..index.build import build
+    try:
+        report = build(vault, embed=False)
+    except LockError:
+        if cache.manifest_problem():
+            raise
+        notices.append("the index is being updated by another process; results are from the last committed state")
+        return
+    notices.append(f"built the index first ({problem})")
+    notices.extend(report.notices)
+
+
+def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: str | None = None,
+           type: str | None = None, tags: Sequence[str] | None = None, since: str | None = None,
+           until: str | None = None, include_superseded: bool = False, per_page: int = 1,
+           paths: Collection[str] | None = None) -> SearchResult:
+    check_args(query, mode, limit, since, until)
+    filters = make_filters(folder, type, tags, since, until, include_superseded, paths)
+    try:
+        return _search(vault, query, limit, mode, filters, per_page)
+    except sqlite3.DatabaseError as exc:  # damage that only a query could find
+        log.warning("the cache is damaged (%s)", exc)
+        notices = [f"the cache was damaged ({exc}); rebuilt it"]
+        vault.cache.close()
+        if not vault.cache.writable():
+            raise IndexStaleError(f"the cache is damaged ({exc}); run `wikimem index --rebuild`") from None
+        from ..index.build import build
+        build(vault, rebuild=True, embed=False, wait=30.0)
+        result = _search(vault, query, limit, mode, filters, per_page)
+        return SearchResult(result.query, result.mode, result.hits, result.degraded, result.coverage,
+                            result.took_ms, tuple(notices) + result.notices)
+
+
+def _search(vault, query: str, limit: int, mode: str, filters, per_page: int) -> SearchResult:
+    from ..index.embedding import GATE
+
+    started = time.perf_counter()
+    notices: list[str] = []
+    degraded: list[str] = []
+    _ready(vault, notices, degraded)
+    cache = vault.cache
+    settings = vault.settings
+    n = max(settings.candidates, limit * max(per_page, 1) * 2)
+    coverage = 0.0
+    where, args = filters.sql()
+    narrowing = filters.narrowing
+    excluded: set[int] = set()
+    if not narrowing and not filters.include_superseded:  # few rows: over-fetch and drop them instead of a join
+        excluded = {r[0] for r in cache.db.execute("SELECT vid FROM chunks WHERE status='superseded'")}
+
+    vector: list[tuple[str, float]] = []
+    ready = None  # (index, query vector, transcript query vector, allowed ids) once the vector side can run
+    if mode in ("hybrid", "vector"):
+        embedder = cache.embedder()
+        meta = cache.meta()
+        index = cache.vectors(embedder.identity.dim, meta) if embedder is not None else None
+        if embedder is None:
+            degraded.append("vectors_unavailable")
+            if cache.embedder_error:
+                notices.append(cache.embedder_error)
+        elif index is None or meta.get("embedder") != embedder.identity.key:
+            if "vectors_damaged" not in degraded:
+                degraded.append("vectors_partial")
+        else:
+            wanted = int(meta.get("vectors_wanted") or cache.chunk_count())
+            coverage = min(1.0, index.ntotal / wanted) if wanted else 1.0
+            if coverage < 1.0 or meta.get("vectors_pending"):
+                degraded.append("vectors_partial")
+            allowed = None
+            if narrowing:
+                allowed = [r[0] for r in cache.db.execute(f"SELECT c.vid FROM chunks c WHERE 1=1 {where}", args)]
+                allowed += [r[0] for r in cache.db.execute(
+                    f"SELECT p.pid FROM passages p JOIN chunks c ON c.vid = p.vid WHERE 1=1 {where}", args)]
+            # embedded before BM25 starts: the model uses every core, and sharing them made both slower
+            turns_query = rankers.transcript_query(query, meta.get("speakers"), settings)
+            with GATE.query():
+                qvec = embedder.embed_query(query)
+                tvec = embedder.embed_query(turns_query) if turns_query else None
+            ready = (index, qvec, tvec, allowed)
+
+    lexical: list[tuple[str, float]] = []
+    lexical_job = None
+    if mode in ("hybrid", "lexical"):
+        lex_where, lex_args = (where, args) if narrowing else ("", ())
+
+        def run_lexical():
+            return rankers.lexical(cache, query, n, lex_where, lex_args, excluded)
+        if ready is not None:
+            # BM25 runs in SQLite (which releases the GIL) on its own connection while FAISS
+            # searches here on one thread: the two sides overlap instead of adding up
+            lexical_job = rankers.pool().submit(run_lexical)
+        else:
+            lexical = run_lexical()
+    if ready is not None:
+        index, qvec, tvec, allowed = ready
+        raw = rankers.vector(cache, index, qvec, tvec, n, excluded, allowed)
+        ids = cache.chunk_ids_by_vid(v for v, _ in raw)
+        vector = [(ids[v], s) for v, s in raw if v in ids]
+    if lexical_job is not None:
+        lexical = lexical_job.result()
+
+    name = vault.root.name
+    hits = fuse(vault, query, lexical, vector, settings, mode, limit, per_page, where, args,
+                lambda path: obsidian_uri(name, path))
+    took = (time.perf_counter() - started) * 1000
+    return SearchResult(query, mode, tuple(hits), tuple(degraded), coverage if mode != "lexical" else 1.0,
+                        took, tuple(notices))

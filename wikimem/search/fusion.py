@@ -1,0 +1,81 @@
+"""Fusion: each ranker's list becomes a share of the candidate's score, weighted and summed.
+
+Then the re-rank steps (steps.py) and one hit per page (or ``per_page``)."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..model import Hit
+from .steps import graph_step, neighbour_context, speaker_boost
+
+
+def new_parts() -> dict[str, Any]:
+    return {"bm25_rank": None, "bm25": None, "vector_rank": None, "vector": None,
+            "fused": 0.0, "graph": 0.0, "speaker": 0.0, "context": 0.0}
+
+
+def fusion_scores(ranked: Sequence[tuple[str, float]], settings, floor: float | None = None) -> list[float]:
+    """Each candidate's share from one ranker, before that ranker's weight.
+
+    ``rrf``: ``1 / (rrf_k + rank)``, scale-free. ``convex`` (the default): the ranker's own score
+    rescaled so its best candidate gets 1 and ``floor`` gets 0; a candidate the ranker did not
+    return gets 0. BM25 has a natural floor (0: no match), so its share is ``score / best`` and
+    does not depend on how many candidates were fetched; cosine has none (multilingual-e5's
+    cosines crowd into 0.7-0.9), so the vector side is min-max scaled over its candidate list
+    (``floor=None``). Rank fusion throws away how far apart the scores are: a turn whose cosine
+    stands well clear of the rest but which BM25 misses ranks no better than one found mid-list by
+    both (Bruch et al., "An analysis of fusion functions for hybrid retrieval", 2023). Measured on
+    LoCoMo and the held-aside set in benchmarks/README.md."""
+    if settings.fusion == "rrf":
+        return [1.0 / (settings.rrf_k + rank) for rank in range(1, len(ranked) + 1)]
+    if not ranked:
+        return []
+    scores = [score for _, score in ranked]
+    low = min(scores) if floor is None else min(floor, min(scores))
+    spread = max(scores) - low
+    return [(score - low) / spread if spread > 0 else 1.0 for score in scores]
+
+
+def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, per_page: int,
+         where: str, args: Sequence[Any], uri) -> list[Hit]:
+    """``where``/``args``: the search's filters as SQL (for pulled-in pages); ``uri``: path -> link."""
+    cache = vault.cache
+    parts: dict[str, dict[str, Any]] = {}
+    for side, ranked, weight, floor in (("bm25", lexical, settings.weight_lexical, 0.0),
+                                        ("vector", vector, settings.weight_vector, None)):
+        for rank, ((cid, score), share) in enumerate(zip(ranked, fusion_scores(ranked, settings, floor)), 1):
+            p = parts.setdefault(cid, new_parts())
+            p[f"{side}_rank"] = rank
+            p[side] = round(score, 6)
+            p["fused"] += weight * share
+    light = cache.paths_by_id(parts)  # light rows: full chunks are read for the final hits only
+    paths = {cid: row[0] for cid, row in light.items()}
+    speaker_boost(parts, light, query, settings)
+    if mode == "hybrid":
+        graph_step(cache, parts, paths, settings, where, args, new_parts)
+    scores = {cid: p["fused"] + p["graph"] for cid, p in parts.items() if cid in paths}
+    neighbour_context(scores, parts, light, settings)
+    # the speaker boost comes last: the lift says which exchange is relevant, the boost which of
+    # its turns the named person spoke (boosting first lifts the other speaker's replies with it)
+    ranked = sorted(((round((score + parts[cid]["context"]) * (1.0 + parts[cid]["speaker"]), 10), cid, parts[cid])
+                     for cid, score in scores.items()), key=lambda r: (-r[0], r[1]))
+    chosen = []
+    seen: dict[str, int] = {}
+    for score, cid, p in ranked:
+        path = paths[cid]
+        if per_page and seen.get(path, 0) >= per_page:
+            continue
+        seen[path] = seen.get(path, 0) + 1
+        chosen.append((score, cid, p))
+        if len(chosen) >= limit:
+            break
+    chunks = cache.chunks_by_id(cid for _, cid, _ in chosen)
+    hits: list[Hit] = []
+    for score, cid, p in chosen:
+        c = chunks[cid]
+        found_by = tuple(side for side, key in (("lexical", "bm25_rank"), ("vector", "vector_rank")) if p[key]) \
+            or ("graph",)
+        components = {k2: (round(v, 8) if isinstance(v, float) else v) for k2, v in p.items()}
+        hits.append(Hit(cid, c.path, c.title, c.heading_path, c.text, score, components, found_by,
+                        uri(c.path), c.type, c.status, c.blocks))
+    return hits

@@ -1,0 +1,98 @@
+"""Candidates from each ranker: BM25 (FTS5) and vectors (FAISS), each a ranked (chunk id, score) list.
+
+Transcript tuning stays with transcripts: speakers' names are left out of the vector query only
+for transcript turns (they pull the vector side towards turns that merely address that person;
+the speaker boost uses the names instead). Ordinary notes are always scored against the query
+exactly as the user wrote it.
+"""
+from __future__ import annotations
+
+import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from ..index import lexical as lexical_index
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def pool() -> ThreadPoolExecutor:
+    """Worker threads for the lexical side of hybrid searches (several searches may run at once)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="wikimem-lexical")
+        return _POOL
+
+
+def lexical(cache, query: str, n: int, where: str, args, exclude) -> list[tuple[str, float]]:
+    return lexical_index.search(cache.db, query, n, where, args, exclude=exclude)
+
+
+def words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+def names_in(speaker: str, query_words: set[str]) -> bool:
+    """A speaker is named in the query when one of their name's words (3+ letters) is in it."""
+    return any(len(part) >= 3 and part.lower() in query_words for part in _WORD.findall(speaker))
+
+
+def transcript_query(query: str, speakers, settings) -> str | None:
+    """The query to embed for transcript turns when it names a speaker (None: the same query)."""
+    if not settings.speaker_strip or not speakers:
+        return None
+    names = {part.lower() for s in speakers for part in _WORD.findall(s) if len(part) >= 3}
+    kept = [tok for tok in query.split() if not (_WORD.findall(tok) and _WORD.findall(tok)[0].lower() in names)]
+    stripped = " ".join(kept)
+    return stripped if stripped != query and _WORD.search(stripped) else None
+
+
+def vector(cache, index, qvec, tvec, n: int, excluded: set[int], allowed) -> list[tuple[int, float]]:
+    """Chunk vids ranked by vector similarity. ``tvec`` (or None): the query as embedded for
+    transcript turns; they are ranked by it, every other chunk by ``qvec``."""
+    ranked = _ranking(cache, index, qvec, n, excluded, allowed)
+    if tvec is None:
+        return ranked
+    turns = cache.transcript_vids(v for v, _ in ranked)
+    ranked = [(v, s) for v, s in ranked if v not in turns]
+    other = _ranking(cache, index, tvec, n, excluded, allowed)
+    turns = cache.transcript_vids(v for v, _ in other)
+    ranked += [(v, s) for v, s in other if v in turns]
+    ranked.sort(key=lambda h: (-round(h[1], 6), h[0]))
+    return ranked[:n]
+
+
+def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed) -> list[tuple[int, float]]:
+    """Chunk vids ranked by the mean of the whole-chunk similarity and the best passage's
+    (index/passages.py); a chunk without passages counts its whole-chunk similarity twice. One FAISS
+    search over both kinds of vector; a candidate found by only one kind gets the other from its
+    stored vector (chunk) or, for passages not among the hits, the lowest passage score seen."""
+    k = 4 * (n + len(excluded))
+    raw = index.search(qvec, k, allowed)
+    owners = cache.passage_owners(i for i, _ in raw)
+    whole: dict[int, float] = {}
+    best: dict[int, float] = {}
+    for i, score in raw:
+        if i in owners:
+            vid = owners[i]
+            best[vid] = max(best.get(vid, -2.0), score)
+        else:
+            whole[i] = score
+    candidates = (set(whole) | set(best)) - excluded
+    if not best:
+        ranked = sorted(((v, whole[v]) for v in candidates), key=lambda h: (-round(h[1], 6), h[0]))
+        return ranked[:n]
+    floor = min(s for i, s in raw if i in owners) if len(raw) >= k else -1.0
+    whole.update(index.similarity([v for v in candidates if v not in whole], qvec))
+    has_passages = cache.chunks_with_passages(v for v in candidates if v not in best)
+    scored = []
+    for v in candidates:
+        if v not in whole:
+            continue  # a passage whose chunk vector is not stored yet (embedding under way)
+        part = best.get(v, floor if v in has_passages else whole[v])
+        scored.append((v, (whole[v] + part) / 2))
+    scored.sort(key=lambda h: (-round(h[1], 6), h[0]))
+    return scored[:n]
