@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from .config import Settings, load_settings
 from .errors import ConflictError, NoteReadError, VaultError, WikimemError
-from .model import Chunk, Hit, Page, Skipped
+from .model import BuildReport, Chunk, Hit, Page, SearchResult, Skipped  # noqa: F401 (SearchResult re-exported)
 from .parse import Resolver, VaultSchema, chunk_page, parse_page, parse_schema
 from .parse import frontmatter as fm
 from .vault import FileInfo, VaultFiles
@@ -194,6 +194,16 @@ class Vault:
         from .knowledge.writer import add_to_index
         return add_to_index(self, rel, summary)
 
+    def supersede(self, old: str, new: str):
+        """Record that ``new`` replaces ``old`` (both frontmatters, logged, cache refreshed)."""
+        from .knowledge.versions import supersede
+        return supersede(self, old, new)
+
+    def history(self, page: str):
+        """The version chain ``page`` belongs to, oldest to newest, with what changed."""
+        from .knowledge.versions import history
+        return history(self, page)
+
     # -- index and search (wikimem.index) --------------------------------------------------
     @property
     def cache(self):
@@ -202,9 +212,35 @@ class Vault:
             self._index = Cache(self)
         return self._index
 
-    def index(self, rebuild: bool = False, embed: bool = True, progress=None):
+    def index(self, rebuild: bool = False, embed: bool = True, progress=None, *,
+              paths: Iterable[str] | None = None, wait: float = 0.0) -> BuildReport:
+        """Bring the cache up to date. ``paths``: only these vault-relative files changed (a
+        watcher or a write-back knows); default: a full incremental scan. ``embed=False`` commits
+        the lexical index and graph and leaves new vectors to ``embed_pending``. ``wait``: seconds
+        to wait for another writer before LockError."""
         from .index.build import build
-        return build(self, rebuild=rebuild, embed=embed, progress=progress)
+        return build(self, rebuild=rebuild, embed=embed, progress=progress, wait=wait, paths=paths)
+
+    def embed_pending(self, max_seconds: float | None = None, first: Iterable[str] = (), batch: int | None = None,
+                      progress=None, wait: float = 0.0) -> BuildReport:
+        """Embed vectors the cache still lacks, in batches, for at most ``max_seconds``; vectors of
+        the pages in ``first`` go before the rest. Pauses between batches while a search runs and
+        holds the writer lock only while it commits, so lexical commits never wait long."""
+        from .index.background import embed_pending
+        return embed_pending(self, max_seconds=max_seconds, first=set(first), batch=batch, progress=progress,
+                             wait=wait)
+
+    def pages(self, paths: Iterable[str] | None = None, refresh: bool = True) -> dict[str, Page]:
+        """Every note parsed and resolved, served from the cache (nothing is re-parsed that the
+        cache holds). ``refresh``: bring the cache's lexical side up to date first, when this
+        process may write it; otherwise the last committed state is used."""
+        if refresh and self.cache.writable():
+            from .errors import LockError
+            try:
+                self.index(embed=False, wait=5.0)
+            except LockError:
+                log.info("another process is updating the cache; using its last committed state")
+        return self.cache.pages(paths)
 
     def search(self, query: str, *, limit: int = 10, mode: str = "hybrid", **filters: Any) -> "SearchResult":
         """Hybrid search. Filters: folder, type, tags, since, until, include_superseded;
@@ -212,38 +248,59 @@ class Vault:
         from .search import search
         return search(self, query, limit=limit, mode=mode, **filters)
 
+    # -- agents: page reads, listings, briefing (wikimem.agent) ------------------------------
+    def read_page(self, rel: str, heading: str | None = None) -> dict[str, Any]:
+        """One page (or one heading's section) with frontmatter, sha256, backlinks, versions."""
+        from .agent.pages import read_page
+        return read_page(self, rel, heading)
+
+    def list_pages(self, folder: str | None = None, type: str | None = None, tag: str | None = None,
+                   offset: int = 0, limit: int = 50) -> dict[str, Any]:
+        """Notes by folder / type / tag, sorted by path, ``limit`` from ``offset``."""
+        from .agent.pages import list_pages
+        return list_pages(self, folder, type, tag, offset, limit)
+
+    def taxonomy(self) -> dict[str, Any]:
+        """Folders, types, statuses and tags with note counts, plus the SCHEMA.md summary."""
+        from .agent.pages import taxonomy
+        return taxonomy(self)
+
+    def prime_context(self, cwd: str | None = None, prompt: str | None = None, budget_tokens: int = 1500):
+        """Session-start briefing (domain, persona/instruction memories, relevant pages) -> Briefing.
+        Never raises."""
+        from .agent.prime import prime_context
+        return prime_context(self, cwd, prompt, budget_tokens)
+
     def import_transcripts(self, sessions, folder: str = "raw/transcripts") -> list[str]:
         """Write conversation sessions as transcript notes (see wikimem.ingest.transcript)."""
         from .ingest import import_sessions
         return import_sessions(self, sessions, folder)
 
+    def ingest(self, paths: Iterable[str | os.PathLike[str]], kind: str | None = None):
+        """Copy sources into raw/<kind>/ (content-addressed: the same bytes twice is a no-op) and
+        write a source page for each; conversation exports become one note per session -> IngestReport
+        (see wikimem.ingest.sources)."""
+        from .ingest.sources import ingest
+        return ingest(self, [paths] if isinstance(paths, (str, os.PathLike)) else paths, kind)
+
+    def query(self, question: str, *, k: int = 6, write: bool = True, llm: str | None = None,
+              llm_model: str | None = None, llm_url: str | None = None, llm_api_key: str | None = None,
+              llm_timeout: float | None = None, **filters: Any):
+        """Answer from the vault with [[page#heading]] citations and file the answer back as
+        queries/<question>.md -> Answer (see wikimem.qa). LLM settings default to the settings'
+        ``extra`` keys ``llm``, ``llm_model``, ``llm_url``, ``llm_api_key``, ``llm_timeout``."""
+        from .qa import ask
+        extra = getattr(self.settings, "extra", None) or {}
+        return ask(self, question, k=k, write=write, llm=llm or extra.get("llm"),
+                   llm_model=llm_model or extra.get("llm_model"), llm_url=llm_url or extra.get("llm_url"),
+                   llm_api_key=llm_api_key or extra.get("llm_api_key"),
+                   llm_timeout=float(llm_timeout or extra.get("llm_timeout") or 60.0), **filters)
+
     def status(self) -> dict[str, Any]:
-        from .index.build import status
+        from .index.status import status
         return status(self)
 
     def close(self) -> None:
         if self._index is not None:
             self._index.close()
             self._index = None
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    query: str
-    mode: str
-    hits: tuple[Hit, ...]
-    degraded: tuple[str, ...] = ()
-    coverage: float = 1.0
-    took_ms: float = 0.0
-    notices: tuple[str, ...] = ()
-
-    def __iter__(self) -> Iterable[Hit]:
-        return iter(self.hits)
-
-    def __len__(self) -> int:
-        return len(self.hits)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"query": self.query, "mode": self.mode, "degraded": list(self.degraded),
-                "vector_coverage": round(self.coverage, 4), "took_ms": round(self.took_ms, 2),
-                "notices": list(self.notices), "hits": [h.to_dict() for h in self.hits]}

@@ -201,6 +201,18 @@ class VaultFiles:
         except OSError as exc:
             raise NoteReadError(rel, exc.strerror or str(exc), "unreadable") from exc
 
+    def file_sha256(self, rel: str) -> str:
+        """sha256 of a file from the scan (attachments, raw sources), read in blocks; "" when it
+        cannot be read (it is then re-hashed on the next build)."""
+        h = hashlib.sha256()
+        try:
+            with open(self.root.joinpath(*rel.split("/")), "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+        except OSError:
+            return ""
+        return h.hexdigest()
+
     def read_note(self, rel: str, trusted: bool = False) -> NoteFile:
         """Read and decode a note, or raise NoteReadError(kind=binary|too_large|not_utf8|unreadable).
 
