@@ -65,6 +65,10 @@ def _turn_markdown(turn: Turn) -> str:
     for note in turn.attachments:
         text += f" [image: {note.strip()}]"
     tail = f" ^{block_id(turn.id)}" if turn.id else ""
+    if tail and text.rsplit("\n", 1)[-1].lstrip().startswith(("```", "~~~")):
+        tail = "\n" + tail[1:]  # a closing fence must stand alone; the block id follows on its own line
+    if text.startswith(("```", "~~~", "|", "- ", "* ", "> ", "#")):  # block syntax only works on a line of its own
+        return f"{head}\n{text}{tail}"
     return f"{head} {text}{tail}"
 
 

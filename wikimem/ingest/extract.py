@@ -1,0 +1,127 @@
+"""What a source page says about a source, all extractive: its text as Markdown (HTML converted
+with html2text, PDF text with pypdf when installed), title, date, outline, first paragraph and
+key terms. No model is involved, so ingest works offline and gives the same page every time.
+"""
+from __future__ import annotations
+
+import io
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from ..errors import WikimemError
+from ..index.analysis import STOP_WORDS, stem
+from ..parse import parse_page
+
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_WORD = re.compile(r"[^\W\d_][\w'-]*[^\W_]|[^\W\d_]", re.UNICODE)
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
+_HTML_DATE = re.compile(r'<meta[^>]+(?:name|property)=["\'](?:date|article:published_time|dc\.date)["\'][^>]*'
+                        r'content=["\']([^"\']+)', re.I)
+_LINK = re.compile(r"!?\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]|!?\[([^\]]*)\]\([^)]*\)")
+
+
+@dataclass(frozen=True)
+class Extract:
+    markdown: str  # the text the page is built from (the file itself for Markdown)
+    title: str
+    date: str | None
+    outline: tuple[tuple[int, str], ...]  # (level, heading)
+    first_paragraph: str
+    key_terms: tuple[str, ...]
+
+
+def html_to_markdown(html: str) -> str:
+    import html2text
+
+    conv = html2text.HTML2Text()
+    conv.body_width = 0  # no hard wrapping: keep paragraphs on one line
+    conv.ignore_images = False
+    conv.single_line_break = False
+    return conv.handle(html).strip() + "\n"
+
+
+def pdf_to_text(data: bytes, name: str) -> str:
+    try:
+        from pypdf import PdfReader
+        from pypdf.errors import PdfReadError
+    except ImportError:
+        raise WikimemError(f"{name}: reading PDF text needs the optional extra: pip install 'wikimem[pdf]'") from None
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        pages = [(page.extract_text() or "").strip() for page in reader.pages]
+    except (PdfReadError, ValueError, KeyError, TypeError) as exc:
+        raise WikimemError(f"{name}: not a readable PDF ({exc})") from None
+    return "\n\n".join(p for p in pages if p) + "\n"
+
+
+def plain(text: str) -> str:
+    """Markdown inline syntax -> readable text: links show their label, emphasis marks go."""
+    text = _LINK.sub(lambda m: m.group(2) or m.group(1) or m.group(3) or "", text)
+    text = re.sub(r"(\*\*|__|\*|_)(\S.*?\S|\S)\1", r"\2", text)
+    return " ".join(text.split())
+
+
+def key_terms(text: str, limit: int = 10) -> tuple[str, ...]:
+    """The most frequent content words (and Chinese words), shown as written most often."""
+    counts: Counter[str] = Counter()
+    shown: dict[str, Counter[str]] = {}
+    body = re.sub(r"```.*?```", " ", text, flags=re.S)
+    for m in _WORD.finditer(plain(body)):
+        word = m.group(0)
+        if _HAN.search(word):
+            from rjieba import cut
+
+            parts = [w for w in cut(word) if len(w) >= 2 and _HAN.search(w) and w not in STOP_WORDS]
+        else:
+            parts = [word] if len(word) >= 4 and word.lower() not in STOP_WORDS else []
+        for part in parts:
+            key = stem(part.lower())
+            counts[key] += 1
+            shown.setdefault(key, Counter())[part] += 1
+    ranked = sorted((k for k, n in counts.items() if n >= 2), key=lambda k: (-counts[k], k))
+    return tuple(shown[k].most_common(1)[0][0] for k in ranked[:limit])
+
+
+def extract(name: str, data: bytes, suffix: str) -> Extract:
+    """``name``: the file name (for the fallback title and errors)."""
+    stem = name.rsplit(".", 1)[0]
+    date = None
+    if suffix in (".html", ".htm"):
+        html = data.decode("utf-8", errors="replace")
+        markdown = html_to_markdown(html)
+        m = _HTML_TITLE.search(html)
+        html_title = " ".join(m.group(1).split()) if m else None
+        d = _HTML_DATE.search(html)
+        date = d.group(1)[:10] if d else None
+    elif suffix == ".pdf":
+        markdown, html_title = pdf_to_text(data, name), None
+    else:
+        markdown, html_title = data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n"), None
+    page = parse_page(f"raw/{name}", markdown)
+    front = page.frontmatter.data
+    h1 = next((h.text for h in page.headings if h.level == 1), None)
+    title = str(front.get("title") or h1 or html_title or stem.replace("-", " ").replace("_", " ")).strip()
+    date = str(front.get("date") or front.get("created") or date or "") or None
+    outline = tuple((h.level, h.text) for h in page.headings)
+    return Extract(markdown, title, date[:10] if date else None, outline, first_paragraph(page.body),
+                   key_terms(page.body))
+
+
+def first_paragraph(body: str, limit: int = 600) -> str:
+    """The first paragraph of prose (not a heading, list, table, quote marker or code)."""
+    in_fence = False
+    for block in re.split(r"\n\s*\n", body):
+        lines = [l for l in block.strip().splitlines()]
+        if not lines:
+            continue
+        if lines[0].lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence if block.count("```") % 2 else in_fence
+            continue
+        if in_fence or lines[0].startswith(("#", "|", "- ", "* ", "![", "<", "---")):
+            continue
+        text = plain(" ".join(l.lstrip("> ") for l in lines))
+        if len(text) < 20:
+            continue
+        return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
+    return ""

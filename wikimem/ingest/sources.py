@@ -1,0 +1,325 @@
+"""``wikimem ingest``: copy sources into raw/ once, and give each a source page.
+
+A source is stored unchanged under ``raw/<kind>/``. Storage is content-addressed: before copying,
+the bytes' sha256 is looked up among the files already in raw/, and the same bytes ingested again
+(under any name) are a no-op that says where they already are. A different file with a name that
+is taken gets the hash's first 8 hex digits appended, so nothing in raw/ is ever replaced.
+
+Each article or paper then gets a source page ``sources/<title>.md`` (outside raw/, written through
+the one writer path): a link to the raw file, title, date, outline, first paragraph, key terms and
+the existing pages it names, all extracted (``extract.py``). HTML and PDF sources also get their
+text as a Markdown note beside the original in raw/, so search can read them. Conversation exports
+(``--kind transcript``) become one note per session (``conversations.py``). Every operation is
+logged in log.md and listed in index.md.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import logging
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+
+from ..errors import ConflictError, UsageError, WikimemError
+from ..vault.files import atomic_write_bytes
+from .conversations import Problem, read_export, write_sessions
+from .extract import Extract, extract
+
+log = logging.getLogger(__name__)
+
+KIND_FOLDERS = {"article": "raw/articles", "paper": "raw/papers", "transcript": "raw/transcripts",
+                "asset": "raw/assets"}
+TEXT_SUFFIXES = (".md", ".markdown", ".txt")
+HTML_SUFFIXES = (".html", ".htm")
+ASSET_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".bmp", ".tif", ".tiff", ".mp3", ".mp4",
+                  ".wav", ".m4a", ".zip")
+SOURCE_FOLDER = "sources"
+_UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]+')
+
+
+@dataclass(frozen=True)
+class IngestItem:
+    """One input and what became of it. ``status``: added | unchanged | failed (sources), and for
+    transcripts the counts of sessions added / already there, with ``problems`` for the rest."""
+
+    source: str
+    kind: str
+    status: str
+    raw: tuple[str, ...] = ()
+    page: str | None = None
+    message: str = ""
+    problems: tuple[Problem, ...] = ()
+    unchanged: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "kind": self.kind, "status": self.status, "raw": list(self.raw),
+                "page": self.page, "message": self.message, "unchanged": list(self.unchanged),
+                "problems": [{"where": p.where, "reason": p.reason} for p in self.problems]}
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    items: tuple[IngestItem, ...] = field(default_factory=tuple)
+
+    @property
+    def ok(self) -> bool:
+        return all(i.status != "failed" and not i.problems for i in self.items)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "items": [i.to_dict() for i in self.items]}
+
+
+def guess_kind(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix == ".pdf":
+        return "paper"
+    if suffix == ".jsonl":
+        return "transcript"
+    if suffix == ".json":
+        head = path.read_bytes()[:65536]
+        if b'"mapping"' in head:
+            return "transcript"
+        raise UsageError(f"{path.name}: a JSON file that is not a ChatGPT export; say --kind asset to keep it as an asset")
+    if suffix in TEXT_SUFFIXES + HTML_SUFFIXES:
+        return "article"
+    if suffix in ASSET_SUFFIXES:
+        return "asset"
+    raise UsageError(f"{path.name}: cannot tell what kind of source a '{suffix or 'no suffix'}' file is; "
+                     "say --kind article|paper|transcript|asset")
+
+
+def ingest(vault, paths: Iterable[str | os.PathLike[str]], kind: str | None = None) -> IngestReport:
+    if kind is not None and kind not in KIND_FOLDERS:
+        raise UsageError(f"unknown kind {kind!r} (known: {', '.join(KIND_FOLDERS)})")
+    items = []
+    for given in paths:
+        path = Path(given).expanduser()
+        if not path.is_file():
+            items.append(IngestItem(str(given), kind or "?", "failed", message="no such file"))
+            continue
+        try:
+            this_kind = kind or guess_kind(path)
+            if this_kind == "transcript":
+                items.append(_ingest_transcripts(vault, path))
+            else:
+                items.append(_ingest_file(vault, path, this_kind))
+        except WikimemError as exc:
+            items.append(IngestItem(str(given), kind or "?", "failed", message=str(exc)))
+        except OSError as exc:
+            items.append(IngestItem(str(given), kind or "?", "failed", message=exc.strerror or str(exc)))
+    return IngestReport(tuple(items))
+
+
+# -- raw/ storage --------------------------------------------------------------------------------
+def find_in_raw(vault, data: bytes) -> str | None:
+    """The vault-relative path of a file in raw/ with exactly these bytes, if any."""
+    digest = hashlib.sha256(data).hexdigest()
+    root = vault.root / "raw"
+    if not root.is_dir():
+        return None
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            full = Path(folder) / name
+            try:
+                if full.stat().st_size == len(data) and hashlib.sha256(full.read_bytes()).hexdigest() == digest:
+                    return full.relative_to(vault.root).as_posix()
+            except OSError:
+                continue
+    return None
+
+
+def _free_name(vault, folder: str, name: str, data: bytes) -> str:
+    stem, dot, suffix = name.rpartition(".")
+    if not dot:
+        stem, suffix = name, ""
+    stem = " ".join(_UNSAFE.sub(" ", stem).split()).strip(" .") or "source"
+    suffix = ("." + suffix.lower()) if suffix else ""
+    rel = f"{folder}/{stem}{suffix}"
+    if vault.files.abspath(rel).exists():
+        rel = f"{folder}/{stem}-{hashlib.sha256(data).hexdigest()[:8]}{suffix}"
+    return rel
+
+
+def add_raw(vault, rel: str, data: bytes) -> None:
+    """Add a new file to raw/: a UTF-8 note through ``create_note``, anything else by an atomic
+    byte write. Never replaces a file (ConflictError), and a failed write leaves nothing behind."""
+    if rel.lower().endswith((".md", ".markdown")):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None and text.encode("utf-8") == data:
+            vault.files.create_note(rel, text)
+            return
+    path = vault.files.abspath(rel)
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def refuse_if_exists() -> None:
+        if path.exists():
+            raise ConflictError(f"{rel}: file already exists; refusing to overwrite it")
+
+    refuse_if_exists()
+    atomic_write_bytes(path, data, before_replace=refuse_if_exists)
+
+
+# -- files ---------------------------------------------------------------------------------------
+def _ingest_file(vault, path: Path, kind: str) -> IngestItem:
+    data = path.read_bytes()
+    existing = find_in_raw(vault, data)
+    if existing:
+        return IngestItem(str(path), kind, "unchanged", (existing,),
+                          message=f"already in the vault as {existing}; nothing to do")
+    suffix = path.suffix.lower()
+    info: Extract | None = None
+    if kind != "asset":
+        info = extract(path.name, data, suffix)  # before any write: a bad PDF fails with nothing written
+        from ..knowledge import secrets
+
+        secrets.check(info.markdown, path.name)  # raw/ is forever: a secret never gets in
+    rel = _free_name(vault, KIND_FOLDERS[kind], path.name, data)
+    add_raw(vault, rel, data)
+    written = [rel]
+    text_note = None
+    if info is not None and suffix not in TEXT_SUFFIXES:
+        # HTML / PDF: their text as a Markdown note beside the original, so search reads it
+        text_note = rel.rsplit(".", 1)[0] + ".md"
+        if vault.files.abspath(text_note).exists():
+            text_note = rel + ".md"
+        front = yaml.safe_dump({"title": info.title, "type": "source", "kind": kind,
+                                "derived_from": f"[[{rel}]]"}, sort_keys=False, allow_unicode=True, width=10_000)
+        add_raw(vault, text_note, f"---\n{front}---\n{info.markdown}".encode("utf-8"))
+        written.append(text_note)
+    from ..knowledge.writer import refresh_cache
+
+    page = None
+    warnings = []
+    if info is not None:
+        page, warnings = _write_source_page(vault, info, kind, rel, text_note, len(data))
+    else:
+        vault.append_log("ingest", f"{rel} ({kind}, {len(data):,} bytes)")
+        warn = refresh_cache(vault, written)
+        if warn:
+            warnings.append(warn)
+    message = f"added {', '.join(written)}" + (f"; source page {page}" if page else "")
+    if warnings:
+        message += "; " + "; ".join(warnings)
+    return IngestItem(str(path), kind, "added", tuple(written), page, message)
+
+
+def _page_text(vault, info: Extract, kind: str, rel: str, text_note: str | None, size: int,
+               keep: dict[str, Any] | None) -> str:
+    today = _dt.date.today().isoformat()
+    links = [f"[[{rel}]]"] + ([f"[[{text_note}]]"] if text_note else [])
+    front: dict[str, Any] = dict(keep or {})
+    previous = [s for s in front.get("sources") or [] if isinstance(s, str) and s not in links]
+    front.update({"title": info.title, "type": "source", "kind": kind})
+    front.setdefault("created", today)
+    front["updated"] = today
+    if info.date:
+        front["date"] = info.date
+    front["sources"] = links + previous
+    if info.key_terms:
+        front["key_terms"] = list(info.key_terms)
+    lines = [f"# {info.title}", "", f"Source: [[{rel}]] ({kind}, {size:,} bytes, ingested {today})"
+             + (f"; text: [[{text_note}]]" if text_note else ""), ""]
+    if info.first_paragraph:
+        lines += ["## First paragraph", "", "> " + info.first_paragraph, ""]
+    if info.outline:
+        top = min(level for level, _ in info.outline)
+        lines += ["## Outline", ""] + [f"{'  ' * (level - top)}- {text}" for level, text in info.outline] + [""]
+    if info.key_terms:
+        lines += ["## Key terms", "", ", ".join(info.key_terms), ""]
+    named = _named_pages(vault, info.markdown)
+    if named:
+        lines += ["## Mentions", "", " · ".join(f"[[{t}]]" for t in named), ""]
+    if previous:
+        lines += ["## Earlier versions", ""] + [f"- {s}" for s in previous] + [""]
+    body = "\n".join(lines)
+    yaml_text = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=10_000)
+    return f"---\n{yaml_text}---\n{body}"
+
+
+def _named_pages(vault, text: str) -> list[str]:
+    """Titles of existing entity/concept/comparison pages that the source names (whole words)."""
+    try:
+        rows = vault.cache.db.execute(
+            "SELECT title FROM files WHERE type IN ('entity', 'concept', 'comparison') AND title != ''").fetchall()
+    except Exception:  # noqa: BLE001 - no cache yet: mentions are a convenience
+        return []
+    low = text.casefold()
+    found = []
+    for (title,) in rows:
+        t = str(title).casefold()
+        if len(t) >= 3 and re.search(rf"(?<!\w){re.escape(t)}(?!\w)", low):
+            found.append(str(title))
+    return sorted(set(found))
+
+
+def _write_source_page(vault, info: Extract, kind: str, rel: str, text_note: str | None, size: int):
+    from ..parse import frontmatter as fm
+
+    name = " ".join(_UNSAFE.sub(" ", info.title).split())[:100].strip(" .") or Path(rel).stem
+    page_rel = f"{SOURCE_FOLDER}/{name} (source).md"  # never the same name as the entity/concept page
+    expected = None
+    keep = None
+    target = vault.files.abspath(page_rel)
+    if target.exists():
+        note = vault.files.read_note(page_rel)
+        front, _ = fm.parse(note.text.replace("\r\n", "\n"))
+        if front.error:
+            raise WikimemError(f"{page_rel}: {front.error}; fix its frontmatter before ingesting into it")
+        keep, expected = dict(front.data), note.sha256
+    text = _page_text(vault, info, kind, rel, text_note, size, keep)
+    result = vault.write_page(page_rel, text, expected_sha256=expected, reason="ingest", check_similar=False)
+    warnings = list(result.warnings)
+    summary = info.first_paragraph[:100].rsplit(" ", 1)[0] + "…" if len(info.first_paragraph) > 100 else info.first_paragraph
+    try:
+        vault.add_to_index(page_rel, summary)
+    except WikimemError as exc:
+        warnings.append(f"index.md not updated: {exc}")
+    from ..knowledge.writer import refresh_cache
+
+    warn = refresh_cache(vault, [rel, page_rel, "index.md"] + ([text_note] if text_note else []))
+    if warn:
+        warnings.append(warn)
+    return page_rel, warnings
+
+
+# -- conversations -------------------------------------------------------------------------------
+def _ingest_transcripts(vault, path: Path) -> IngestItem:
+    parsed = read_export(path)
+    results = write_sessions(vault, parsed.sessions)
+    added = [r.path for r in results if r.status == "added"]
+    same = [r.path for r in results if r.status in ("unchanged", "kept")]
+    problems = list(parsed.problems)
+    problems += [Problem(r.path, "already imported, and the export now differs; raw/ notes are never changed")
+                 for r in results if r.status == "kept"]
+    problems += [Problem(r.path, r.reason) for r in results if r.status == "refused"]
+    warnings = []
+    if added:
+        vault.append_log("ingest", f"{path.name}: {len(added)} session(s) into raw/transcripts "
+                                   f"({parsed.format}); {len(same)} already there; {len(parsed.problems)} problem(s)")
+        for rel in added:
+            try:
+                vault.add_to_index(rel, f"{parsed.format} session")
+            except WikimemError as exc:
+                warnings.append(f"index.md not updated for {rel}: {exc}")
+        from ..knowledge.writer import refresh_cache
+
+        warn = refresh_cache(vault, added + ["index.md", "log.md"])
+        if warn:
+            warnings.append(warn)
+    status = "added" if added else ("unchanged" if results else "failed")
+    message = (f"{len(added)} session(s) added, {len(same)} already imported" if results
+               else "no session could be imported")
+    if not added and results:
+        message += "; nothing to do"
+    if warnings:
+        message += "; " + "; ".join(warnings)
+    return IngestItem(str(path), "transcript", status, tuple(added), None, message, tuple(problems), tuple(same))

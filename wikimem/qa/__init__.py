@@ -1,0 +1,5 @@
+"""Answering questions from the vault: retrieve, answer with citations (extractive by default,
+an LLM when configured), and file the answer back as a query page (``queries/<question>.md``)."""
+from .query import Answer, Citation, ask
+
+__all__ = ["Answer", "Citation", "ask"]

@@ -1,0 +1,177 @@
+"""The extractive answer: the retrieved sentences that best cover the question, each cited.
+
+The relevance bar is per chunk: a retrieved chunk is used only when it (its text, page title
+and headings) holds at least ``MIN_COVER`` of the question's term weight; when none does, the
+vault "has no answer" and nothing is cited. Term weights are inverse document frequencies from
+the lexical index, so a rare word ("rjieba") matters more than a common one ("search"). Words
+that no note holds at all ("value", "use" in "what value of b does BM25 use?") are left out of
+the weighing, but when they are most of the question, the vault has no answer. Within
+the chunks that pass, a sentence is scored by how much of that weight it holds itself (its page
+title and heading count half: "b is usually 0.75" answers a BM25 question on the BM25 page),
+times a share of its chunk's search score. Chosen sentences are de-duplicated and read in source order, grouped by page.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from ..index.analysis import terms, tokens
+from ..model import Hit
+
+MIN_COVER = 0.5  # share of the question's term weight a sentence must hold to be cited
+KEEP_RATIO = 0.6  # sentences scoring below this share of the best one are left out
+MAX_SENTENCES = 4
+DUPLICATE = 0.6  # term overlap (Jaccard) above which two sentences say the same thing
+
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"“(\[*_`A-Z0-9\u4e00-\u9fff])|(?<=[。！？；])")
+_LINK = re.compile(r"!?\[\[([^\]|]+?)(?:\|([^\]]*))?\]\]")
+_MDLINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_BLOCK_ID = re.compile(r"\s+\^[A-Za-z0-9-]+\s*$")
+# the chunks answers are built from: not earlier answers, not the vault's index, log and schema
+# (a question filed back would otherwise make its own words look known to the vault)
+_NOTES = "c.path NOT LIKE 'queries/%' AND c.path NOT IN ('index.md', 'log.md', 'SCHEMA.md')"
+_TURN = re.compile(r"^\*\*(?P<speaker>[^*\n]{1,80})\*\*(?:\s*\([^)\n]*\))?\s*:\s*")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    text: str  # the sentence as shown (inline Markdown kept readable)
+    heading: str | None  # the heading it stands under inside the chunk (None: the chunk's own)
+    hit: Hit
+    rank: int  # the hit's rank (0 = best)
+    position: int  # order within the chunk
+    cover: float
+    score: float
+    terms: frozenset[str]
+
+
+def _clean(line: str) -> str:
+    line = _LINK.sub(lambda m: m.group(2) or m.group(1).split("#")[0].rsplit("/", 1)[-1], line)
+    line = _MDLINK.sub(lambda m: m.group(1), line)
+    line = _BLOCK_ID.sub("", line)
+    return line.strip()
+
+
+def sentences(text: str) -> list[tuple[str | None, str]]:
+    """Chunk text -> (heading, sentence) pairs; ``heading`` is the last heading seen inside the
+    chunk (a chunk can span a short section merged into the next). Code is skipped; list items and
+    table rows are sentences of their own; a transcript turn keeps its speaker ("Ana: ...")."""
+    out: list[tuple[str | None, str]] = []
+    paragraph: list[str] = []
+    in_fence = False
+    heading: str | None = None
+
+    def flush() -> None:
+        if paragraph:
+            joined = " ".join(paragraph)
+            out.extend((heading, s.strip()) for s in _SPLIT.split(joined) if s and s.strip())
+            paragraph.clear()
+
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith(("```", "~~~")):
+            flush()
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        h = re.match(r"^#{1,6}\s+(.*?)\s*#*$", line)
+        if h:
+            flush()
+            heading = _BLOCK_ID.sub("", h.group(1)).strip()
+            continue
+        if not line or re.fullmatch(r"\|?[\s:|-]+\|?", line):
+            flush()
+            continue
+        line = re.sub(r"^>\s*(\[![^\]]+\][+-]?\s*)?", "", line)
+        turn = _TURN.match(line)
+        if turn:
+            flush()
+            line = f"{turn.group('speaker')}: {line[turn.end():]}"
+        if line.startswith("|"):
+            flush()
+            cells = [c.strip() for c in line.strip("|").replace("\\|", "/").split("|")]
+            out.append((heading, _clean(" — ".join(c for c in cells if c))))
+            continue
+        item = re.match(r"^(?:[-*+]|\d+[.)])\s+", line)
+        if item:
+            flush()
+            paragraph.append(_clean(line[item.end():]))
+            flush()
+            continue
+        paragraph.append(_clean(line))
+    flush()
+    return [(h, s) for h, s in out if len(s) >= 12 and re.search(r"\w", s)]
+
+
+def term_weights(cache, query_terms: list[str]) -> dict[str, float]:
+    """IDF of each query term over the lexical index (1.0 each when the index cannot tell);
+    0 for a term no note holds, which no sentence could match (see ``choose``)."""
+    try:
+        db = cache.reader() if hasattr(cache, "reader") else cache.db
+        total = db.execute(f"SELECT count(*) FROM chunks c WHERE {_NOTES}").fetchone()[0] or 1
+        weights = {}
+        for term in query_terms:
+            df = db.execute(f"SELECT count(*) FROM lex JOIN chunks c ON c.vid = lex.rowid WHERE lex MATCH ? AND {_NOTES}",
+                            ('"' + term.replace('"', '""') + '"',)).fetchone()[0]
+            weights[term] = math.log(1 + (total - df + 0.5) / (df + 0.5)) if df else 0.0
+        return weights
+    except Exception:  # noqa: BLE001 - no lexical index: every term counts the same
+        return {t: 1.0 for t in query_terms}
+
+
+def candidates(question: str, hits: list[Hit], weights: dict[str, float], min_cover: float = MIN_COVER) -> list[Candidate]:
+    """Sentences of the chunks that, taken whole (text, title and headings), hold at least
+    ``min_cover`` of the question's term weight; each sentence must hold a question term itself."""
+    q_terms = list(weights)
+    total = sum(weights.values()) or 1.0
+    top = max((h.score for h in hits), default=0.0) or 1.0
+    out = []
+    for rank, hit in enumerate(hits):
+        context = set(tokens(hit.title + " " + " ".join(hit.heading_path)))
+        share = max(0.0, hit.score) / top
+        found = sentences(hit.text)
+        in_chunk = context | set(tokens(hit.text))
+        chunk_cover = sum(weights[t] for t in q_terms if t in in_chunk) / total
+        if chunk_cover < min_cover:  # the chunk as a whole does not speak to the question
+            continue
+        for position, (heading, text) in enumerate(found):
+            own = frozenset(tokens(text))
+            if not own & set(q_terms):
+                continue
+            cover = sum(weights[t] * (1.0 if t in own else 0.5 if t in context else 0.0) for t in q_terms) / total
+            score = cover * (0.5 + 0.5 * share)
+            out.append(Candidate(text, heading, hit, rank, position, cover, score, own))
+    return out
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def choose(question: str, hits: list[Hit], cache, max_sentences: int = MAX_SENTENCES,
+           min_cover: float = MIN_COVER) -> list[Candidate]:
+    """The sentences of the answer in reading order, or [] when nothing clears the bar."""
+    q_terms = terms(question)
+    if not q_terms or not hits:
+        return []
+    weights = term_weights(cache, q_terms)
+    known = [t for t in q_terms if weights[t] > 0]
+    if len(known) < min_cover * len(q_terms):  # most of the question's words are in no note at all
+        return []
+    pool = candidates(question, hits, {t: weights[t] for t in known}, min_cover)
+    if not pool:
+        return []
+    best = max(c.score for c in pool)
+    chosen: list[Candidate] = []
+    for c in sorted(pool, key=lambda c: (-c.score, c.rank, c.position)):
+        if c.score < KEEP_RATIO * best or len(chosen) >= max_sentences:
+            break
+        if any(_jaccard(c.terms, o.terms) >= DUPLICATE or c.text == o.text for o in chosen):
+            continue
+        chosen.append(c)
+    page_order: dict[str, int] = {}
+    for c in sorted(chosen, key=lambda c: c.rank):
+        page_order.setdefault(c.hit.path, len(page_order))
+    return sorted(chosen, key=lambda c: (page_order[c.hit.path], c.rank, c.position))

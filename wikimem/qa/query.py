@@ -1,0 +1,145 @@
+"""``wikimem query``: retrieve with the hybrid search, answer with citations, file the answer back.
+
+Every sentence of an answer is followed by the ``[[page#heading]]`` citation of the chunk it came
+from; a query page records each cited chunk's content hash, so a later change to that chunk can be
+detected (the linter does). Extractive by default (``extractive.py``); with ``llm`` set, a model
+writes the answer from the retrieved chunks only and every sentence must cite one of them
+(``llm.py``); when the model cannot be reached the extractive answer is given with a notice.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import UsageError
+from ..model import Hit
+from . import extractive
+
+log = logging.getLogger(__name__)
+
+NO_ANSWER = "The vault has no answer to this question: no note says enough about it to cite."
+QUERY_FOLDER = "queries"
+VAULT_FILES = ("index.md", "log.md", "SCHEMA.md")  # about the vault, not knowledge: never cited
+
+
+@dataclass(frozen=True)
+class Citation:
+    link: str  # "[[concepts/BM25#Formula]]"
+    path: str
+    heading: str | None
+    block: str | None
+    chunk_sha256: str  # of the chunk's text when it was cited
+    title: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"link": self.link, "path": self.path, "heading": self.heading, "block": self.block,
+                "chunk_sha256": self.chunk_sha256, "title": self.title}
+
+
+@dataclass(frozen=True)
+class Answer:
+    question: str
+    mode: str  # extractive | ollama | openai
+    text: str  # Markdown; each sentence followed by its citation ('' when no answer)
+    answered: bool
+    citations: tuple[Citation, ...]
+    notices: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()  # LLM answers: uncited sentences, citations of chunks not retrieved
+    page: str | None = None  # the query page written (None with --no-write or no answer)
+    page_status: str = "not written"  # created | updated | not written
+    retrieved: tuple[Hit, ...] = field(default=(), repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"question": self.question, "mode": self.mode, "answered": self.answered,
+                "answer": self.text if self.answered else NO_ANSWER,
+                "citations": [c.to_dict() for c in self.citations], "notices": list(self.notices),
+                "flags": list(self.flags), "page": self.page, "page_status": self.page_status,
+                "retrieved": [{"path": h.path, "heading_path": list(h.heading_path), "score": round(h.score, 6)}
+                              for h in self.retrieved]}
+
+
+def chunk_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def citation(hit: Hit, heading: str | None = None) -> Citation:
+    """``[[path-without-.md#heading]]``: the path form resolves even when two pages share a name;
+    a transcript turn is cited by its block id, a page's lead section by the page alone."""
+    target = hit.path[:-3] if hit.path.lower().endswith(".md") else hit.path
+    heading = heading or (hit.heading_path[-1] if hit.heading_path else None)
+    if heading is not None and heading.strip() == hit.title.strip():
+        heading = None
+    block = hit.blocks[0] if hit.blocks else None
+    anchor = f"#^{block}" if block else (f"#{heading}" if heading else "")
+    link = f"[[{target}{anchor}]]".replace("|", "/")
+    return Citation(link, hit.path, heading, block, chunk_hash(hit.text), hit.title)
+
+
+def retrieve(vault, question: str, k: int, filters: dict[str, Any]) -> tuple[list[Hit], tuple[str, ...]]:
+    """The top ``k`` chunks (at most two per page), leaving out earlier answers (queries/), so an
+    answer is built from notes, never from a previous answer, and the vault's own index, log and
+    schema."""
+    result = vault.search(question, limit=k + 6, per_page=2, **filters)
+    hits = [h for h in result.hits if not h.path.startswith(QUERY_FOLDER + "/") and h.type != "query"
+            and h.path not in VAULT_FILES]
+    return hits[:k], tuple(result.notices) + tuple(f"search degraded: {d}" for d in result.degraded)
+
+
+def extractive_answer(vault, question: str, hits: list[Hit]) -> tuple[str, tuple[Citation, ...]]:
+    chosen = extractive.choose(question, hits, vault.cache)
+    if not chosen:
+        return "", ()
+    cites: dict[str, Citation] = {}
+    paragraphs: list[list[str]] = []
+    last_page = None
+    for c in chosen:
+        cite = citation(c.hit, c.heading)
+        cite = cites.setdefault(cite.link, cite)
+        if c.hit.path != last_page:
+            paragraphs.append([])
+            last_page = c.hit.path
+        paragraphs[-1].append(f"{c.text} {cite.link}")
+    return "\n\n".join(" ".join(p) for p in paragraphs), tuple(dict.fromkeys(cites.values()))
+
+
+def ask(vault, question: str, *, k: int = 6, write: bool = True, llm: str | None = None,
+        llm_model: str | None = None, llm_url: str | None = None, llm_api_key: str | None = None,
+        llm_timeout: float = 60.0, **filters: Any) -> Answer:
+    question = " ".join((question or "").split())
+    if not question:
+        raise UsageError("empty question")
+    if k < 1:
+        raise UsageError("-k must be at least 1")
+    hits, notices = retrieve(vault, question, k, filters)
+    notices = list(notices)
+    flags: tuple[str, ...] = ()
+    mode = "extractive"
+    text, cites = "", ()
+    llm = llm or None
+    if llm and llm != "none":
+        from . import llm as llm_mod
+
+        try:
+            text, cites, flags = llm_mod.answer(question, hits, citation, kind=llm, model=llm_model or "",
+                                                url=llm_url or "", api_key=llm_api_key or "", timeout=llm_timeout)
+            mode = llm
+        except llm_mod.LLMError as exc:
+            notices.append(f"{exc}; answered extractively instead")
+            text, cites, flags = "", (), ()
+            mode = "extractive"
+        else:
+            if not text:  # the model found no answer in the chunks
+                cites = ()
+    if mode == "extractive":
+        text, cites = extractive_answer(vault, question, hits)
+    answer = Answer(question, mode, text, bool(text), cites, tuple(notices), flags, retrieved=tuple(hits))
+    if not write:
+        return answer
+    if not answer.answered:
+        return Answer(**{**answer.__dict__, "notices": answer.notices + ("no answer, so no query page was written",)})
+    from .writeback import write_back
+
+    return write_back(vault, answer)

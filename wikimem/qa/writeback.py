@@ -1,0 +1,143 @@
+"""Filing an answer back as ``queries/<question>.md`` so knowledge accumulates.
+
+The page's frontmatter says what was asked and when, how it was answered, and which chunks it
+cites, each with the sha256 of the chunk's text at the time (``"[[page#heading]] sha256:<hex>"``),
+so a later change to a cited chunk shows. The same or a near-identical question (most of its terms
+shared with an earlier one, or the same citations and a fair share of its terms) updates the
+earlier page instead of adding another: the first wording stays the title, later ones are kept in
+``also_asked``. Unknown frontmatter keys a person added to the page are kept.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import re
+from typing import Any
+
+import yaml
+
+from ..errors import NoteReadError, WikimemError
+from ..index.analysis import terms
+from ..parse import frontmatter as fm
+from .query import QUERY_FOLDER, Answer
+
+log = logging.getLogger(__name__)
+
+SAME_QUESTION = 0.6  # term overlap (Jaccard) above which two questions are one
+SAME_SOURCES_QUESTION = 0.25  # ...or this much overlap when both cite exactly the same chunks
+_UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]+')
+_HASHED = re.compile(r"^\s*(\[\[[^\]]+\]\])(?:\s+sha256:([0-9a-f]+))?\s*$")
+
+
+def slug(question: str) -> str:
+    name = " ".join(_UNSAFE.sub(" ", question).split()).strip(" .!?？。")
+    if len(name) > 80:
+        name = name[:80].rsplit(" ", 1)[0] if " " in name[:80] else name[:80]
+    return name or "query"
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def source_entries(answer: Answer) -> list[str]:
+    return [f"{c.link} sha256:{c.chunk_sha256}" for c in answer.citations]
+
+
+def parse_source(entry: Any) -> tuple[str, str | None] | None:
+    """``"[[page#h]] sha256:<hex>"`` -> (link, hex); the form the linter reads back."""
+    m = _HASHED.match(str(entry)) if isinstance(entry, str) else None
+    return (m.group(1), m.group(2)) if m else None
+
+
+def _existing(vault) -> list[tuple[str, Any, dict]]:
+    """(path, note, frontmatter) of every query page."""
+    folder = vault.root / QUERY_FOLDER
+    if not folder.is_dir():
+        return []
+    out = []
+    for path in sorted(folder.rglob("*.md")):
+        rel = path.relative_to(vault.root).as_posix()
+        try:
+            note = vault.files.read_note(rel)
+        except (NoteReadError, WikimemError):
+            continue
+        front, _ = fm.parse(note.text.replace("\r\n", "\n"))
+        if front.error or front.data.get("type", "query") != "query":
+            continue
+        out.append((rel, note, dict(front.data)))
+    return out
+
+
+def find_same(vault, answer: Answer):
+    """The query page this question repeats, or None."""
+    mine = set(terms(answer.question))
+    links = {c.link for c in answer.citations}
+    best, best_score = None, 0.0
+    for rel, note, data in _existing(vault):
+        asked = [data.get("question")] + list(data.get("also_asked") or [])
+        overlap = max((_jaccard(mine, set(terms(str(q)))) for q in asked if q), default=0.0)
+        theirs = {p[0] for p in map(parse_source, data.get("sources") or []) if p}
+        same_sources = bool(links) and theirs == links
+        if overlap >= SAME_QUESTION or (same_sources and overlap >= SAME_SOURCES_QUESTION):
+            score = overlap + (1.0 if same_sources else 0.0)
+            if score > best_score:
+                best, best_score = (rel, note, data), score
+    return best
+
+
+def _body(answer: Answer, title: str) -> str:
+    lines = [f"# {title}", ""]
+    if answer.flags:
+        lines += ["> [!warning] Unverified parts of this answer"] + [f"> - {f}" for f in answer.flags] + [""]
+    lines += [answer.text, "", "## Sources", ""]
+    for c in answer.citations:
+        where = " › ".join(x for x in (c.title, c.heading or (f"^{c.block}" if c.block else None)) if x)
+        lines.append(f"- {c.link} — {where}")
+    return "\n".join(lines) + "\n"
+
+
+def write_back(vault, answer: Answer) -> Answer:
+    now = _dt.datetime.now().astimezone().replace(microsecond=0).isoformat()
+    same = find_same(vault, answer)
+    changes: dict[str, Any] = {"updated": now, "answer_mode": answer.mode, "sources": source_entries(answer)}
+    if answer.flags:
+        changes["flags"] = list(answer.flags)
+    if same is None:
+        rel = f"{QUERY_FOLDER}/{slug(answer.question)}.md"
+        n = 2
+        while vault.files.abspath(rel).exists():  # a page of that name that is not this question
+            rel = f"{QUERY_FOLDER}/{slug(answer.question)} {n}.md"
+            n += 1
+        front = {"title": answer.question, "type": "query", "question": answer.question, "asked": now, **changes}
+        text = "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=10_000) + "---\n" \
+            + _body(answer, answer.question)
+        result = vault.write_page(rel, text, reason="query", check_similar=False)
+        status = "created"
+    else:
+        rel, note, data = same
+        asked = [str(data.get("question") or "")] + [str(q) for q in data.get("also_asked") or []]
+        if answer.question not in asked:
+            changes["also_asked"] = [q for q in asked[1:] if q] + [answer.question]
+        if not answer.flags and "flags" in data:
+            changes["flags"] = None
+        front, _ = fm.parse(note.text.replace("\r\n", "\n"))
+        raw = fm.update(front.raw, front.data, changes)
+        title = str(data.get("title") or data.get("question") or answer.question)
+        text = fm.compose(raw, _body(answer, title))
+        result = vault.write_page(rel, text, expected_sha256=note.sha256, reason="query (updated)",
+                                  check_similar=False)
+        status = "updated"
+    notices = list(answer.notices) + list(result.warnings)
+    summary = re.sub(r"\s*\[\[[^\]]*\]\]", "", answer.text.split("\n")[0])
+    summary = summary if len(summary) <= 100 else summary[:100].rsplit(" ", 1)[0] + "…"
+    try:
+        if vault.add_to_index(rel, summary):
+            from ..knowledge.writer import refresh_cache
+
+            warn = refresh_cache(vault, ["index.md"])
+            if warn:
+                notices.append(warn)
+    except WikimemError as exc:
+        notices.append(f"index.md not updated: {exc}")
+    return Answer(**{**answer.__dict__, "page": rel, "page_status": status, "notices": tuple(notices)})
