@@ -199,6 +199,69 @@ def status(vault: Optional[str] = VaultArg, as_json: bool = JsonOpt) -> None:
     out.print(table)
 
 
+@app.command()
+def ingest(paths: list[str] = typer.Argument(..., help="Files to bring into raw/."),
+           vault: Optional[str] = typer.Option(None, "--vault", "-V", help="Vault folder."),
+           kind: Optional[str] = typer.Option(None, "--kind", help="article | paper | transcript | asset (default: guessed)."),
+           as_json: bool = JsonOpt) -> None:
+    """Copy sources into raw/<kind>/ once (same bytes twice: a no-op) and write a source page for each;
+    conversation exports (Claude Code JSONL, ChatGPT conversations.json, `Speaker: text` chats) become
+    one note per session."""
+    from .api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    report = _run(lambda: v.ingest(paths, kind=kind))
+    if as_json:
+        _emit_json(report.to_dict())
+    else:
+        styles = {"added": "green", "unchanged": "dim", "failed": "red"}
+        for item in report.items:
+            out.print(f"[{styles.get(item.status, 'white')}]{item.status:<9}[/] {item.source}: {item.message}",
+                      highlight=False)
+            for problem in item.problems:
+                out.print(f"  [yellow]not imported[/] {problem.where}: {problem.reason}", highlight=False)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def query(question: str = typer.Argument(..., help="The question (any language)."),
+          vault: Optional[str] = typer.Option(None, "--vault", "-V", help="Vault folder."),
+          k: int = typer.Option(6, "-k", "--chunks", min=1, max=50, help="How many chunks to answer from."),
+          no_write: bool = typer.Option(False, "--no-write", help="Answer only; do not file a query page."),
+          llm: Optional[str] = typer.Option(None, "--llm", help="ollama | openai (default: extractive)."),
+          llm_model: Optional[str] = typer.Option(None, "--llm-model", help="Model name for --llm."),
+          llm_url: Optional[str] = typer.Option(None, "--llm-url", help="Server URL for --llm."),
+          llm_timeout: Optional[float] = typer.Option(None, "--llm-timeout", help="Seconds to wait for the model."),
+          folder: Optional[str] = typer.Option(None, "--folder", help="Only pages under this folder."),
+          type_: Optional[str] = typer.Option(None, "--type", help="Only this page type."),
+          tag: Optional[list[str]] = typer.Option(None, "--tag", help="Only pages with this tag (repeatable)."),
+          since: Optional[str] = typer.Option(None, "--since", help="Updated on or after YYYY-MM-DD."),
+          until: Optional[str] = typer.Option(None, "--until", help="Updated on or before YYYY-MM-DD."),
+          as_json: bool = JsonOpt) -> None:
+    """Answer a question from the vault with [[page#heading]] citations and file the answer back as
+    queries/<question>.md (the same question again updates that page)."""
+    from .api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    answer = _run(lambda: v.query(question, k=k, write=not no_write, llm=llm, llm_model=llm_model, llm_url=llm_url,
+                                  llm_timeout=llm_timeout, folder=folder, type=type_, tags=tag, since=since,
+                                  until=until))
+    if as_json:
+        _emit_json(answer.to_dict())
+    else:
+        for notice in answer.notices:
+            err.print(f"[yellow]note:[/] {notice}", highlight=False)
+        out.print(answer.text if answer.answered else "The vault has no answer to this question.",
+                  highlight=False, markup=False)
+        for flag in answer.flags:
+            err.print(f"[yellow]unverified:[/] {flag}", highlight=False)
+        if answer.page:
+            out.print(f"[dim]{answer.page_status} {answer.page} ({answer.mode})[/]", highlight=False)
+    if not answer.answered:
+        raise typer.Exit(1)
+
+
 def main() -> None:
     try:
         app()
