@@ -1,0 +1,268 @@
+"""The MCP server driven by the SDK's own client over stdio (a spawned ``wikimem mcp VAULT``)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+from anyio.from_thread import start_blocking_portal
+
+from wikimem.api import Vault
+
+mcp_client = pytest.importorskip("mcp.client")
+from mcp import Client  # noqa: E402
+from mcp.client.stdio import StdioServerParameters  # noqa: E402
+
+NOTES = {
+    "SCHEMA.md": "# Schema\n\n## Domain\nGardening notes: tomatoes, soil and compost.\n",
+    "concepts/Compost.md": "---\ntitle: Compost\ntags: [soil]\n---\n# Compost\n\nCompost feeds the soil. "
+                           "Turn the heap weekly.\n\n## Ratio\n\nThree parts brown to one part green.\n",
+    "concepts/Tomato.md": "---\ntitle: Tomato\n---\n# Tomato\n\nTomatoes want [[Compost]] and sun.\n",
+    "concepts/Old Tomato.md": "---\ntitle: Old Tomato\n---\n# Old Tomato\n\nEarly tomato notes.\n",
+    "raw/articles/source.md": "# A source\n\nImmutable text about mulch.\n",
+}
+
+
+class SyncClient:
+    """The async SDK client driven from sync tests through a blocking portal."""
+
+    def __init__(self, portal, client):
+        self.portal = portal
+        self.client = client
+
+    def tools(self) -> list:
+        return self.portal.call(self.client.list_tools).tools
+
+    def call(self, name: str, args: dict | None = None):
+        return self.portal.call(self.client.call_tool, name, args or {})
+
+    def ok(self, name: str, args: dict | None = None) -> dict:
+        result = self.call(name, args)
+        assert not result.is_error, result.content[0].text
+        return result.structured_content
+
+    def error(self, name: str, args: dict | None = None) -> str:
+        result = self.call(name, args)
+        assert result.is_error, f"{name} should have failed: {result.structured_content}"
+        text = result.content[0].text
+        assert "Traceback" not in text
+        return text
+
+
+@contextmanager
+def serve(vault: Path, *flags: str):
+    env = {"WIKIMEM_EMBEDDER": "fake", "PYTHONPATH": str(Path(__file__).parent.parent)}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "wikimem.cli", "mcp", str(vault), *flags],
+                                   env=env, cwd=str(vault.parent))
+    with start_blocking_portal() as portal:
+        with portal.wrap_async_context_manager(Client(params, read_timeout_seconds=60)) as client:
+            yield SyncClient(portal, client)
+
+
+@pytest.fixture(scope="module")
+def vault(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("mcp") / "vault"
+    for rel, text in NOTES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    outside = root.parent / "outside"
+    outside.mkdir()
+    (root / "escape").symlink_to(outside, target_is_directory=True)
+    return root
+
+
+@pytest.fixture(scope="module")
+def server(vault):
+    with serve(vault) as client:
+        yield client
+
+
+def _names(client) -> set[str]:
+    return {t.name for t in client.tools()}
+
+
+def test_lists_the_tools_whose_api_exists(server):
+    names = _names(server)
+    assert {"search", "read_page", "list_pages", "taxonomy", "prime_context"} <= names
+    for optional in ("write_page", "remember", "query", "supersede", "history", "neighbors", "communities",
+                     "lint", "stats"):
+        assert (optional in names) == hasattr(Vault, optional)
+    search = next(t for t in server.tools() if t.name == "search")
+    assert "query" in search.input_schema["required"]
+    assert {"top_k", "mode", "folder", "tags", "full_text"} <= set(search.input_schema["properties"])
+
+
+def test_search_compact_and_full(server):
+    data = server.ok("search", {"query": "compost heap", "top_k": 3})
+    hit = data["hits"][0]
+    assert hit["path"] == "concepts/Compost.md"
+    assert hit["wikilink"] == "[[Compost]]"
+    assert "excerpt" in hit and "text" not in hit and len(hit["excerpt"]) <= 301
+    full = server.ok("search", {"query": "compost heap", "top_k": 3, "full_text": True})
+    assert "Turn the heap weekly" in full["hits"][0]["text"]
+    assert full["hits"][0]["components"]
+
+
+def test_read_page_whole_and_section(server, vault):
+    page = server.ok("read_page", {"path": "concepts/Compost.md"})
+    assert page["sha256"] == hashlib.sha256((vault / "concepts/Compost.md").read_bytes()).hexdigest()
+    assert page["frontmatter"]["tags"] == ["soil"]
+    assert [b["path"] for b in page["backlinks"]] == ["concepts/Tomato.md"]
+    section = server.ok("read_page", {"path": "concepts/Compost", "heading": "Ratio"})
+    assert section["content"].startswith("## Ratio") and "Turn the heap" not in section["content"]
+    assert "no heading" in server.error("read_page", {"path": "concepts/Compost.md", "heading": "Nope"})
+
+
+def test_list_pages_and_taxonomy(server):
+    listing = server.ok("list_pages", {"folder": "concepts", "limit": 2})
+    assert listing["total"] == 3 and len(listing["pages"]) == 2 and listing["next_offset"] == 2
+    assert server.ok("list_pages", {"tag": "soil"})["pages"][0]["path"] == "concepts/Compost.md"
+    tax = server.ok("taxonomy")
+    assert tax["folders"]["concepts"] == 3 and tax["tags"]["soil"] == 1
+    assert tax["schema"]["domain"].startswith("Gardening notes")
+
+
+def test_prime_context_over_mcp(server):
+    brief = server.ok("prime_context", {"prompt": "how should I turn the compost heap?", "cwd": "/home/me/garden"})
+    assert brief["items"] and brief["items"][0]["wikilink"] == "[[Compost]]"
+    assert brief["tokens"] <= brief["budget_tokens"]
+    none = server.ok("prime_context", {"prompt": "kubernetes helm upgrade", "cwd": "/srv/infra"})
+    assert none["empty"] and "No vault page clears the relevance bar" in none["text"]
+
+
+needs_writer = pytest.mark.skipif(not hasattr(Vault, "write_page"), reason="Vault.write_page not in this build")
+
+
+@needs_writer
+def test_write_then_search_finds_it(server, vault):
+    text = "---\ntitle: Zucchini\ntags: [soil]\n---\n# Zucchini\n\nZucchini plants sprawl and want mulch.\n"
+    result = server.ok("write_page", {"path": "concepts/Zucchini.md", "content": text})
+    assert result["created"] and (vault / "concepts/Zucchini.md").read_text() == text
+    hits = server.ok("search", {"query": "zucchini sprawl"})["hits"]
+    assert hits and hits[0]["path"] == "concepts/Zucchini.md"
+    # replacing needs the sha256 read_page gave; a stale one is refused, force overrides
+    sha = server.ok("read_page", {"path": "concepts/Zucchini.md"})["sha256"]
+    assert "read it first" in server.error("write_page", {"path": "concepts/Zucchini.md", "content": text + "x\n"})
+    updated = server.ok("write_page", {"path": "concepts/Zucchini.md", "content": text + "More.\n",
+                                       "expected_sha256": sha})
+    assert not updated["created"]
+    assert "changed" in server.error("write_page", {"path": "concepts/Zucchini.md", "content": text,
+                                                    "expected_sha256": sha})
+    server.ok("write_page", {"path": "concepts/Zucchini.md", "content": text, "expected_sha256": sha, "force": True})
+    assert (vault / "concepts/Zucchini.md").read_text() == text
+
+
+@needs_writer
+def test_hostile_inputs_are_clean_errors_and_write_nothing(server, vault):
+    before = sorted(p.relative_to(vault.parent).as_posix() for p in vault.parent.rglob("*") if ".wikimem" not in p.parts)
+    ok = "# Fine\n\nText.\n"
+    cases = {
+        "traversal": {"path": "../evil.md", "content": ok},
+        "absolute": {"path": str(vault.parent / "evil.md"), "content": ok},
+        "symlink escape": {"path": "escape/evil.md", "content": ok},
+        "raw is read-only": {"path": "raw/articles/source.md", "content": ok, "force": True},
+        "not a note": {"path": "concepts/run.sh", "content": ok},
+        "huge": {"path": "concepts/Huge.md", "content": "x" * (1024 * 1024 + 1)},
+        "bad frontmatter": {"path": "concepts/Bad.md", "content": "---\ntitle: [unclosed\n---\nbody\n"},
+        "secret": {"path": "concepts/Keys.md", "content": "key: AKIAABCDEFGHIJKLMNOP\n"},
+        "unknown argument": {"path": "concepts/Typo.md", "content": ok, "expected_sha": "abc"},
+        "wrong type": {"path": "concepts/Typo.md", "content": 12},
+        "missing argument": {"path": "concepts/Typo.md"},
+    }
+    messages = {name: server.error("write_page", args) for name, args in cases.items()}
+    assert "escapes the vault" in messages["traversal"]
+    assert "relative to the vault" in messages["absolute"]
+    assert "symlink" in messages["symlink escape"]
+    assert "raw/" in messages["raw is read-only"]
+    assert "limit" in messages["huge"]
+    assert "frontmatter" in messages["bad frontmatter"]
+    assert "secret" in messages["secret"]
+    assert "unknown argument" in messages["unknown argument"] and "expected_sha256" in messages["unknown argument"]
+    assert "nope" in server.error("nope", {}).lower() or "unknown tool" in server.error("nope", {}).lower()
+    assert "escape" in server.error("read_page", {"path": "../outside/x.md"})
+    assert "symlink" in server.error("read_page", {"path": "escape/x.md"})
+    assert server.error("search", {"query": "   "})
+    assert server.error("list_pages", {"folder": "../.."})
+    after = sorted(p.relative_to(vault.parent).as_posix() for p in vault.parent.rglob("*") if ".wikimem" not in p.parts)
+    assert [p for p in after if p not in before] == []  # log.md may change; no new file anywhere
+    assert (vault / "raw/articles/source.md").read_text() == NOTES["raw/articles/source.md"]
+    assert server.ok("search", {"query": "compost"})["hits"]  # still alive
+
+
+def test_concurrent_calls(server):
+    async def many(client):
+        results = []
+
+        async def one(i):
+            results.append(await client.call_tool("search", {"query": ["compost", "tomato", "soil"][i % 3]}))
+        async with anyio.create_task_group() as tg:
+            for i in range(12):
+                tg.start_soon(one, i)
+        return results
+
+    results = server.portal.call(many, server.client)
+    assert len(results) == 12 and not any(r.is_error for r in results)
+
+
+def test_read_only_lists_no_write_tools(vault):
+    with serve(vault, "--read-only") as client:
+        names = _names(client)
+        assert "write_page" not in names and "remember" not in names and "supersede" not in names
+        assert "search" in names
+        assert "Unknown tool" in client.error("write_page", {"path": "concepts/X.md", "content": "# X\n"})
+    assert not (vault / "concepts/X.md").exists()
+
+
+@pytest.mark.skipif(not hasattr(Vault, "watch"), reason="Vault.watch not in this build")
+def test_edit_on_disk_is_searchable(tmp_path):
+    root = tmp_path / "v"
+    (root / "concepts").mkdir(parents=True)
+    (root / "concepts/A.md").write_text("# A\n\nApples.\n")
+    with serve(root) as client:
+        assert client.ok("search", {"query": "apples"})["hits"]
+        time.sleep(1.0)
+        (root / "concepts/B.md").write_text("# B\n\nBlueberries ripen in July.\n")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            hits = client.ok("search", {"query": "blueberries"})["hits"]
+            if hits:
+                break
+            time.sleep(0.3)
+        assert hits and hits[0]["path"] == "concepts/B.md"
+
+
+def test_stdout_is_protocol_only(vault):
+    """A raw JSON-RPC exchange: every line the server prints is a JSON-RPC message."""
+    import subprocess
+    env = {**os.environ, "WIKIMEM_EMBEDDER": "fake", "PYTHONPATH": str(Path(__file__).parent.parent)}
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "0"}}}
+    lines = [init, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+              "params": {"name": "read_page", "arguments": {"path": "/etc/passwd"}}}]
+    proc = subprocess.Popen([sys.executable, "-m", "wikimem.cli", "mcp", str(vault), "--read-only"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env=env)
+    out = []
+    try:
+        for message in lines:
+            proc.stdin.write(json.dumps(message) + "\n")
+            proc.stdin.flush()
+            if "id" in message:
+                out.append(json.loads(proc.stdout.readline()))
+        proc.stdin.close()
+        rest = proc.stdout.read()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert [m.get("id") for m in out] == [1, 2]
+    assert out[1]["result"]["isError"] and "relative to the vault" in out[1]["result"]["content"][0]["text"]
+    assert rest.strip() == "" and proc.returncode == 0

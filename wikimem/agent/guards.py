@@ -1,0 +1,53 @@
+"""Checks in front of every write an agent asks for, before the writer path is called.
+
+The writer (``Vault.write_page``) already refuses raw/, paths outside the vault, secrets and
+conflicting writes; these checks add what only matters for text coming from an agent: a size
+bound, notes only (``.md``), frontmatter that parses, and the ``expected_sha256``/``force`` rule.
+"""
+from __future__ import annotations
+
+from ..errors import ConflictError, ReadOnlyError, UsageError
+from ..parse import frontmatter as fm
+from ..vault import is_raw_path
+
+MAX_WRITE_BYTES = 1024 * 1024  # 1 MiB: far above any note, far below anything that hurts
+
+
+def check_note_path(vault, rel: str) -> str:
+    """A vault-relative ``.md`` path outside raw/, or an error saying why not."""
+    rel = (rel or "").strip().replace("\\", "/")
+    vault.files.abspath(rel)  # PathEscapeError for "..", absolute paths, symlinks out of the vault
+    if is_raw_path(rel):
+        raise ReadOnlyError(f"{rel}: raw/ holds immutable sources; agents cannot write there")
+    if not rel.lower().endswith(".md"):
+        raise UsageError(f"{rel}: only Markdown notes (.md) can be written")
+    return rel
+
+
+def check_content(rel: str, content: str, max_bytes: int = MAX_WRITE_BYTES) -> None:
+    size = len(content.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise UsageError(f"{rel}: content is {size} bytes, over the {max_bytes}-byte limit for one write")
+    if "\x00" in content:
+        raise UsageError(f"{rel}: content contains NUL bytes; notes are text")
+    front, _body = fm.parse(content.replace("\r\n", "\n"))
+    if front.error:
+        raise UsageError(f"{rel}: invalid frontmatter ({front.error}); fix the YAML between the --- lines")
+
+
+def expected_hash(vault, rel: str, expected_sha256: str | None, force: bool) -> str | None:
+    """The hash to hand the writer: the caller's, the current one when ``force``, None to create.
+
+    Replacing an existing page needs the sha256 the agent read (``read_page``) so an edit made in
+    the meantime is never overwritten; ``force`` skips that check on purpose."""
+    path = vault.files.abspath(rel)
+    if not path.exists():
+        if expected_sha256 and not force:
+            raise ConflictError(f"{rel}: the page was deleted since it was read; not writing")
+        return None
+    if force:
+        return vault.files.read_note(rel).sha256
+    if not expected_sha256:
+        raise ConflictError(f"{rel}: the page exists; read it first (read_page) and pass its sha256 as "
+                            "expected_sha256, or set force to overwrite it")
+    return expected_sha256

@@ -1,0 +1,202 @@
+"""Page reads for agents: one page (or one heading's section) with its frontmatter, backlinks and
+supersede chain; paged listings by folder/type/tag; the vault's taxonomy with counts.
+
+A page's text and sha256 are read from disk at call time (the sha256 is what a later
+``write_page(expected_sha256=...)`` is checked against). Backlinks, listings and counts come from
+the cache's manifest (``files`` and ``edges`` tables), so they are as fresh as the last build.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sqlite3
+from collections import Counter
+from typing import Any
+
+from ..errors import NoteReadError, UsageError
+from ..parse import parse_page
+
+log = logging.getLogger(__name__)
+
+EXCERPT_CHARS = 300
+MAX_BACKLINKS = 200
+MAX_LIST = 500
+LINK_EDGES = ("links_to", "embeds")
+
+
+def wikilink(path: str) -> str:
+    """The link an agent should write to reach ``path``: Obsidian's default (file name, no ``.md``)."""
+    name = path.rsplit("/", 1)[-1]
+    return f"[[{name[:-3] if name.lower().endswith('.md') else name}]]"
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """``text`` on one line, cut at a word boundary near ``limit`` characters."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit]
+    space = cut.rfind(" ")
+    if space > limit * 0.6:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
+
+
+def manifest(vault) -> sqlite3.Connection | None:
+    """The cache's manifest connection, or None when there is no usable cache yet."""
+    try:
+        if vault.cache.manifest_problem() is not None:
+            return None
+        return vault.cache.db
+    except (sqlite3.Error, OSError) as exc:
+        log.warning("cache unavailable: %s", exc)
+        return None
+
+
+def note_path(vault, rel: str) -> str:
+    """``rel`` as given, or with ``.md`` added when only that exists (agents often drop it).
+    The path is checked to stay inside the vault either way."""
+    rel = rel.strip().replace("\\", "/")
+    full = vault.files.abspath(rel)
+    if not full.exists() and not rel.lower().endswith(".md") and vault.files.abspath(rel + ".md").exists():
+        return rel + ".md"
+    return rel
+
+
+# -- one page ---------------------------------------------------------------------------------
+def _section(lines: list[str], headings, wanted: str) -> tuple[str, list[str]]:
+    """The lines under the heading ``wanted`` ("Heading" or a path "H1#H2" / "H1 > H2"), down to
+    the next heading of the same or a higher level."""
+    parts = [p.strip().lstrip("#").strip().lower() for p in re.split(r"#|>", wanted) if p.strip()]
+    if not parts:
+        raise UsageError("empty heading")
+    chain: list = []  # ancestors of each heading, in order
+    for i, h in enumerate(headings):
+        while chain and chain[-1].level >= h.level:
+            chain.pop()
+        path = [a.text.strip().lower() for a in chain] + [h.text.strip().lower()]
+        chain.append(h)
+        it = iter(path)
+        if path[-1] == parts[-1] and all(p in it for p in parts[:-1]):
+            end = next((n.line for n in headings[i + 1:] if n.level <= h.level), len(lines))
+            return "\n".join(lines[h.line:end]).rstrip("\n") + "\n", [a.text for a in chain]
+    available = ", ".join(h.text for h in headings) or "the page has no headings"
+    raise UsageError(f"no heading {wanted!r} in this page (headings: {available})")
+
+
+def _supersede_chain(db: sqlite3.Connection, path: str) -> dict[str, list[str]]:
+    def walk(sql: str) -> list[str]:
+        seen, out, current = {path}, [], path
+        while True:
+            row = db.execute(sql, (current,)).fetchone()
+            if row is None or row[0] in seen:
+                return out
+            current = row[0]
+            seen.add(current)
+            out.append(current)
+    older = walk("SELECT dst FROM edges WHERE src=? AND type='supersedes' ORDER BY dst LIMIT 1")
+    newer = walk("SELECT src FROM edges WHERE dst=? AND type='supersedes' ORDER BY src LIMIT 1")
+    return {"supersedes": older, "superseded_by": newer, "current": newer[-1] if newer else path}
+
+
+def _backlinks(db: sqlite3.Connection, path: str) -> tuple[list[dict[str, Any]], int]:
+    marks = ",".join("?" * len(LINK_EDGES))
+    rows = db.execute(
+        f"SELECT DISTINCT e.src, f.title FROM edges e LEFT JOIN files f ON f.path = e.src "
+        f"WHERE e.dst=? AND e.src != ? AND e.type IN ({marks}) ORDER BY e.src", (path, path, *LINK_EDGES)).fetchall()
+    return [{"path": src, "title": title or src, "wikilink": wikilink(src)} for src, title in rows[:MAX_BACKLINKS]], len(rows)
+
+
+def read_page(vault, rel: str, heading: str | None = None) -> dict[str, Any]:
+    """One page as an agent needs it: text (or one section), frontmatter, sha256, backlinks and
+    the supersede chain."""
+    rel = note_path(vault, rel)
+    note = vault.files.read_note(rel)
+    page = parse_page(rel, note.text, note.sha256)
+    text = note.text.replace("\r\n", "\n")
+    lines = text.split("\n")
+    section_path: list[str] = []
+    if heading:
+        content, section_path = _section(lines, page.headings, heading)
+    else:
+        content = text
+    data: dict[str, Any] = {
+        "path": rel, "title": page.title, "type": page.type, "status": page.status, "wikilink": wikilink(rel),
+        "sha256": note.sha256, "frontmatter": json.loads(json.dumps(dict(page.frontmatter.data), default=str)),
+        "frontmatter_error": page.frontmatter.error, "tags": list(page.tag_names),
+        "headings": [{"level": h.level, "text": h.text} for h in page.headings],
+        "heading": section_path or None, "content": content,
+    }
+    db = manifest(vault)
+    if db is None:
+        data.update(backlinks=None, backlinks_total=None, versions=None,
+                    notice="no cache yet: backlinks and versions need `wikimem index`")
+        return data
+    data["backlinks"], data["backlinks_total"] = _backlinks(db, rel)
+    data["versions"] = _supersede_chain(db, rel)
+    return data
+
+
+# -- listings ---------------------------------------------------------------------------------
+def _rows(vault) -> list[tuple[str, str, str, str, list[str]]]:
+    """(path, title, type, status, tags) of every note, from the manifest, else from a scan."""
+    db = manifest(vault)
+    if db is not None:
+        return [(p, t or p, ty or "note", st or "active", json.loads(tags or "[]")) for p, t, ty, st, tags in
+                db.execute("SELECT path, title, type, status, tags FROM files WHERE note=1 ORDER BY path")]
+    out = []
+    for path, page in sorted(vault.load().pages.items()):
+        out.append((path, page.title, page.type, page.status, list(page.tag_names)))
+    return out
+
+
+def list_pages(vault, folder: str | None = None, type: str | None = None, tag: str | None = None,
+               offset: int = 0, limit: int = 50) -> dict[str, Any]:
+    """Notes under ``folder`` / of ``type`` / carrying ``tag``, sorted by path, one page of them."""
+    if offset < 0 or limit < 1:
+        raise UsageError("offset must be >= 0 and limit >= 1")
+    limit = min(limit, MAX_LIST)
+    prefix = folder.strip().strip("/").replace("\\", "/") + "/" if folder and folder.strip("/ ") else ""
+    if prefix:
+        vault.files.abspath(prefix.rstrip("/"))  # refuses a folder outside the vault
+    want_tag = tag.strip().lstrip("#").lower() if tag else None
+    rows = [r for r in _rows(vault)
+            if (not prefix or r[0].startswith(prefix)) and (not type or r[2] == type)
+            and (not want_tag or want_tag in r[4] or any(t.startswith(want_tag + "/") for t in r[4]))]
+    window = rows[offset:offset + limit]
+    return {
+        "total": len(rows), "offset": offset, "limit": limit,
+        "next_offset": offset + limit if offset + limit < len(rows) else None,
+        "pages": [{"path": p, "title": t, "type": ty, "status": st, "tags": tags, "wikilink": wikilink(p)}
+                  for p, t, ty, st, tags in window],
+    }
+
+
+def taxonomy(vault) -> dict[str, Any]:
+    """Folders, page types and tags with their note counts, and the SCHEMA.md summary."""
+    rows = _rows(vault)
+    folders: Counter[str] = Counter()
+    for path, *_ in rows:
+        parts = path.split("/")[:-1]
+        for depth in range(1, min(len(parts), 2) + 1):
+            folders["/".join(parts[:depth])] += 1
+        if not parts:
+            folders["."] += 1
+    types = Counter(r[2] for r in rows)
+    statuses = Counter(r[3] for r in rows)
+    tags = Counter(t for r in rows for t in r[4])
+    try:
+        schema = vault.schema()
+        summary: dict[str, Any] = schema.to_dict()
+        summary["errors"] = list(schema.errors)
+    except (NoteReadError, OSError) as exc:
+        summary = {"error": str(exc)}
+    return {
+        "notes": len(rows),
+        "folders": dict(sorted(folders.items())),
+        "types": dict(sorted(types.items())),
+        "statuses": dict(sorted(statuses.items())),
+        "tags": dict(sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "schema": summary,
+    }

@@ -1,0 +1,81 @@
+"""Keeping a vault warm for a long-lived agent server: after start-up, in a background thread,
+load the embedder, bring the cache up to date with the vault, then follow edits (the watcher,
+when ``Vault.watch`` exists) or fill in missing vectors.
+
+The server answers from the first millisecond: a search before the catch-up finishes answers
+from the last committed cache state (and says so in its notices), never blocks on this thread.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+
+from ..errors import LockError, WikimemError
+
+log = logging.getLogger(__name__)
+
+EMBED_SLICE_S = 5.0  # one embed_pending call; the stop flag is checked between slices
+
+
+class WarmSession:
+    def __init__(self, vault, watch: bool = True):
+        self.vault = vault
+        self.watch = watch
+        self.watcher = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.ready = threading.Event()  # set when the catch-up finished (tests and benchmarks wait on it)
+
+    def start(self) -> "WarmSession":
+        self._thread = threading.Thread(target=self._run, name="wikimem-warm", daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            self._warm()
+        except Exception:  # noqa: BLE001 - a background failure is logged, the server keeps serving
+            log.exception("background start-up failed; the server keeps answering from the cache as it is")
+        finally:
+            self.ready.set()
+
+    def _warm(self) -> None:
+        vault = self.vault
+        embedder = vault.cache.embedder()  # load the model once, off the request path
+        if embedder is not None:
+            embedder.embed_query("warm up")
+        if self.watch and hasattr(vault, "watch"):
+            self.watcher = vault.watch()
+            self.watcher.start()
+            if hasattr(self.watcher, "wait_idle"):
+                self.watcher.wait_idle()
+            log.info("watching %s for edits", vault.root)
+            return
+        if not vault.cache.writable():
+            return
+        try:
+            report = vault.index(embed=False, wait=5.0)
+            log.info("cache up to date: %s", report.summary())
+        except LockError:
+            log.info("another process is updating the cache; serving its last committed state")
+            return
+        if embedder is None or not hasattr(vault, "embed_pending"):
+            return
+        while not self._stop.is_set():
+            try:
+                report = vault.embed_pending(max_seconds=EMBED_SLICE_S, wait=1.0)
+            except (LockError, WikimemError) as exc:
+                log.info("embedding paused: %s", exc)
+                return
+            if report.embedded_now == 0 or report.vectors >= report.vectors_wanted:
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self.watcher is not None:
+            try:
+                self.watcher.stop()
+            except Exception:  # noqa: BLE001
+                log.exception("watcher did not stop cleanly")
+        if self._thread is not None:
+            self._thread.join(timeout=EMBED_SLICE_S + 5)

@@ -1,0 +1,279 @@
+"""The MCP server: ``wikimem mcp VAULT`` over stdio, for Claude Code, Cursor, Codex and any client.
+
+Thin by design: every tool is one call into ``wikimem.api.Vault`` and returns plain JSON. The
+server keeps the vault open (warm cache, embedder loaded in the background), writes nothing to
+stdout but protocol (logs go to stderr), turns every failure into an MCP tool error with a
+readable message, serialises writes, and with ``read_only`` does not even list the write tools.
+Tools whose API is not in this build (``Vault`` lacks the method) are simply not offered.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import logging
+import threading
+import time
+from typing import Annotated, Any, Callable, Literal, Optional
+
+from pydantic import Field
+
+from . import __version__
+from .errors import LockError, WikimemError
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = """wikimem: an Obsidian vault as long-term memory.
+Start a session with prime_context. Use search (compact hits; full_text=true for whole chunks) and
+read_page before answering from memory. read_page returns sha256: pass it as expected_sha256 to
+write_page so an edit made meanwhile is never overwritten. Link pages with the wikilinks results give.
+raw/ holds immutable sources and cannot be written."""
+
+Path_ = Annotated[str, Field(description="Vault-relative path of a note, e.g. 'concepts/BM25.md'.")]
+LOCK_WAIT_S = 30.0  # how long a tool waits for a build that holds the cache (the first one, mostly)
+Limit = Annotated[int, Field(ge=1, le=50, description="How many results.")]
+
+
+def _plain(value: Any) -> Any:
+    """Results as JSON-ready data: dataclasses, to_dict(), tuples and sets become dicts and lists."""
+    if hasattr(value, "to_dict"):
+        return _plain(value.to_dict())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _plain(dataclasses.asdict(value))
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_plain(v) for v in (sorted(value) if isinstance(value, (set, frozenset)) else value)]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def _when_unlocked(fn: Callable[..., Any], args, kwargs) -> Any:
+    """Call ``fn``; while a first build holds the cache (LockError), wait for it a while."""
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while True:
+        try:
+            return fn(*args, **kwargs)
+        except LockError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def _tool_error(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a tool; any failure becomes a ToolError (an MCP error result), never a traceback."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return _plain(_when_unlocked(fn, args, kwargs))
+        except WikimemError as exc:
+            raise ToolError(f"{type(exc).__name__}: {exc}") from None
+        except (OSError, ValueError, TypeError) as exc:
+            log.warning("tool %s failed: %s", fn.__name__, exc)
+            raise ToolError(f"{type(exc).__name__}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - the server must survive anything a tool does
+            log.exception("tool %s crashed", fn.__name__)
+            raise ToolError(f"internal error in {fn.__name__} ({type(exc).__name__}: {exc}); "
+                            "the server is still running") from None
+    return run
+
+
+def _filters(folder: str | None, type: str | None, tags: list[str] | None) -> dict[str, Any]:
+    return {k: v for k, v in (("folder", folder), ("type", type), ("tags", tags)) if v}
+
+
+class Tools:
+    """The tools, bound to one open vault. Each method is one tool (name = method name)."""
+
+    def __init__(self, vault, read_only: bool = False):
+        self.vault = vault
+        self.read_only = read_only
+        self._write = threading.Lock()  # one agent write at a time in this server
+
+    # -- reading ------------------------------------------------------------------------------
+    def search(self, query: Annotated[str, Field(description="What to look for, any language.")],
+               top_k: Limit = 8,
+               mode: Literal["hybrid", "lexical", "vector"] = "hybrid",
+               folder: Optional[str] = None, type: Optional[str] = None,
+               tags: Annotated[Optional[list[str]], Field(description="Pages carrying all these tags.")] = None,
+               since: Annotated[Optional[str], Field(description="Updated on or after YYYY-MM-DD.")] = None,
+               until: Annotated[Optional[str], Field(description="Updated on or before YYYY-MM-DD.")] = None,
+               include_superseded: bool = False,
+               full_text: Annotated[bool, Field(description="Whole chunk text and score parts instead of "
+                                                            "~300-character excerpts.")] = False) -> dict[str, Any]:
+        """Hybrid search (BM25 + vectors + links) over the vault. Hits: path, title, heading, wikilink,
+        score and a ~300-character excerpt (full_text=true for the whole chunk)."""
+        from .agent.pages import excerpt, wikilink
+        result = self.vault.search(query, limit=top_k, mode=mode, folder=folder, type=type, tags=tags,
+                                   since=since, until=until, include_superseded=include_superseded)
+        hits = []
+        for h in result.hits:
+            hit = {"path": h.path, "title": h.title, "heading": " > ".join(h.heading_path), "wikilink": wikilink(h.path),
+                   "score": round(h.score, 4), "type": h.type, "status": h.status}
+            if full_text:
+                hit.update(text=h.text, found_by=list(h.found_by), components=dict(h.components), uri=h.uri)
+            else:
+                hit["excerpt"] = excerpt(h.text)
+            hits.append(hit)
+        return {"query": query, "mode": result.mode, "hits": hits, "degraded": list(result.degraded),
+                "notices": list(result.notices)}
+
+    def read_page(self, path: Path_, heading: Annotated[Optional[str], Field(
+            description="Only this section: a heading text or a path 'H1#H2'.")] = None) -> dict[str, Any]:
+        """A page (or one heading's section) with frontmatter, sha256 (for write_page), tags, headings,
+        backlinks and its supersede chain (versions)."""
+        return self.vault.read_page(path, heading=heading)
+
+    def list_pages(self, folder: Optional[str] = None, type: Optional[str] = None, tag: Optional[str] = None,
+                   offset: Annotated[int, Field(ge=0)] = 0,
+                   limit: Annotated[int, Field(ge=1, le=500)] = 50) -> dict[str, Any]:
+        """Notes by folder, page type or tag, sorted by path, one page of results (next_offset for more)."""
+        return self.vault.list_pages(folder=folder, type=type, tag=tag, offset=offset, limit=limit)
+
+    def taxonomy(self) -> dict[str, Any]:
+        """Folders, page types, statuses and tags with note counts, and the SCHEMA.md summary."""
+        return self.vault.taxonomy()
+
+    def prime_context(self, prompt: Annotated[Optional[str], Field(description="The session's first prompt.")] = None,
+                      cwd: Annotated[Optional[str], Field(description="The agent's working directory "
+                                                                      "(its name is the project).")] = None,
+                      budget_tokens: Annotated[int, Field(ge=50, le=20000)] = 1500) -> dict[str, Any]:
+        """Session-start briefing: the vault's domain, persona and instruction memories, and the pages
+        most relevant to the project and prompt, within the token budget, each with its wikilink."""
+        return self.vault.prime_context(cwd=cwd, prompt=prompt, budget_tokens=budget_tokens)
+
+    def history(self, path: Path_) -> dict[str, Any]:
+        """The version chain a page belongs to, oldest to newest, with what changed between versions."""
+        return self.vault.history(path)
+
+    def query_no_write(self, question: Annotated[str, Field(description="A question about the vault's content.")],
+                       k: Annotated[int, Field(ge=1, le=20, description="Passages to answer from.")] = 6,
+                       folder: Optional[str] = None, type: Optional[str] = None,
+                       tags: Optional[list[str]] = None) -> dict[str, Any]:
+        """Answer a question from the vault with [[page#heading]] citations (read-only server: the
+        answer is not filed back)."""
+        return self.vault.query(question, k=k, write=False, **_filters(folder, type, tags))
+
+    # -- writing (absent with --read-only) ---------------------------------------------------------
+    def query(self, question: Annotated[str, Field(description="A question about the vault's content.")],
+              k: Annotated[int, Field(ge=1, le=20, description="Passages to answer from.")] = 6,
+              write: Annotated[bool, Field(description="File the answer back as queries/<question>.md.")] = True,
+              folder: Optional[str] = None, type: Optional[str] = None,
+              tags: Optional[list[str]] = None) -> dict[str, Any]:
+        """Answer a question from the vault with [[page#heading]] citations and (write=true) file the
+        answer back as a query page."""
+        if not write:
+            return self.query_no_write(question, k, folder, type, tags)
+        with self._write:
+            return self.vault.query(question, k=k, write=True, **_filters(folder, type, tags))
+
+    def supersede(self, old: Annotated[str, Field(description="The page being replaced.")],
+                  new: Annotated[str, Field(description="The page that replaces it.")]) -> dict[str, Any]:
+        """Record that page `new` replaces page `old` (supersedes / superseded_by in both frontmatters,
+        logged); the old page drops out of default search."""
+        with self._write:
+            return self.vault.supersede(old, new)
+
+    def write_page(self, path: Path_,
+                   content: Annotated[str, Field(description="The whole note: optional YAML frontmatter, then Markdown.")],
+                   expected_sha256: Annotated[Optional[str], Field(
+                       description="sha256 from read_page; required to replace an existing page.")] = None,
+                   force: Annotated[bool, Field(description="Replace the page even if it changed since read.")] = False,
+                   reason: Annotated[str, Field(description="One line for log.md.")] = "agent write") -> dict[str, Any]:
+        """Create or replace a note (secret-scanned, atomic, logged, indexed at once). Replacing needs
+        the sha256 read_page gave, unless force. raw/ is read-only; 1 MiB per write."""
+        from .agent.guards import check_content, check_note_path, expected_hash
+        with self._write:
+            rel = check_note_path(self.vault, path)
+            check_content(rel, content)
+            expected = expected_hash(self.vault, rel, expected_sha256, force)
+            return self.vault.write_page(rel, content, expected_sha256=expected, reason=reason)
+
+
+# (tool name, Tools method, the Vault method it wraps, when offered: "read" always, "write" only
+# without --read-only, "read-only" only with it). A tool whose Vault method is missing is not offered.
+SPECS = (
+    ("search", "search", "search", "read"),
+    ("read_page", "read_page", "read_page", "read"),
+    ("list_pages", "list_pages", "list_pages", "read"),
+    ("taxonomy", "taxonomy", "taxonomy", "read"),
+    ("prime_context", "prime_context", "prime_context", "read"),
+    ("history", "history", "history", "read"),
+    ("query", "query", "query", "write"),
+    ("query", "query_no_write", "query", "read-only"),
+    ("write_page", "write_page", "write_page", "write"),
+    ("supersede", "supersede", "supersede", "write"),
+)
+
+
+def available(vault, read_only: bool) -> list[tuple[str, str, bool]]:
+    """(tool name, Tools method, writes?) this build offers, in SPECS order."""
+    wanted = ("read", "read-only") if read_only else ("read", "write")
+    return [(name, method, when == "write") for name, method, api, when in SPECS
+            if when in wanted and hasattr(vault, api)]
+
+
+class RejectUnknownArguments:
+    """Middleware: a tools/call with an argument the tool does not take is an error, not ignored
+    (an agent misspelling ``expected_sha256`` must not silently lose its conflict check)."""
+
+    def __init__(self, allowed: dict[str, set[str]]):
+        self.allowed = allowed
+
+    async def __call__(self, ctx, call_next):
+        if ctx.method == "tools/call" and ctx.params:
+            name = ctx.params.get("name")
+            args = ctx.params.get("arguments") or {}
+            if name in self.allowed and isinstance(args, dict):
+                unknown = sorted(set(args) - self.allowed[name])
+                if unknown:
+                    from mcp.types import CallToolResult, TextContent
+                    takes = ", ".join(sorted(self.allowed[name])) or "no arguments"
+                    text = f"{name}: unknown argument(s) {', '.join(unknown)} (it takes: {takes})"
+                    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+        return await call_next(ctx)
+
+
+def build_server(vault, read_only: bool = False, lifespan=None):
+    """An MCPServer whose tools call into ``vault``."""
+    from mcp.server import MCPServer
+    from mcp.types import ToolAnnotations
+
+    tools = Tools(vault, read_only=read_only)
+    offered = available(vault, read_only)
+    allowed = {name: set(inspect.signature(getattr(tools, method)).parameters) for name, method, _ in offered}
+    server = MCPServer("wikimem", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan,
+                       middleware=[RejectUnknownArguments(allowed)])
+    for name, method, writes in offered:
+        server.add_tool(_tool_error(getattr(tools, method)), name=name,
+                        annotations=ToolAnnotations(read_only_hint=not writes, destructive_hint=False,
+                                                    open_world_hint=False))
+    return server
+
+
+def serve(path: str | None, read_only: bool = False, watch: bool = True, **overrides: Any) -> None:
+    """Run the stdio server until the client disconnects."""
+    from contextlib import asynccontextmanager
+
+    from .agent.session import WarmSession
+    from .api import open_vault
+
+    vault = open_vault(path, **{k: v for k, v in overrides.items() if v is not None})
+
+    @asynccontextmanager
+    async def lifespan(_server):
+        session = WarmSession(vault, watch=watch).start()  # after stdout is claimed by the transport
+        try:
+            yield {}
+        finally:
+            session.stop()
+
+    server = build_server(vault, read_only=read_only, lifespan=lifespan)
+    log.info("wikimem MCP server on %s (%s)", vault.root, "read-only" if read_only else "read-write")
+    try:
+        server.run("stdio")
+    finally:
+        vault.close()
