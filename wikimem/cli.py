@@ -199,6 +199,59 @@ def status(vault: Optional[str] = VaultArg, as_json: bool = JsonOpt) -> None:
     out.print(table)
 
 
+# -- versions and memories (wikimem.knowledge) ---------------------------------------------------
+KVaultOpt = typer.Option(None, "--vault", "-V", help="Vault folder (default: $WIKIMEM_VAULT or the current folder).")
+
+
+def _print_warnings(warnings) -> None:
+    for w in warnings:
+        err.print(f"[yellow]warning:[/] {w}", highlight=False, markup=False)
+
+
+@app.command()
+def supersede(old: str = typer.Argument(..., help="The page being replaced (vault-relative path)."),
+              new: str = typer.Argument(..., help="The page that replaces it."),
+              vault: Optional[str] = KVaultOpt, as_json: bool = JsonOpt) -> None:
+    """Record that NEW replaces OLD: NEW gets `supersedes`, OLD `status: superseded` (hidden from search)."""
+    from .api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    res = _run(lambda: v.supersede(old, new))
+    if as_json:
+        _emit_json(res.to_dict())
+        return
+    _print_warnings(res.warnings)
+    verb = "superseded" if res.changed else "already superseded"
+    out.print(f"{res.old} [dim]{verb} by[/] {res.new}", highlight=False)
+
+
+@app.command()
+def history(page: str = typer.Argument(..., help="Any page of the chain (vault-relative path)."),
+            vault: Optional[str] = KVaultOpt, as_json: bool = JsonOpt) -> None:
+    """Every version of a page, oldest to newest, with what changed between versions."""
+    from .api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    h = _run(lambda: v.history(page))
+    if as_json:
+        _emit_json(h.to_dict())
+        return
+    changes = {c.new: [] for c in h.changes}
+    for c in h.changes:
+        changes[c.new].append(c)
+    for i, ver in enumerate(h.versions, 1):
+        mark = " [green](current)[/]" if ver.path == h.current else ""
+        out.print(f"{i}. [bold]{ver.title}[/]  [dim]{ver.path} · {ver.date or 'no date'} · {ver.status}[/]{mark}",
+                  highlight=False)
+        for c in changes.get(ver.path, []):
+            parts = [f"+{c.lines_added}/-{c.lines_removed} lines since {c.old}"]
+            if c.sections_added:
+                parts.append("sections added: " + ", ".join(c.sections_added))
+            if c.sections_removed:
+                parts.append("removed: " + ", ".join(c.sections_removed))
+            out.print("   " + "; ".join(parts), highlight=False, markup=False)
+
+
 @app.command()
 def ingest(paths: list[str] = typer.Argument(..., help="Files to bring into raw/."),
            vault: Optional[str] = typer.Option(None, "--vault", "-V", help="Vault folder."),

@@ -47,6 +47,8 @@ class Rule:
     pattern: re.Pattern[str]
     message: str
     check: Callable[[re.Match[str]], bool] | None = None  # extra test on the match (None: always)
+    hints: tuple[str, ...] = ()  # the text must contain one of these literals (cheap pre-filter)
+    windows: re.Pattern[str] | None = None  # or: only look inside these matches (and 3 chars around)
 
 
 def _entropy(s: str) -> float:
@@ -74,41 +76,43 @@ def _token_like(m: re.Match[str]) -> bool:
     return any(c.isdigit() for c in body) and any(c.isalpha() for c in body) and _entropy(body) > 3.0
 
 
+_NUMBERS = re.compile(r"[+(\d][\d ().\-]{8,}[\dXx]")  # starts with a character class: SRE scans fast
 _NB = r"(?<![A-Za-z0-9_\-])"  # not inside a word: "task-force" holds "sk-" but is no key
 RULES: tuple[Rule, ...] = (
     Rule("anthropic-api-key", "error", re.compile(_NB + r"sk-ant-(?P<body>[A-Za-z0-9_\-]{8,})"),
-         "Anthropic API key (sk-ant-...)"),
+         "Anthropic API key (sk-ant-...)", hints=("sk-ant-",)),
     Rule("openai-api-key", "error",
          re.compile(_NB + r"sk-(?!ant-)(?:proj-|svcacct-|admin-)?(?P<body>[A-Za-z0-9_\-]{20,})"),
-         "OpenAI API key (sk-...)", _keylike),
+         "OpenAI API key (sk-...)", _keylike, ("sk-",)),
     Rule("google-api-key", "error", re.compile(r"(?<![A-Za-z0-9_\-])AIza(?P<body>[0-9A-Za-z_\-]{35})(?![0-9A-Za-z_\-])"),
-         "Google API key (AIza...)"),
+         "Google API key (AIza...)", hints=("AIza",)),
     Rule("github-token", "error",
          re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_(?P<body>[A-Za-z0-9]{36,})|github_pat_[A-Za-z0-9_]{22,})"),
-         "GitHub token (ghp_/gho_/ghu_/ghs_/ghr_/github_pat_)"),
+         "GitHub token (ghp_/gho_/ghu_/ghs_/ghr_/github_pat_)",
+         hints=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
     Rule("aws-access-key", "error", re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])"),
-         "AWS access key id (AKIA...)"),
+         "AWS access key id (AKIA...)", hints=("AKIA", "ASIA")),
     Rule("slack-token", "error", re.compile(r"(?<![A-Za-z0-9])xox[abposr]-(?P<body>[A-Za-z0-9\-]{10,})"),
-         "Slack token (xox...)", _token_like),
+         "Slack token (xox...)", _token_like, ("xox",)),
     Rule("private-key", "error",
          re.compile(r"-----BEGIN (?:(?:RSA|DSA|EC|OPENSSH|PGP|ENCRYPTED) )?PRIVATE KEY(?: BLOCK)?-----"),
-         "private key block"),
+         "private key block", hints=("PRIVATE KEY",)),
     Rule("ssh-key", "error",
          re.compile(r"(?<![A-Za-z0-9])(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+) (?P<body>AAAA[0-9A-Za-z+/]{60,}={0,3})"),
-         "SSH key"),
+         "SSH key", hints=("ssh-", "ecdsa-")),
     Rule("bearer-token", "error",
          re.compile(r"(?i)\bbearer[ \t]+(?P<body>[A-Za-z0-9\-._~+/]{20,}=*)"),
-         "bearer token", _token_like),
+         "bearer token", _token_like, ("earer", "EARER")),
     Rule("password-in-url", "error",
          re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s/:@]+:(?P<body>[^\s/@]+)@[^\s/@]"),
-         "password in a URL (user:password@host)", _real_password),
+         "password in a URL (user:password@host)", _real_password, ("://",)),
     Rule("phone-number", "info",
          re.compile(r"(?<![\w+\-/.])(?:\+\d{1,3}[ .\-]?)?(?:\(\d{2,4}\)[ .\-]?|\d{2,4}[ .\-])\d{3,4}[ .\-]\d{4}(?![\w\-/]|\.\d)"
                     r"|(?<![\w+])1[3-9]\d{9}(?!\w)"),
-         "phone-number-like string (written; check it should be in the vault)"),
+         "phone-number-like string (written; check it should be in the vault)", windows=_NUMBERS),
     Rule("id-number", "info",
          re.compile(r"(?<![\w\-])\d{3}-\d{2}-\d{4}(?![\w\-])|(?<!\w)\d{17}[\dXx](?!\w)"),
-         "ID-number-like string (written; check it should be in the vault)"),
+         "ID-number-like string (written; check it should be in the vault)", windows=_NUMBERS),
 )
 
 RULE_NAMES = tuple(r.name for r in RULES)
@@ -120,9 +124,25 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
+def _matches(rule: Rule, text: str) -> Iterator[re.Match[str]]:
+    """The rule's matches, looking only where its pre-filter allows (a rule's regex alone runs
+    at every position of every note: the pre-filters made a 10,000-note scan several times faster)."""
+    if rule.hints and not any(h in text for h in rule.hints):
+        return
+    if rule.windows is None:
+        yield from rule.pattern.finditer(text)
+        return
+    last = -1
+    for w in rule.windows.finditer(text):
+        for m in rule.pattern.finditer(text, max(w.start() - 3, last + 1), min(w.end() + 3, len(text))):
+            if m.start() > last:
+                last = m.end() - 1
+                yield m
+
+
 def _iter_matches(text: str) -> Iterator[tuple[Rule, re.Match[str]]]:
     for rule in RULES:
-        for m in rule.pattern.finditer(text):
+        for m in _matches(rule, text):
             if rule.check is None or rule.check(m):
                 yield rule, m
 

@@ -1,0 +1,95 @@
+"""Secret scan cost on a vault: wikimem's regex rules against detect-secrets (issue 14, item 6).
+
+    cp -r /tmp/bench/vault10k-src /tmp/bench/knowledge-10k
+    flock /tmp/wikimem-heavy.lock python benchmarks/bench_secrets.py /tmp/bench/knowledge-10k --runs 3 --ds-runs 1
+
+Both scanners see every note of the vault once per run (read from disk each time, as a lint pass
+would); detect-secrets runs with its default plugin set (``default_settings``, entropy detectors
+included) through ``SecretsCollection.scan_file``. Also checks which of wikimem's positive
+examples each scanner catches. Writes ``benchmarks/results/secrets-10k.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+
+def notes(vault: Path) -> list[Path]:
+    return sorted(p for p in vault.rglob("*.md") if ".wikimem" not in p.parts)
+
+
+def run_wikimem(paths: list[Path]) -> tuple[float, int]:
+    from wikimem.knowledge.secrets import scan
+    t = time.perf_counter()
+    found = sum(len(scan(p.read_text(encoding="utf-8", errors="replace"))) for p in paths)
+    return time.perf_counter() - t, found
+
+
+def run_detect_secrets(paths: list[Path]) -> tuple[float, int]:
+    from detect_secrets import SecretsCollection
+    from detect_secrets.settings import default_settings
+    t = time.perf_counter()
+    with default_settings():
+        coll = SecretsCollection()
+        for p in paths:
+            coll.scan_file(str(p))
+    found = sum(len(v) for _, v in coll.data.items())
+    return time.perf_counter() - t, found
+
+
+def coverage() -> dict[str, dict[str, bool]]:
+    """Which rule's positive example (from tests/test_secrets.py) each scanner flags."""
+    from detect_secrets import SecretsCollection
+    from detect_secrets.settings import default_settings
+    from test_secrets import CASES
+    from wikimem.knowledge.secrets import scan
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp, default_settings():
+        for rule, (positive, _neg) in sorted(CASES.items()):
+            path = Path(tmp) / f"{rule}.md"
+            path.write_text(positive + "\n", encoding="utf-8")
+            coll = SecretsCollection()
+            coll.scan_file(str(path))
+            out[rule] = {"wikimem": rule in {f.rule for f in scan(positive)},
+                         "detect_secrets": bool(list(coll.data.items()))}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("vault", type=Path)
+    ap.add_argument("--runs", type=int, default=3, help="runs of wikimem's scanner (median reported)")
+    ap.add_argument("--ds-runs", type=int, default=1, help="runs of detect-secrets (minutes each at 10k notes)")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "secrets-10k.json")
+    args = ap.parse_args()
+    paths = notes(args.vault)
+    result: dict = {"vault": str(args.vault), "notes": len(paths), "runs": args.runs,
+                    "bytes": sum(p.stat().st_size for p in paths)}
+    for name, fn, runs in (("wikimem_regex", run_wikimem, args.runs),
+                           ("detect_secrets", run_detect_secrets, args.ds_runs)):
+        times, found = [], 0
+        for _ in range(runs):
+            secs, found = fn(paths)
+            times.append(secs)
+        result[name] = {"seconds": [round(s, 3) for s in times], "median_s": round(statistics.median(times), 3),
+                        "notes_per_s": round(len(paths) / statistics.median(times), 1), "findings": found}
+        print(name, result[name], flush=True)
+    result["ratio_detect_secrets_over_wikimem"] = round(
+        result["detect_secrets"]["median_s"] / result["wikimem_regex"]["median_s"], 1)
+    result["coverage_of_positive_examples"] = coverage()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+"""Versions: ``supersede`` links an old page to its replacement, ``history`` shows a whole chain.
+
+The newer page's frontmatter ``supersedes: "[[old]]"`` is authoritative (design §2); the old page
+gets ``status: superseded`` and ``superseded_by`` so default search hides it as soon as the cache
+is refreshed. A supersede that would close a cycle, fork a chain (an old page superseded twice)
+or touch raw/ is refused before anything is written, so chains stay simple and acyclic.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import difflib
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..errors import ReadOnlyError, UsageError, WikimemError
+from ..model import Page
+from ..parse import frontmatter as fm
+from ..vault.files import is_raw_path
+from .writer import LOG_FILE, append_log, refresh_cache
+
+log = logging.getLogger(__name__)
+
+
+class PageNotFoundError(WikimemError):
+    """A page named on the command line or by an agent does not exist in the vault."""
+
+
+class VersionChainError(WikimemError):
+    """A supersede that would break the chain rules (a cycle, or a page superseded twice)."""
+
+
+@dataclass(frozen=True)
+class SupersedeResult:
+    old: str
+    new: str
+    changed: bool  # False: NEW already superseded OLD (nothing written)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"old": self.old, "new": self.new, "changed": self.changed, "warnings": list(self.warnings)}
+
+
+@dataclass(frozen=True)
+class Version:
+    path: str
+    title: str
+    status: str
+    date: str | None  # created, else updated, else the file's modification date
+    supersedes: tuple[str, ...]  # resolved paths
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "title": self.title, "status": self.status, "date": self.date,
+                "supersedes": list(self.supersedes)}
+
+
+@dataclass(frozen=True)
+class Change:
+    """What changed from ``old`` to the page that supersedes it."""
+
+    old: str
+    new: str
+    sections_added: tuple[str, ...]
+    sections_removed: tuple[str, ...]
+    lines_added: int
+    lines_removed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"old": self.old, "new": self.new, "sections_added": list(self.sections_added),
+                "sections_removed": list(self.sections_removed), "lines_added": self.lines_added,
+                "lines_removed": self.lines_removed, "lines_changed": self.lines_added + self.lines_removed}
+
+
+@dataclass(frozen=True)
+class History:
+    page: str
+    versions: tuple[Version, ...]  # oldest to newest
+    changes: tuple[Change, ...]
+
+    @property
+    def current(self) -> str:
+        return self.versions[-1].path
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"page": self.page, "current": self.current, "versions": [v.to_dict() for v in self.versions],
+                "changes": [c.to_dict() for c in self.changes]}
+
+
+# -- reading the chains -----------------------------------------------------------------------
+def all_pages(v) -> Mapping[str, Page]:
+    """Every page with links resolved (served from the cache when the core offers ``pages()``)."""
+    pages = getattr(v, "pages", None)
+    if callable(pages):
+        try:
+            return pages()
+        except WikimemError:
+            log.debug("cache pages unavailable; parsing the vault", exc_info=True)
+    return v.load().pages
+
+
+def supersedes_of(page: Page) -> tuple[str, ...]:
+    """Resolved paths this page supersedes (unresolved targets are lint's business)."""
+    return tuple(sorted({l.resolved for l in page.links
+                         if l.kind == "frontmatter" and l.key == "supersedes" and l.resolved and l.resolved != page.path}))
+
+
+def supersede_edges(pages: Mapping[str, Page]) -> dict[str, tuple[str, ...]]:
+    """new -> the old pages it supersedes."""
+    return {p: s for p, page in pages.items() if (s := supersedes_of(page))}
+
+
+def _reachable(start: str, edges: Mapping[str, tuple[str, ...]]) -> set[str]:
+    seen, todo = {start}, [start]
+    while todo:
+        for nxt in edges.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def _norm(rel: str) -> str:
+    rel = rel.replace("\\", "/").strip()
+    while rel.startswith("./"):
+        rel = rel[2:]
+    return rel
+
+
+def _find(v, pages: Mapping[str, Page], rel: str, role: str) -> str:
+    rel = _norm(rel)
+    if rel in pages:
+        return rel
+    if rel + ".md" in pages:
+        return rel + ".md"
+    v.files.abspath(rel)  # PathEscapeError first: never say "not found" for an escaping path
+    raise PageNotFoundError(f"{role + ' ' if role else ''}page not found: {rel} (give a vault-relative path such as concepts/a.md)")
+
+
+def _link_name(path: str, pages: Mapping[str, Page]) -> str:
+    """The shortest unambiguous wikilink target: the basename, or the path when names clash."""
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    clashes = [p for p in pages if p.rsplit("/", 1)[-1].rsplit(".", 1)[0].casefold() == stem.casefold()]
+    return stem if clashes == [path] else path.rsplit(".", 1)[0]
+
+
+# -- supersede --------------------------------------------------------------------------------
+def supersede(v, old: str, new: str) -> SupersedeResult:
+    """Mark ``old`` as replaced by ``new`` (see the module docstring for what is refused)."""
+    for rel in (old, new):
+        if is_raw_path(_norm(rel)):
+            raise ReadOnlyError(f"{_norm(rel)}: raw/ sources are immutable and cannot take part in a supersede "
+                                "(supersede the wiki page made from the source instead)")
+    pages = all_pages(v)
+    old, new = _find(v, pages, old, "old"), _find(v, pages, new, "new")
+    if old == new:
+        raise UsageError(f"a page cannot supersede itself: {old}")
+    edges = supersede_edges(pages)
+    if old in edges.get(new, ()):
+        return SupersedeResult(old, new, False, ["already recorded; nothing written"])
+    if new in _reachable(old, edges):
+        raise VersionChainError(f"refusing a cycle: {old} already (directly or through older versions) supersedes {new}")
+    other = sorted(p for p, olds in edges.items() if old in olds)
+    if other:
+        raise VersionChainError(f"{old} is already superseded by {other[0]}; supersede {other[0]} with {new} instead")
+    newer = sorted(p for p, olds in edges.items() if new in olds)
+    if newer:
+        raise VersionChainError(f"{new} is itself superseded by {newer[0]}; name the newest version as NEW")
+
+    new_page = pages[new]
+    old_link = f"[[{_link_name(old, pages)}]]"
+    existing = fm.as_list(new_page.frontmatter.get("supersedes"))
+    value: Any = old_link if not existing else [*existing, old_link]
+    new_note = v.files.read_note(new)
+    old_note = v.files.read_note(old)
+    v.update_frontmatter(new, {"supersedes": value}, expected_sha256=new_note.sha256)
+    try:
+        v.update_frontmatter(old, {"status": "superseded", "superseded_by": f"[[{_link_name(new, pages)}]]"},
+                             expected_sha256=old_note.sha256)
+    except WikimemError:
+        _undo(v, new, new_note)
+        raise
+    warnings = []
+    try:
+        append_log(v, "supersede", f"{old} → {new}")
+    except WikimemError as exc:
+        warnings.append(f"{LOG_FILE} not updated: {exc}")
+    warning = refresh_cache(v, [old, new, LOG_FILE])
+    if warning:
+        warnings.append(warning)
+    return SupersedeResult(old, new, True, warnings)
+
+
+def _undo(v, rel: str, before) -> None:
+    """Put NEW back as it was when OLD could not be written, so no half-made supersede remains."""
+    try:
+        current = v.files.read_note(rel)
+        v.files.write_note(rel, before.text, expected_sha256=current.sha256, newline=before.newline, bom=before.bom)
+    except (WikimemError, OSError) as exc:  # pragma: no cover - reported, the user fixes it by hand
+        log.error("could not undo the supersedes key in %s: %s", rel, exc)
+
+
+# -- history ----------------------------------------------------------------------------------
+def _date(v, page: Page) -> str | None:
+    if page.created or page.updated:
+        return (page.created or page.updated)[:10]
+    try:
+        mtime = v.files.abspath(page.path).stat().st_mtime
+    except OSError:
+        return None
+    return _dt.datetime.fromtimestamp(mtime).date().isoformat()
+
+
+def _sections(page: Page) -> list[str]:
+    return [h.text for h in page.headings]
+
+
+def diff_pages(old: Page, new: Page) -> Change:
+    before, after = _sections(old), _sections(new)
+    added = tuple(s for s in after if s not in before)
+    removed = tuple(s for s in before if s not in after)
+    plus = minus = 0
+    for line in difflib.unified_diff(old.body.splitlines(), new.body.splitlines(), lineterm="", n=0):
+        if line.startswith("+") and not line.startswith("+++"):
+            plus += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            minus += 1
+    return Change(old.path, new.path, added, removed, plus, minus)
+
+
+def order_chain(members: set[str], edges: Mapping[str, tuple[str, ...]], key) -> list[str]:
+    """Oldest first: a page comes after everything it supersedes (Kahn's algorithm, ties by key)."""
+    older = {m: [o for o in edges.get(m, ()) if o in members] for m in members}
+    done: list[str] = []
+    placed: set[str] = set()
+    while len(done) < len(members):
+        ready = sorted((m for m in members if m not in placed and all(o in placed for o in older[m])), key=key)
+        if not ready:  # a cycle written by hand: place the rest by key rather than loop forever
+            ready = sorted((m for m in members if m not in placed), key=key)
+        done.append(ready[0])
+        placed.add(ready[0])
+    return done
+
+
+def history(v, page: str) -> History:
+    """The whole chain ``page`` belongs to, oldest to newest, with what changed at each step."""
+    pages = all_pages(v)
+    rel = _find(v, pages, page, "")
+    edges = supersede_edges(pages)
+    both: dict[str, set[str]] = {}
+    for new, olds in edges.items():
+        for o in olds:
+            if o in pages:
+                both.setdefault(new, set()).add(o)
+                both.setdefault(o, set()).add(new)
+    members = _reachable(rel, {k: tuple(s) for k, s in both.items()})
+    dates = {m: _date(v, pages[m]) for m in members}
+    chain = order_chain(members, edges, key=lambda m: (dates[m] or "", m))
+    versions = tuple(Version(m, pages[m].title, pages[m].status, dates[m], supersedes_of(pages[m])) for m in chain)
+    changes = tuple(diff_pages(pages[o], pages[n]) for n in chain for o in supersedes_of(pages[n]) if o in members)
+    return History(rel, versions, changes)
+
