@@ -145,7 +145,7 @@ def _prepare(plan: BuildPlan) -> None:
         report.notices.append("the previous build was interrupted; repairing the cache")
         plan.full_lexical = plan.rebuild_graph = plan.rebuild_vectors = True
         plan.paths = None
-    damaged = cache.artifact_problems(meta)
+    damaged = cache.artifact_problems(meta, thorough=plan.paths is None)
     if "faiss" in damaged:
         report.notices.append(f"vector index {damaged['faiss']}; rebuilding it from the vector cache")
         plan.rebuild_vectors = True

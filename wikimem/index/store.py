@@ -52,6 +52,18 @@ def fingerprint(path: Path) -> dict[str, list[int]]:
     return {path.name: [st.st_size, st.st_mtime_ns]}
 
 
+def _sha256_file(path: Path) -> str:
+    import hashlib
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return ""
+    return h.hexdigest()
+
+
 def _remove(path: Path) -> None:
     if path.is_dir():
         shutil.rmtree(path, ignore_errors=True)
@@ -229,12 +241,16 @@ class CacheDir:
             return f"lexical analyzer {meta.get('analyzer')} differs from {ANALYZER}"
         return None
 
-    def artifact_problems(self, meta: dict[str, Any]) -> dict[str, str]:
+    def artifact_problems(self, meta: dict[str, Any], thorough: bool = False) -> dict[str, str]:
+        """Derived files that differ from what the build recorded. ``thorough`` also checks the
+        FAISS file's checksum (bytes changed behind an unchanged size and mtime)."""
         stored = meta.get("artifacts", {})
         problems = {}
         want = stored.get("faiss")
         if want is not None and fingerprint(self.faiss_path) != {k: v for k, v in want.items() if k != "sha256"}:
             problems["faiss"] = "changed or damaged since it was written"
+        elif want is not None and thorough and want.get("sha256") and _sha256_file(self.faiss_path) != want["sha256"]:
+            problems["faiss"] = "damaged (its checksum differs from what was written)"
         return problems
 
     def record_artifact(self, name: str, path: Path, db: sqlite3.Connection | None = None,

@@ -134,7 +134,7 @@ def _search(vault, query: str, limit: int, mode: str, filters, per_page: int) ->
             with GATE.query():
                 qvec = embedder.embed_query(query)
                 tvec = embedder.embed_query(turns_query) if turns_query else None
-            ready = (index, qvec, tvec, allowed)
+            ready = (index, qvec, tvec, allowed, bool(meta.get("speakers")))
 
     lexical: list[tuple[str, float]] = []
     lexical_job = None
@@ -149,17 +149,19 @@ def _search(vault, query: str, limit: int, mode: str, filters, per_page: int) ->
             lexical_job = rankers.pool().submit(run_lexical)
         else:
             lexical = run_lexical()
+    turn_ids: set[str] | None = None
     if ready is not None:
-        index, qvec, tvec, allowed = ready
-        raw = rankers.vector(cache, index, qvec, tvec, n, excluded, allowed)
+        index, qvec, tvec, allowed, has_turns = ready
+        raw, turn_vids = rankers.vector(cache, index, qvec, tvec, n, excluded, allowed, has_turns)
         ids = cache.chunk_ids_by_vid(v for v, _ in raw)
         vector = [(ids[v], s) for v, s in raw if v in ids]
+        turn_ids = {ids[v] for v in turn_vids if v in ids} if has_turns else None
     if lexical_job is not None:
         lexical = lexical_job.result()
 
     name = vault.root.name
     hits = fuse(vault, query, lexical, vector, settings, mode, limit, per_page, where, args,
-                lambda path: obsidian_uri(name, path))
+                lambda path: obsidian_uri(name, path), turn_ids)
     took = (time.perf_counter() - started) * 1000
     return SearchResult(query, mode, tuple(hits), tuple(degraded), coverage if mode != "lexical" else 1.0,
                         took, tuple(notices))

@@ -36,18 +36,28 @@ def fusion_scores(ranked: Sequence[tuple[str, float]], settings, floor: float | 
     return [(score - low) / spread if spread > 0 else 1.0 for score in scores]
 
 
+def _groups(ranked, turn_ids: set[str] | None):
+    """The vector list as it is, or split into notes and transcript turns (ranked and scaled apart,
+    so transcript tuning cannot change a note's share)."""
+    if turn_ids is None:
+        return [ranked]
+    return [[r for r in ranked if r[0] not in turn_ids], [r for r in ranked if r[0] in turn_ids]]
+
+
 def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, per_page: int,
-         where: str, args: Sequence[Any], uri) -> list[Hit]:
-    """``where``/``args``: the search's filters as SQL (for pulled-in pages); ``uri``: path -> link."""
+         where: str, args: Sequence[Any], uri, turn_ids: set[str] | None = None) -> list[Hit]:
+    """``where``/``args``: the search's filters as SQL (for pulled-in pages); ``uri``: path -> link;
+    ``turn_ids``: in a vault with transcripts, which vector candidates are transcript turns."""
     cache = vault.cache
     parts: dict[str, dict[str, Any]] = {}
-    for side, ranked, weight, floor in (("bm25", lexical, settings.weight_lexical, 0.0),
-                                        ("vector", vector, settings.weight_vector, None)):
-        for rank, ((cid, score), share) in enumerate(zip(ranked, fusion_scores(ranked, settings, floor)), 1):
-            p = parts.setdefault(cid, new_parts())
-            p[f"{side}_rank"] = rank
-            p[side] = round(score, 6)
-            p["fused"] += weight * share
+    for side, groups, weight, floor in (("bm25", [lexical], settings.weight_lexical, 0.0),
+                                        ("vector", _groups(vector, turn_ids), settings.weight_vector, None)):
+        for ranked in groups:
+            for rank, ((cid, score), share) in enumerate(zip(ranked, fusion_scores(ranked, settings, floor)), 1):
+                p = parts.setdefault(cid, new_parts())
+                p[f"{side}_rank"] = rank
+                p[side] = round(score, 6)
+                p["fused"] += weight * share
     light = cache.paths_by_id(parts)  # light rows: full chunks are read for the final hits only
     paths = {cid: row[0] for cid, row in light.items()}
     speaker_boost(parts, light, query, settings)
@@ -72,7 +82,9 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
     chunks = cache.chunks_by_id(cid for _, cid, _ in chosen)
     hits: list[Hit] = []
     for score, cid, p in chosen:
-        c = chunks[cid]
+        c = chunks.get(cid)
+        if c is None:  # replaced by a build that committed during this search: it no longer exists
+            continue
         found_by = tuple(side for side, key in (("lexical", "bm25_rank"), ("vector", "vector_rank")) if p[key]) \
             or ("graph",)
         components = {k2: (round(v, 8) if isinstance(v, float) else v) for k2, v in p.items()}

@@ -50,19 +50,25 @@ def transcript_query(query: str, speakers, settings) -> str | None:
     return stripped if stripped != query and _WORD.search(stripped) else None
 
 
-def vector(cache, index, qvec, tvec, n: int, excluded: set[int], allowed) -> list[tuple[int, float]]:
-    """Chunk vids ranked by vector similarity. ``tvec`` (or None): the query as embedded for
-    transcript turns; they are ranked by it, every other chunk by ``qvec``."""
-    ranked = _ranking(cache, index, qvec, n, excluded, allowed)
-    if tvec is None:
-        return ranked
+def vector(cache, index, qvec, tvec, n: int, excluded: set[int], allowed,
+           has_turns: bool) -> tuple[list[tuple[int, float]], set[int]]:
+    """Chunk vids ranked by vector similarity, and which of them are transcript turns.
+
+    In a vault with transcripts the two kinds are ranked apart, each its own top ``n``: ordinary
+    notes by the query as written (``qvec``), turns by ``tvec`` (the query without speakers' names)
+    when given. So nothing tuned for transcripts can move a note in or out of the candidates, and
+    fusion scales each group by its own scores (see fusion.fuse)."""
+    ranked = _ranking(cache, index, qvec, n if not has_turns else 2 * n, excluded, allowed)
+    if not has_turns:
+        return ranked[:n], set()
     turns = cache.transcript_vids(v for v, _ in ranked)
-    ranked = [(v, s) for v, s in ranked if v not in turns]
-    other = _ranking(cache, index, tvec, n, excluded, allowed)
-    turns = cache.transcript_vids(v for v, _ in other)
-    ranked += [(v, s) for v, s in other if v in turns]
-    ranked.sort(key=lambda h: (-round(h[1], 6), h[0]))
-    return ranked[:n]
+    notes = [(v, s) for v, s in ranked if v not in turns][:n]
+    if tvec is not None:
+        ranked = _ranking(cache, index, tvec, 2 * n, excluded, allowed)
+        turns = cache.transcript_vids(v for v, _ in ranked)
+    said = [(v, s) for v, s in ranked if v in turns][:n]
+    merged = sorted(notes + said, key=lambda h: (-round(h[1], 6), h[0]))
+    return merged, {v for v, _ in said}
 
 
 def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed) -> list[tuple[int, float]]:

@@ -1,0 +1,214 @@
+"""The core that long-running callers (watcher, MCP, write-back) stand on: per-path builds, cached
+pages, thread safety, vectors behind the lexical index, transcript tuning kept to transcripts,
+rebuilds beside the live cache, damage found in the middle of a file."""
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+import pytest
+
+from wikimem.api import open_vault
+
+NOTES = {
+    "notes/Ollama setup.md": "# Ollama setup\n\nHow the user configures ollama: set the model and the URL. [[Embeddings]]\n",
+    "notes/Embeddings.md": "---\naliases: [vectors]\n---\n# Embeddings\n\nDense vectors for text. See [[Ollama setup#Ollama setup]].\n",
+    "notes/Other.md": "# Other\n\nUnrelated gardening notes about tomatoes and radiation.\n",
+    "raw/transcripts/chat.md": ("---\ntitle: Chat\ntype: source\nkind: transcript\nparticipants: [User, Bot]\n---\n"
+                                "# Session 1\n\n**User**: How do I configure ollama? ^D1-1\n\n"
+                                "**Bot**: Set the model name in the config file. ^D1-2\n\n"
+                                "**User**: Thanks, that worked. ^D1-3\n"),
+}
+
+
+def _state(vault):
+    db = vault.cache.db
+    chunks = db.execute("SELECT id, path, ord, embed_hash, text FROM chunks ORDER BY id").fetchall()
+    edges = db.execute("SELECT src, dst, type, weight FROM edges ORDER BY src, dst, type").fetchall()
+    results = [[(h.chunk_id, round(h.score, 6)) for h in vault.search(q, limit=5)]
+               for q in ("configure ollama", "tomatoes", "dense vectors")]
+    return chunks, edges, results
+
+
+def _fresh(root, tmp_path, name="fresh"):
+    import shutil
+    copy = tmp_path / name
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".wikimem"))
+    fresh = open_vault(copy, embedder="fake")
+    fresh.index()
+    return _state(fresh)
+
+
+@pytest.fixture
+def vault(make_vault):
+    v = open_vault(make_vault(NOTES), embedder="fake")
+    v.index()
+    return v
+
+
+def test_per_path_build_equals_a_full_build(vault, tmp_path):
+    root = vault.root
+    (root / "notes/Other.md").write_text("# Other\n\nTomatoes again, now with [[Embeddings]].\n")
+    (root / "notes/New.md").write_text("# New\n\nA new page about ollama models.\n")
+    (root / "notes/Embeddings.md").rename(root / "notes/Vectors.md")
+    report = vault.index(paths=["notes/Other.md", "notes/New.md", "notes/Embeddings.md", "notes/Vectors.md"])
+    assert (report.added, report.changed, report.removed) == (2, 1, 1)
+    assert _state(vault) == _fresh(root, tmp_path)
+
+
+def test_per_path_build_touches_only_the_given_paths(vault):
+    (vault.root / "notes/Other.md").write_text("# Other\n\nchanged but not named\n")
+    report = vault.index(paths=["notes/Ollama setup.md"])
+    assert (report.added, report.changed, report.removed) == (0, 0, 0)
+    assert vault.index().changed == 1  # the full scan (the reconcile path) finds it
+
+
+def test_pages_come_from_the_cache_and_equal_a_fresh_parse(vault, monkeypatch):
+    loaded = vault.load().pages
+    from wikimem.index import build as build_mod
+    calls = []
+    monkeypatch.setattr(build_mod, "parse_page", lambda *a, **k: calls.append(a) or pytest.fail("re-parsed"))
+    pages = vault.pages()
+    assert pages == loaded and not calls
+
+
+def test_cached_pages_see_a_renamed_link_target(vault):
+    (vault.root / "notes/Embeddings.md").rename(vault.root / "notes/Vectors.md")
+    vault.index(paths=["notes/Embeddings.md", "notes/Vectors.md"])
+    page = vault.pages()["notes/Ollama setup.md"]  # not re-parsed, but its link is re-resolved
+    link = next(l for l in page.links if l.target == "Embeddings")
+    assert link.resolved is None
+
+
+def test_transcript_tuning_never_touches_ordinary_notes(vault, monkeypatch):
+    embedder = vault.cache.embedder()
+    seen = []
+    original = embedder.embed_query
+    monkeypatch.setattr(embedder, "embed_query", lambda text: seen.append(text) or original(text))
+    query = "how does the user configure ollama"
+    result = vault.search(query, limit=10, mode="vector", per_page=0)
+    assert seen[0] == query  # notes are matched against the query as written
+    assert "how does the configure ollama" in seen  # transcript turns without the speaker's name
+    note = next(h for h in result.hits if h.path == "notes/Ollama setup.md")
+    index = vault.cache.vectors(embedder.identity.dim)
+    from wikimem.index.vectors import vector_id
+    cosine = index.similarity([vector_id(note.chunk_id)], original(query))[vector_id(note.chunk_id)]
+    assert note.components["vector"] == pytest.approx(cosine, abs=1e-6)
+
+
+def test_transcript_settings_leave_note_scores_alone(make_vault):
+    root = make_vault(NOTES)
+    scores = []
+    for settings in ({}, {"speaker_boost": 0.0, "speaker_strip": False, "neighbour_weight": 0.0}):
+        v = open_vault(root, embedder="fake", **settings)
+        v.index()
+        hits = v.search("user configure ollama model", limit=10, per_page=0).hits
+        scores.append({h.chunk_id: h.score for h in hits if not h.path.startswith("raw/")})
+    assert scores[0] and scores[0] == scores[1]
+
+
+def test_searches_in_threads_while_builds_commit(vault):
+    errors = []
+    stop = threading.Event()
+
+    def searcher():
+        while not stop.is_set():
+            try:
+                assert vault.search("tomatoes", limit=3, mode="lexical").hits[0].path == "notes/Other.md"
+                assert vault.search("tomatoes", limit=3).hits  # hybrid: no error mid-commit
+            except Exception as exc:  # noqa: BLE001 - the test collects every failure
+                errors.append(exc)
+                return
+
+    threads = [threading.Thread(target=searcher) for _ in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        for i in range(15):
+            (vault.root / "notes/Other.md").write_text(f"# Other\n\nTomatoes, edit {i}.\n")
+            vault.index(paths=["notes/Other.md"], wait=10)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not errors, errors[:3]
+    assert "edit 14" in vault.search("tomatoes").hits[0].text
+
+
+def test_vectors_follow_the_lexical_commit(vault, tmp_path):
+    (vault.root / "notes/Other.md").write_text("# Other\n\nPotatoes and carrots.\n")
+    vault.index(paths=["notes/Other.md"], embed=False)
+    lexical = vault.search("potatoes", mode="lexical")
+    assert lexical.hits[0].path == "notes/Other.md"  # searchable before any embedding
+    assert "vectors_partial" in vault.search("potatoes").degraded
+    report = vault.embed_pending(first=["notes/Other.md"])
+    assert report.coverage == 1.0 and report.embedded_now >= 1
+    assert not vault.search("potatoes").degraded
+    assert _state(vault) == _fresh(vault.root, tmp_path)
+
+
+def test_a_search_during_a_rebuild_sees_the_old_results(vault, monkeypatch):
+    before = [h.chunk_id for h in vault.search("tomatoes").hits]
+    from wikimem.index import build as build_mod
+    seen = []
+    real = build_mod._write_graph
+
+    def spy(plan, db):
+        real(plan, db)
+        other = open_vault(vault.root, embedder="fake")  # another reader, mid-rebuild
+        seen.append([h.chunk_id for h in other.search("tomatoes").hits])
+    monkeypatch.setattr(build_mod, "_write_graph", spy)
+    vault.index(rebuild=True)
+    assert seen == [before]
+    assert [h.chunk_id for h in open_vault(vault.root, embedder="fake").search("tomatoes").hits] == before
+
+
+def test_damage_in_the_middle_of_the_manifest_is_found_and_rebuilt(make_vault, tmp_path):
+    files = {f"n/Note {i}.md": f"# Note {i}\n\n" + "alpha beta gamma tomatoes " * 40 + f"[[Note {i + 1}]]\n"
+             for i in range(300)}
+    root = make_vault(files)
+    v = open_vault(root, embedder="none")
+    v.index()
+    expected = [h.chunk_id for h in v.search("tomatoes", limit=5).hits]
+    manifest = v.cache.manifest_path
+    v.close()
+    size = manifest.stat().st_size
+    assert size > 600_000
+    stat = manifest.stat()
+    with open(manifest, "r+b") as fh:
+        fh.seek(size // 2 - 100_000)
+        fh.write(os.urandom(200_000))
+    os.utime(manifest, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    again = open_vault(root, embedder="none")
+    report = again.index()
+    assert any("corrupt" in n for n in report.notices)
+    assert [h.chunk_id for h in again.search("tomatoes", limit=5).hits] == expected
+
+
+def test_a_faiss_file_changed_behind_its_fingerprint_is_not_trusted(vault):
+    path = vault.cache.faiss_path
+    stat = path.stat()
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2:len(data) // 2 + 64] = np.random.default_rng(1).bytes(64)
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    fresh = open_vault(vault.root, embedder="fake")
+    assert fresh.cache.vectors(fresh.cache.embedder().identity.dim) is None
+    assert fresh.search("tomatoes").hits  # lexical side still answers
+    report = fresh.index()
+    assert report.coverage == 1.0 and fresh.cache.vectors(fresh.cache.embedder().identity.dim) is not None
+
+
+def test_readers_write_nothing(vault, monkeypatch):
+    """A reader needs no lock and writes nothing (another user's vault, a read-only mount)."""
+    vault.close()
+    (vault.root / ".wikimem" / "lock").unlink()
+    before = {p.name: p.stat().st_mtime_ns for p in (vault.root / ".wikimem").iterdir()}
+    reader = open_vault(vault.root, embedder="fake")
+    monkeypatch.setattr(type(reader.cache), "writable", lambda self: False)
+    assert reader.search("tomatoes").hits
+    assert reader.status()["pages"] == 4
+    after = {p.name: p.stat().st_mtime_ns for p in (vault.root / ".wikimem").iterdir()
+             if not p.name.endswith(("-shm", "-wal"))}
+    assert after == {k: v for k, v in before.items() if not k.endswith(("-shm", "-wal"))}
