@@ -36,6 +36,10 @@ def slug(question: str) -> str:
     return name or "query"
 
 
+def _words(question: str) -> str:
+    return " ".join(re.findall(r"\w+", question.casefold()))
+
+
 def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
@@ -117,7 +121,7 @@ def write_back(vault, answer: Answer) -> Answer:
     else:
         rel, note, data = same
         asked = [str(data.get("question") or "")] + [str(q) for q in data.get("also_asked") or []]
-        if answer.question not in asked:
+        if _words(answer.question) not in {_words(q) for q in asked}:  # a new wording, not a new spelling
             changes["also_asked"] = [q for q in asked[1:] if q] + [answer.question]
         if not answer.flags and "flags" in data:
             changes["flags"] = None

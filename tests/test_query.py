@@ -1,0 +1,171 @@
+"""wikimem query: extractive answers with [[page#heading]] citations, the relevance bar, and the
+write-back to queries/ (one page per question, updated when asked again)."""
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from wikimem.api import init_vault, open_vault
+from wikimem.cli import app
+from wikimem.errors import UsageError
+from wikimem.qa.writeback import parse_source
+from wikimem.qa.query import chunk_hash
+
+from conftest import EXAMPLES
+
+runner = CliRunner()
+
+SOURCE = """---
+title: Notes on Okapi BM25
+---
+# Notes on Okapi BM25
+
+BM25 ranks documents for a keyword query by term frequency and inverse document frequency.
+
+## Parameters
+
+The parameter k1 controls term-frequency saturation and is usually set between 1.2 and 2.0.
+The parameter b controls document-length normalisation; its usual default is 0.75.
+
+## History
+
+BM25 was developed by Stephen Robertson and Karen Spärck Jones for the Okapi system at City University London.
+"""
+
+
+def test_acceptance_ingest_index_query_reworded(tmp_path, monkeypatch):
+    """The issue's check, end to end through the CLI, in a fresh vault."""
+    monkeypatch.setenv("WIKIMEM_EMBEDDER", "fake")
+    src = tmp_path / "okapi-notes.md"
+    src.write_text(SOURCE, encoding="utf-8")
+    root = tmp_path / "vault"
+    assert runner.invoke(app, ["init", str(root)]).exit_code == 0
+    monkeypatch.chdir(root)
+    first = runner.invoke(app, ["ingest", str(src)])
+    assert first.exit_code == 0, first.output
+    second = runner.invoke(app, ["ingest", str(src)])
+    assert second.exit_code == 0 and "unchanged" in second.output and "nothing to do" in second.output
+    raw = [p for p in (root / "raw").rglob("*") if p.is_file()]
+    assert [p.relative_to(root).as_posix() for p in raw] == ["raw/articles/okapi-notes.md"]
+    assert raw[0].read_bytes() == src.read_bytes()
+    assert runner.invoke(app, ["index", "."]).exit_code == 0
+
+    asked = runner.invoke(app, ["query", "What is the usual default value of the b parameter in BM25?"])
+    assert asked.exit_code == 0, asked.output
+    assert "0.75" in asked.output and "[[" in asked.output
+    pages = sorted((root / "queries").glob("*.md"))
+    assert len(pages) == 1
+    text = pages[0].read_text(encoding="utf-8")
+    assert "its usual default is 0.75" in text
+    assert "[[raw/articles/okapi-notes#Parameters]]" in text
+
+    again = runner.invoke(app, ["query", "What's the usual default for b in BM25?"])
+    assert again.exit_code == 0, again.output
+    assert "updated" in again.output
+    assert sorted((root / "queries").glob("*.md")) == pages
+    page = open_vault(root, embedder="fake").parse_file(pages[0].relative_to(root).as_posix())
+    front = page.frontmatter.data
+    assert front["type"] == "query" and front["answer_mode"] == "extractive"
+    assert front["question"] == "What is the usual default value of the b parameter in BM25?"
+    assert front["also_asked"] == ["What's the usual default for b in BM25?"]
+    assert front["asked"] <= front["updated"]
+    link, digest = parse_source(front["sources"][0])
+    assert link == "[[raw/articles/okapi-notes#Parameters]]" and len(digest) == 64
+
+    stem = pages[0].stem
+    log = (root / "log.md").read_text(encoding="utf-8")
+    assert f"· query · queries/{stem}.md" in log and f"· query (updated) · queries/{stem}.md" in log
+    index = (root / "index.md").read_text(encoding="utf-8")
+    assert len([line for line in index.splitlines() if stem in line]) == 1
+    assert index.index(stem) > index.index("## Queries")
+
+
+BUNDLED = ["queries/How does hybrid search combine rankings.md", "queries/什么是倒排索引.md"]
+
+
+def _query_pages(vault):
+    return sorted(p.relative_to(vault.root).as_posix() for p in (vault.root / "queries").glob("*.md"))
+
+
+@pytest.fixture
+def examples(tmp_path):
+    root = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".wikimem"))
+    vault = open_vault(root, embedder="fake")
+    vault.index()
+    return vault
+
+
+def test_answer_cites_the_chunk_it_quotes_with_its_hash(examples):
+    answer = examples.query("Which FAISS index lets vectors be removed by id?", write=False)
+    assert answer.answered and answer.page is None and answer.mode == "extractive"
+    assert "remove_ids" in answer.text
+    cite = next(c for c in answer.citations if c.path == "entities/FAISS.md")
+    assert cite.link == "[[entities/FAISS#Index types]]" and cite.link in answer.text
+    chunk = next(h for h in answer.retrieved if h.path == "entities/FAISS.md" and "remove_ids" in h.text)
+    assert cite.chunk_sha256 == chunk_hash(chunk.text)
+    for paragraph in answer.text.split("\n\n"):
+        assert paragraph.rstrip().endswith("]]")  # every sentence ends with its citation
+    assert _query_pages(examples) == BUNDLED
+
+
+def test_no_answer_is_said_plainly_and_nothing_is_cited_or_written(examples):
+    for question in ("What is the capital of Australia?", "How do I bake sourdough bread?"):
+        answer = examples.query(question)
+        assert not answer.answered and answer.citations == () and answer.page is None
+        assert answer.to_dict()["answer"].startswith("The vault has no answer")
+    assert _query_pages(examples) == BUNDLED
+    result = runner.invoke(app, ["query", "What is the capital of Australia?", "-V", str(examples.root)],
+                           env={"WIKIMEM_EMBEDDER": "fake"})
+    assert result.exit_code == 1 and "no answer" in result.output
+
+
+def test_answers_are_not_built_from_earlier_answers(examples):
+    first = examples.query("What does the k1 parameter of BM25 control?")
+    assert first.page_status == "created"
+    second = examples.query("What does the k1 parameter of BM25 control?")
+    assert second.page == first.page and second.page_status == "updated"
+    assert all(not c.path.startswith("queries/") for c in second.citations)
+    assert _query_pages(examples) == sorted(BUNDLED + [first.page])
+    # a later search on the topic finds the query page
+    hits = examples.search("k1 parameter control", limit=20, type="query").hits
+    assert first.page in [h.path for h in hits]
+
+
+def test_a_different_question_gets_its_own_page(examples):
+    a = examples.query("What is a postings list?")
+    b = examples.query("Where does Vincent Traag work?")
+    assert a.page != b.page and a.page_status == b.page_status == "created"
+    assert "Leiden University" in b.text
+
+
+def test_update_keeps_what_a_person_added(examples):
+    first = examples.query("What is a postings list?")
+    path = examples.root / first.page
+    text = path.read_text(encoding="utf-8").replace("type: query\n", "type: query\nreviewed_by: ana  # checked\n")
+    path.write_text(text, encoding="utf-8")
+    second = examples.query("what is a postings list")
+    assert second.page == first.page and second.page_status == "updated"
+    after = path.read_text(encoding="utf-8")
+    assert "reviewed_by: ana  # checked" in after and "also_asked" not in after  # same words: not a new wording
+
+
+def test_filters_and_bad_input(examples):
+    answer = examples.query("What prefixes does multilingual-e5 need?", write=False, folder="memories")
+    assert answer.answered and {c.path for c in answer.citations} == {"memories/2026-10-02-e5-prefixes.md"}
+    with pytest.raises(UsageError):
+        examples.query("   ")
+    bad = runner.invoke(app, ["query", "x", "-V", str(examples.root), "--since", "yesterday"],
+                        env={"WIKIMEM_EMBEDDER": "fake"})
+    assert bad.exit_code == 2 and "Traceback" not in bad.output
+
+
+def test_query_json(examples):
+    result = runner.invoke(app, ["query", "What value of k does reciprocal rank fusion use?", "--no-write",
+                                 "-V", str(examples.root), "--json"], env={"WIKIMEM_EMBEDDER": "fake"})
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["answered"] and data["page"] is None and data["mode"] == "extractive"
+    assert any(c["path"] == "concepts/Reciprocal Rank Fusion.md" for c in data["citations"])
+    assert "k = 60" in data["answer"]
