@@ -81,16 +81,33 @@ def _stem(word: str) -> str:
     return _STEMMER.stemWord(word)
 
 
+_HAN_STOP = frozenset("""什么 时候 怎么 怎样 如何 为什么 哪些 哪个 哪里 是否 可以 需要 应该 一个 这个 那个 我们 你们 他们
+关于 使用 进行 还是 或者 以及 如果 因为 所以 但是 已经 没有 请问""".split())
+
+
 def terms(text: str) -> set[str]:
-    """Content words of ``text``: Latin words stemmed (stop words and single letters dropped),
-    Han runs as character bigrams (a lone character as itself)."""
+    """Content words of ``text``: Latin words stemmed (stop words and single letters dropped), Han
+    runs segmented by rjieba (words of two or more characters, question words dropped; a run
+    rjieba leaves whole or in single characters counts as itself)."""
     out: set[str] = set()
-    for run in _HAN_RUN.findall(text):
-        out.update({run} if len(run) == 1 else {run[i:i + 2] for i in range(len(run) - 1)})
+    runs = _HAN_RUN.findall(text)
+    if runs:
+        from rjieba import cut
+        for run in runs:
+            words = [w for w in cut(run) if len(w) > 1 and w not in _HAN_STOP]
+            out.update(words or ({run} if run not in _HAN_STOP else set()))
     for word in _WORD.findall(_HAN_RUN.sub(" ", text).lower()):
         if len(word) > 1 and word not in _STOP:
             out.add(_stem(word))
     return out
+
+
+def _found(wanted: set[str], text: str) -> set[str]:
+    """Which of ``wanted`` occur in ``text``: Han words as substrings (segmentation of a page and of
+    a question may differ), Latin words as stems."""
+    han = {t for t in wanted if _HAN_RUN.fullmatch(t)}
+    latin = wanted - han
+    return {t for t in han if t in text} | (latin & terms(_HAN_RUN.sub(" ", text)) if latin else set())
 
 
 def project_name(cwd: str | None) -> str | None:
@@ -206,8 +223,7 @@ def standing_memories(vault) -> list[BriefItem]:
 
 
 def _coverage(wanted: set[str], hit) -> tuple[float, int]:
-    have = terms(" ".join((hit.title, " ".join(hit.heading_path), hit.text, hit.path.replace("/", " "))))
-    found = len(wanted & have)
+    found = len(_found(wanted, " ".join((hit.title, " ".join(hit.heading_path), hit.text, hit.path.replace("/", " ")))))
     return (found / len(wanted) if wanted else 0.0), found
 
 
@@ -245,7 +261,7 @@ def relevant_pages(vault, project: str | None, prompt: str | None, skip: set[str
 
 
 def _budgeted(domain: str, items: list[BriefItem], project, prompt, notices, budget: int) -> tuple[str, list[BriefItem]]:
-    """Items in order while they fit; an item's text is shortened before it is dropped."""
+    """Items in order while they fit; the first that does not fit is shortened, and the rest dropped."""
     domain = fit(domain, min(DOMAIN_TOKENS, max(budget // 4, 0)))
     kept: list[BriefItem] = []
     for item in items:
@@ -254,10 +270,10 @@ def _budgeted(domain: str, items: list[BriefItem], project, prompt, notices, bud
         if over > 0:
             room = count_tokens(item.text) - over
             if room < MIN_ITEM_TOKENS:
-                continue
+                break  # the budget is spent: lower-ranked items do not jump the queue
             item = BriefItem(item.kind, item.path, item.title, fit(item.text, room), item.relevance, item.matched)
             if count_tokens(render(domain, kept + [item], project, prompt, notices)) > budget:
-                continue
+                break
         kept.append(item)
     return domain, kept
 

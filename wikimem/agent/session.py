@@ -45,12 +45,14 @@ class WarmSession:
         if embedder is not None:
             embedder.embed_query("warm up")
         if self.watch and hasattr(vault, "watch"):
-            self.watcher = vault.watch()
-            self.watcher.start()
-            if hasattr(self.watcher, "wait_idle"):
-                self.watcher.wait_idle()
-            log.info("watching %s for edits", vault.root)
-            return
+            try:
+                self.watcher = vault.watch()
+                self.watcher.start()
+                log.info("watching %s for edits", vault.root)
+                return
+            except WikimemError as exc:  # e.g. a `wikimem watch` daemon already follows this vault
+                self.watcher = None
+                log.info("not watching in-process: %s", exc)
         if not vault.cache.writable():
             return
         try:
