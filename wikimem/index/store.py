@@ -209,6 +209,21 @@ class CacheDir:
             raise
         db.execute("COMMIT")
 
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """Reads on this thread's connection that all see one committed state (a deferred read
+        transaction), however many builds commit meanwhile. Re-entrant."""
+        db = self.db
+        if db.in_transaction:
+            yield db
+            return
+        db.execute("BEGIN")
+        try:
+            yield db
+        finally:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("COMMIT")
+
     # -- meta ----------------------------------------------------------------------------
     def meta(self, db: sqlite3.Connection | None = None) -> dict[str, Any]:
         return {k: json.loads(v) for k, v in (db or self.db).execute("SELECT key, value FROM meta")}

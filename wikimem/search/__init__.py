@@ -75,6 +75,9 @@ def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: 
     check_args(query, mode, limit, since, until)
     filters = make_filters(folder, type, tags, since, until, include_superseded, paths)
     try:
+        if vault.cache.manifest_problem() is None:
+            with vault.cache.snapshot():  # one committed state for every read of this search
+                return _search(vault, query, limit, mode, filters, per_page)
         return _search(vault, query, limit, mode, filters, per_page)
     except sqlite3.DatabaseError as exc:  # damage that only a query could find
         log.warning("the cache is damaged (%s)", exc)

@@ -28,7 +28,8 @@ def pool() -> ThreadPoolExecutor:
 
 
 def lexical(cache, query: str, n: int, where: str, args, exclude) -> list[tuple[str, float]]:
-    return lexical_index.search(cache.db, query, n, where, args, exclude=exclude)
+    with cache.snapshot() as db:
+        return lexical_index.search(db, query, n, where, args, exclude=exclude)
 
 
 def words(text: str) -> set[str]:
