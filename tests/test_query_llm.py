@@ -1,0 +1,167 @@
+"""LLM answers against fake Ollama and OpenAI-compatible servers on 127.0.0.1: a cited answer,
+an uncited one (flagged), and timeout / error / server down -> the extractive answer with a notice."""
+import json
+import shutil
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from wikimem.api import open_vault
+
+from conftest import EXAMPLES
+
+QUESTION = "Which FAISS index lets vectors be removed by id?"
+
+
+class FakeLLM:
+    """Answers Ollama's /api/chat and OpenAI's /v1/chat/completions with ``reply``; ``status``,
+    ``delay`` and ``models`` make it fail the ways real servers do."""
+
+    def __init__(self):
+        self.reply = "IndexIDMap2 wraps another index so vectors can be removed with remove_ids [1]."
+        self.status = 200
+        self.delay = 0.0
+        self.models = {"tiny"}
+        self.requests = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.requests.append((self.path, body, self.headers.get("Authorization")))
+                time.sleep(server.delay)
+                if body.get("model") not in server.models:
+                    return self._send(404, {"error": f"model '{body.get('model')}' not found, try pulling it first"})
+                if server.status != 200:
+                    return self._send(server.status, {"error": "internal error"})
+                if self.path == "/api/chat":
+                    return self._send(200, {"model": body["model"], "created_at": "2026-01-01T00:00:00Z",
+                                            "message": {"role": "assistant", "content": server.reply},
+                                            "done": True, "done_reason": "stop"})
+                if self.path == "/v1/chat/completions":
+                    return self._send(200, {"id": "x", "object": "chat.completion", "model": body["model"],
+                                            "choices": [{"index": 0, "finish_reason": "stop",
+                                                         "message": {"role": "assistant", "content": server.reply}}]})
+                return self._send(404, {"error": "no route"})
+
+            def _send(self, code, payload):
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server():
+    with FakeLLM() as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def vault(tmp_path_factory):
+    root = tmp_path_factory.mktemp("llm") / "examples"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".wikimem"))
+    v = open_vault(root, embedder="fake")
+    v.index()
+    return v
+
+
+KINDS = [("ollama", ""), ("openai", "/v1")]
+
+
+@pytest.mark.parametrize("kind,base", KINDS)
+def test_cited_answer(server, vault, kind, base):
+    answer = vault.query(QUESTION, write=False, llm=kind, llm_model="tiny", llm_url=server.url + base,
+                         llm_api_key="k")
+    assert answer.mode == kind and answer.answered and answer.flags == () and answer.notices == ()
+    first = answer.retrieved[0]
+    link = answer.citations[0].link
+    assert answer.citations[0].path == first.path
+    assert answer.text == f"IndexIDMap2 wraps another index so vectors can be removed with remove_ids {link}."
+    path, body, auth = server.requests[-1]
+    assert path == ("/api/chat" if kind == "ollama" else "/v1/chat/completions")
+    prompt = body["messages"][-1]["content"]
+    assert QUESTION in prompt and "[1]" in prompt
+    for i, hit in enumerate(answer.retrieved, 1):  # the prompt holds the retrieved chunks, numbered
+        assert f"[{i}] {hit.title}" in prompt and hit.text.strip() in prompt
+    assert f"[{len(answer.retrieved) + 1}] " not in prompt  # and nothing else
+    if kind == "openai":
+        assert auth == "Bearer k"
+
+
+@pytest.mark.parametrize("kind,base", KINDS)
+def test_uncited_and_unknown_citations_are_flagged_and_shown(server, vault, kind, base):
+    server.reply = ("FAISS is fast. IndexIDMap2 supports remove_ids [1]. "
+                    "It was written on the moon [42]. See also [[Elasticsearch]].")
+    answer = vault.query(QUESTION, llm=kind, llm_model="tiny", llm_url=server.url + base)
+    assert answer.mode == kind and answer.answered
+    assert any(f.startswith("uncited: FAISS is fast.") for f in answer.flags)
+    assert any("[42]" in f for f in answer.flags)
+    assert any("[[Elasticsearch]]" in f for f in answer.flags)
+    page = (vault.root / answer.page).read_text(encoding="utf-8")
+    assert "> [!warning] Unverified parts of this answer" in page and f"answer_mode: {kind}" in page
+    assert "flags:" in page
+
+
+def test_model_says_no_answer(server, vault):
+    server.reply = "NO ANSWER"
+    answer = vault.query(QUESTION, write=False, llm="ollama", llm_model="tiny", llm_url=server.url)
+    assert not answer.answered and answer.citations == () and answer.mode == "ollama"
+
+
+def _free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+@pytest.mark.parametrize("kind,base", KINDS)
+@pytest.mark.parametrize("failure", ["timeout", "error", "model missing", "server down"])
+def test_failures_fall_back_to_the_extractive_answer(server, vault, kind, base, failure):
+    url, model = server.url + base, "tiny"
+    if failure == "timeout":
+        server.delay = 2.0
+    elif failure == "error":
+        server.status = 500
+    elif failure == "model missing":
+        model = "absent"
+    else:
+        url = f"http://127.0.0.1:{_free_port()}{base}"
+    started = time.monotonic()
+    answer = vault.query(QUESTION, write=False, llm=kind, llm_model=model, llm_url=url, llm_timeout=0.5)
+    assert time.monotonic() - started < 10
+    assert answer.mode == "extractive" and answer.answered and "remove_ids" in answer.text
+    [notice] = [n for n in answer.notices if "answered extractively instead" in n]
+    expected = {"timeout": "Timeout", "error": "500", "model missing": "not found", "server down": "failed"}[failure]
+    assert expected in notice
+
+
+def test_llm_without_a_model_is_a_notice_not_a_crash(vault):
+    answer = vault.query(QUESTION, write=False, llm="openai")
+    assert answer.mode == "extractive" and any("needs a model" in n for n in answer.notices)
