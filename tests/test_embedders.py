@@ -143,5 +143,13 @@ def test_config_file_errors_are_clear(make_vault):
     with pytest.raises(ConfigError, match="unknown setting 'colour'"):
         open_vault(root)
     (root / ".wikimem" / "config.toml").write_text("chunk_max = 'big'\n")
-    with pytest.raises(ConfigError, match="chunk_max must be a int"):
+    with pytest.raises(ConfigError, match="chunk_max must be a (int|number)"):
         open_vault(root)
+
+
+def test_ollama_goes_through_the_official_client(server):
+    import ollama
+
+    e = get_embedder(Settings(embedder="ollama", embed_model="good-model", embed_url=server.url))
+    assert isinstance(e._client, ollama.Client)
+    assert server.requests[-1][0] == "/api/embed" and server.requests[-1][1]["input"] == ["dimension probe"]

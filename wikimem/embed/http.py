@@ -1,5 +1,6 @@
-"""Embedders served over HTTP: Ollama (``POST /api/embed``) and OpenAI-compatible endpoints
-(``POST /v1/embeddings``). Only used when the user configures them; errors say what to do.
+"""Embedders served over HTTP: Ollama (through the official ``ollama`` client, ``POST /api/embed``)
+and OpenAI-compatible endpoints (``POST /v1/embeddings`` over httpx). Only used when the user
+configures them; errors say what to do.
 """
 from __future__ import annotations
 
@@ -17,17 +18,24 @@ class _HTTPEmbedder:
     query_prefix = ""
 
     def __init__(self, model: str, url: str = "", api_key: str = "", timeout: float = 60.0, transport=None):
-        import httpx
-
         if not model:
             raise ConfigError(f"the {self.name} embedder needs a model: set embed_model in .wikimem/config.toml "
                               "or WIKIMEM_EMBED_MODEL")
         self.model = model
         self.url = (url or self.default_url).rstrip("/")
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(base_url=self.url, timeout=timeout, headers=headers, transport=transport)
+        self._connect(api_key, timeout, transport)
         probe = self._request(["dimension probe"])
         self.identity = EmbedderIdentity(self.name, model, "1", int(probe.shape[1]))
+
+    def _connect(self, api_key: str, timeout: float, transport) -> None:
+        import httpx
+
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(base_url=self.url, timeout=timeout, headers=headers, transport=transport)
+
+    def _unreachable(self, exc: Exception) -> EmbedderError:
+        return EmbedderError(f"{self.name} embedder at {self.url} is unreachable ({exc.__class__.__name__}: "
+                             f"{exc}); is the server running?")
 
     def _post(self, path: str, payload: dict[str, Any]) -> Any:
         import httpx
@@ -35,8 +43,7 @@ class _HTTPEmbedder:
         try:
             response = self._client.post(path, json=payload)
         except httpx.HTTPError as exc:
-            raise EmbedderError(f"{self.name} embedder at {self.url} is unreachable ({exc.__class__.__name__}: "
-                                f"{exc}); is the server running?") from None
+            raise self._unreachable(exc) from None
         if response.status_code == 404:
             raise EmbedderError(f"{self.name} at {self.url}: model {self.model!r} not found "
                                 f"({response.text.strip()[:200]}); pull or configure it first")
@@ -79,12 +86,37 @@ def _matrix(rows: Any, who: str) -> np.ndarray:
 
 
 class OllamaEmbedder(_HTTPEmbedder):
+    """Through the official ``ollama`` client (the one the project is specified with), which
+    also honours ``OLLAMA_API_KEY`` for hosted Ollama."""
+
     name = "ollama"
     default_url = "http://127.0.0.1:11434"
 
+    def _connect(self, api_key: str, timeout: float, transport) -> None:
+        try:
+            import ollama
+        except ImportError:
+            raise ConfigError("embedder = 'ollama' needs the ollama package (pip install ollama)") from None
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
+        extra = {"transport": transport} if transport is not None else {}
+        self._client = ollama.Client(host=self.url, timeout=timeout, headers=headers, **extra)
+
     def _request(self, texts: list[str]) -> np.ndarray:
-        data = self._post("/api/embed", {"model": self.model, "input": texts})
-        return _matrix(data.get("embeddings") if isinstance(data, dict) else None, "ollama")
+        import httpx
+        import ollama
+
+        try:
+            response = self._client.embed(model=self.model, input=texts)
+        except ollama.ResponseError as exc:
+            if exc.status_code == 404:
+                raise EmbedderError(f"ollama at {self.url}: model {self.model!r} not found ({exc.error}); "
+                                    "pull or configure it first") from None
+            raise EmbedderError(f"ollama at {self.url} answered {exc.status_code}: {str(exc.error)[:200]}") from None
+        except (ConnectionError, httpx.HTTPError) as exc:
+            raise self._unreachable(exc) from None
+        except ValueError:  # not JSON, or JSON that is not an embed response
+            raise EmbedderError(f"ollama at {self.url} did not answer with embeddings") from None
+        return _matrix(getattr(response, "embeddings", None), "ollama")
 
 
 class OpenAIEmbedder(_HTTPEmbedder):
