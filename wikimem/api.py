@@ -204,6 +204,24 @@ class Vault:
         from .knowledge.versions import history
         return history(self, page)
 
+    def remember(self, fact: str, *, kind: str = "episodic", about: str | None = None, source: str | None = None,
+                 dry_run: bool = False):
+        """Store one fact under memories/ unless a memory of the same kind already says it;
+        a fact that updates one about the same subject supersedes it -> RememberResult."""
+        from .knowledge.memory import remember
+        return remember(self, fact, kind=kind, about=about, source=source, dry_run=dry_run)
+
+    def remember_from(self, transcript: str, *, dry_run: bool = False):
+        """Memories proposed from an imported conversation, each through ``remember``."""
+        from .knowledge.memory import remember_from_transcript
+        return remember_from_transcript(self, transcript, dry_run=dry_run)
+
+    def apply_supersede(self, result):
+        """Apply a write's best supersede candidate (``WriteResult.similar[0]``): the `--supersede`
+        of commands that write pages. Returns the SupersedeResult, or None when there is none."""
+        from .knowledge.versions import apply_supersede
+        return apply_supersede(self, result)
+
     # -- index and search (wikimem.index) --------------------------------------------------
     @property
     def cache(self):

@@ -253,6 +253,42 @@ def history(page: str = typer.Argument(..., help="Any page of the chain (vault-r
 
 
 @app.command()
+def remember(fact: Optional[str] = typer.Argument(None, help="The fact, one sentence (omit with --from)."),
+             kind: str = typer.Option("episodic", "--kind", help="persona | episodic | instruction | decision"),
+             about: Optional[str] = typer.Option(None, "--about", help='The subject, e.g. "[[Alice]]".'),
+             from_: Optional[str] = typer.Option(None, "--from", help="Propose memories from a transcript "
+                                                 "(e.g. raw/transcripts/x.md)."),
+             dry_run: bool = typer.Option(False, "--dry-run", help="List what would be written; write nothing."),
+             vault: Optional[str] = KVaultOpt, as_json: bool = JsonOpt) -> None:
+    """Store a small fact under memories/ (a duplicate is not written again; an update supersedes)."""
+    from .api import open_vault
+    from .errors import UsageError
+
+    if (fact is None) == (from_ is None):
+        _run(lambda: (_ for _ in ()).throw(UsageError("give either a FACT or --from TRANSCRIPT")))
+    v = _run(lambda: open_vault(vault))
+    if from_ is not None:
+        results = _run(lambda: v.remember_from(from_, dry_run=dry_run))
+    else:
+        results = [_run(lambda: v.remember(fact, kind=kind, about=about, dry_run=dry_run))]
+    if as_json:
+        _emit_json([r.to_dict() for r in results] if from_ is not None else results[0].to_dict())
+        return
+    seen_warnings: set[str] = set()
+    for r in results:
+        _print_warnings([w for w in r.warnings if w not in seen_warnings])
+        seen_warnings.update(r.warnings)
+        what = {"written": "[green]remembered[/]", "duplicate": "[yellow]already remembered[/]",
+                "would-write": "[cyan]would remember[/]", "refused": "[red]refused[/]"}.get(r.action, r.action)
+        line = f"{what} {r.path}" + (f" [dim](supersedes {r.supersedes})[/]" if r.supersedes else "")
+        out.print(line, highlight=False)
+        if from_ is not None and r.fact:
+            out.print(f"    {r.kind}: {r.fact}  {r.source or ''}", highlight=False, markup=False)
+    if from_ is not None and not results:
+        out.print("no memories found in that conversation")
+
+
+@app.command()
 def ingest(paths: list[str] = typer.Argument(..., help="Files to bring into raw/."),
            vault: Optional[str] = typer.Option(None, "--vault", "-V", help="Vault folder."),
            kind: Optional[str] = typer.Option(None, "--kind", help="article | paper | transcript | asset (default: guessed)."),

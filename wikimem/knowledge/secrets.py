@@ -173,10 +173,10 @@ def check(text: str, where: str = "text") -> list[SecretFinding]:
     if errors:
         first = errors[0]
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise SecretError(f"{where}: refusing to write a secret: {first.message} [{first.rule}] at line "
+        raise SecretError(f"{where}: refusing to write a secret: {first.message} (rule {first.rule}) at line "
                           f"{first.line}, column {first.column}{more}; remove it and try again", tuple(errors))
     return findings
 
 
 def warning_text(where: str, finding: SecretFinding) -> str:
-    return f"{where}:{finding.line}:{finding.column}: {finding.message} [{finding.rule}]"
+    return f"{where}:{finding.line}:{finding.column}: {finding.message} (rule {finding.rule})"

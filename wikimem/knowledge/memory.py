@@ -1,0 +1,240 @@
+"""``remember``: small atomic facts as notes under ``memories/``, without piling up duplicates.
+
+A new fact is compared with the active memories of the same kind (similarity.py): an exact or
+near duplicate is not written again (the existing note is named); a fact that updates one about
+the same subject is written and supersedes it (versions.py); anything else is a new note. Every
+write goes through the writer path, so the secret scan refuses keys before anything is written.
+
+``propose_from_transcript`` finds candidate memories in an imported conversation extractively
+(stated preferences, decisions, instructions, facts about people and projects) and runs each one
+through the same logic, citing the turn it came from.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from ..errors import UsageError, WikimemError
+from ..parse import parse_page
+from . import secrets
+from .similarity import candidate_paths, compare, read_bodies, thresholds_for
+
+log = logging.getLogger(__name__)
+
+KINDS = ("persona", "episodic", "instruction", "decision")
+DEFAULT_KIND = "episodic"
+FOLDER = "memories"
+
+
+@dataclass(frozen=True)
+class RememberResult:
+    action: str  # written | duplicate | would-write (dry run)
+    path: str  # the new note, or the existing duplicate
+    fact: str
+    kind: str
+    supersedes: str | None = None
+    similar: list[tuple[str, float]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    source: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"action": self.action, "path": self.path, "fact": self.fact, "kind": self.kind,
+                "supersedes": self.supersedes, "source": self.source,
+                "similar": [{"path": p, "similarity": round(s, 4)} for p, s in self.similar],
+                "warnings": list(self.warnings)}
+
+
+def _link_key(link: str | None) -> str | None:
+    if not link:
+        return None
+    target = str(link).strip().strip("[]").split("|", 1)[0].split("#", 1)[0].strip()
+    return target.rsplit(".md", 1)[0].casefold() or None
+
+
+def _about_link(about: str | None) -> str | None:
+    if about is None or not about.strip():
+        return None
+    about = about.strip()
+    return about if about.startswith("[[") else f"[[{about.strip('[]')}]]"
+
+
+_SLUG_DROP = re.compile(r"[^\w\u3400-\u9fff]+")
+
+
+def slug(fact: str, words: int = 8, max_len: int = 60) -> str:
+    text = unicodedata.normalize("NFKC", fact).casefold()
+    parts = [p for p in _SLUG_DROP.split(text) if p][:words]
+    out = "-".join(parts)[:max_len].strip("-_")
+    return out or "memory"
+
+
+def _free_path(v, fact: str) -> str:
+    base = f"{FOLDER}/{slug(fact)}"
+    rel, n = f"{base}.md", 2
+    while v.files.abspath(rel).exists():
+        rel, n = f"{base}-{n}.md", n + 1
+    return rel
+
+
+def _title(fact: str, limit: int = 80) -> str:
+    one = " ".join(fact.split())
+    if len(one) <= limit:
+        return one
+    cut = one[:limit].rsplit(" ", 1)[0] if " " in one[:limit] else one[:limit]
+    return cut + "…"
+
+
+def memory_note(fact: str, kind: str, about: str | None, source: str | None, created: str) -> str:
+    front: dict[str, Any] = {"title": _title(fact), "type": "memory", "kind": kind}
+    if about:
+        front["about"] = about
+    front["created"] = created
+    front["source"] = source or "wikimem remember"
+    head = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000)
+    return f"---\n{head}---\n{fact.strip()}\n"
+
+
+def _memories_like(v, fact: str, kind: str):
+    """Active memories of ``kind`` that search finds for ``fact``: path -> (body, page)."""
+    bodies = read_bodies(v, candidate_paths(v, fact, "memory", exclude=""))
+    return {p: (b, pg) for p, (b, pg) in bodies.items()
+            if pg.type == "memory" and str(pg.frontmatter.get("kind") or DEFAULT_KIND).strip().lower() == kind}
+
+
+def remember(v, fact: str, *, kind: str = DEFAULT_KIND, about: str | None = None, source: str | None = None,
+             dry_run: bool = False) -> RememberResult:
+    fact = (fact or "").strip()
+    if not fact:
+        raise UsageError("nothing to remember: the fact is empty")
+    kind = (kind or DEFAULT_KIND).strip().lower()
+    if kind not in KINDS:
+        raise UsageError(f"unknown memory kind {kind!r} (choose one of {', '.join(KINDS)})")
+    secrets.check(fact, "memory")  # before anything else: a key must not even be compared or logged
+    about = _about_link(about)
+    warnings: list[str] = []
+    embedder = v.cache.embedder()
+    thresholds, notice = thresholds_for(embedder)
+    if notice:
+        warnings.append(notice)
+    existing = _memories_like(v, fact, kind)
+    matches = compare(embedder, thresholds, fact, {p: b for p, (b, _pg) in existing.items()})
+    similar = [(m.path, m.similarity) for m in matches if m.label != "different"]
+    dup = next((m for m in matches if m.label == "duplicate"), None)
+    if dup is not None:
+        return RememberResult("duplicate", dup.path, fact, kind, similar=similar, warnings=warnings, source=source)
+    old = next((m.path for m in matches if m.label == "update" and _same_subject(about, existing[m.path][1])), None)
+    rel = _free_path(v, fact)
+    if dry_run:
+        return RememberResult("would-write", rel, fact, kind, old, similar, warnings, source)
+    created = _dt.datetime.now().replace(microsecond=0).isoformat()
+    res = v.write_page(rel, memory_note(fact, kind, about, source, created), reason="remember", check_similar=False)
+    warnings.extend(res.warnings)
+    if old is not None:
+        try:
+            warnings.extend(v.supersede(old, rel).warnings)
+        except WikimemError as exc:  # the memory stands; the link to the old one is reported
+            warnings.append(f"written, but not linked as superseding {old}: {exc}")
+            old = None
+    try:
+        v.add_to_index(rel)
+    except WikimemError as exc:
+        warnings.append(f"index.md not updated: {exc}")
+    return RememberResult("written", rel, fact, kind, old, similar, warnings, source)
+
+
+def _same_subject(about: str | None, page) -> bool:
+    """An update needs the same subject: the same ``about`` when both name one (the similarity
+    labelled it an update, which already says the subject matches when neither does)."""
+    theirs = _link_key(page.frontmatter.get("about"))
+    mine = _link_key(about)
+    return mine is None or theirs is None or mine == theirs
+
+
+# -- proposals from a conversation --------------------------------------------------------------
+@dataclass(frozen=True)
+class Proposal:
+    fact: str
+    kind: str
+    speaker: str
+    turn: str | None  # block id of the turn
+    cite: str  # [[file#^turn-id]]
+
+
+_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]?")
+# (kind, pattern) in priority order; patterns look at one sentence of a user's turn.
+CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("instruction", re.compile(r"\b(?:always|never|from now on|in future|going forward|make sure to|remember to|"
+                               r"please (?:always|never|don't|do not)|don't ever|do not ever)\b|"
+                               r"以后|今后|总是|始终|永远不要|不要再|记得|务必", re.I)),
+    ("decision", re.compile(r"\b(?:we(?:'ve| have)? decided|i(?:'ve| have)? decided|let's go with|we'll go with|"
+                            r"we will use|we'll use|we chose|i chose|the decision is|decided to|settled on)\b|"
+                            r"决定|就用|定了|选定|敲定", re.I)),
+    ("persona", re.compile(r"\b(?:i (?:really )?(?:prefer|like|love|hate|dislike|enjoy|can't stand)|i don't like|"
+                           r"my favou?rite|i(?:'m| am) (?:a|an|allergic|vegetarian|vegan|based)|my name is|"
+                           r"i live in|i work (?:at|for|on|as)|my (?:wife|husband|partner|son|daughter|kids?|"
+                           r"dog|cat|team|manager|boss)|i usually|i always use)\b|"
+                           r"我(?:更|比较|很|不)?喜欢|我讨厌|我叫|我住在|我在.{1,12}工作|我是|我的(?:妻子|丈夫|儿子|女儿|"
+                           r"孩子|狗|猫|团队|老板)|我对.{1,8}过敏|我(?:通常|一般|习惯)", re.I)),
+)
+_QUESTION = re.compile(r"[?？]\s*$|^(?:what|how|why|when|where|who|which|can|could|would|should|do|does|is|are)\b",
+                       re.I)
+ASSISTANT_NAMES = {"assistant", "ai", "bot", "claude", "chatgpt", "gpt", "model", "system", "tool"}
+
+
+def classify_sentence(sentence: str) -> str | None:
+    """The memory kind a user's sentence states, or None (questions never are)."""
+    s = sentence.strip()
+    if len(s) < 6 or _QUESTION.search(s):
+        return None
+    for kind, pattern in CUES:
+        if pattern.search(s):
+            return kind
+    return None
+
+
+def _third_person(sentence: str, speaker: str) -> str:
+    """Extractive, lightly rewritten so the memory reads on its own: "I prefer vim" said by
+    Alice -> "Alice: I prefer vim" (no paraphrase that could change the meaning)."""
+    return f"{speaker}: {sentence.strip()}"
+
+
+def propose_from_transcript(v, rel: str) -> list[Proposal]:
+    from ..parse.chunk import transcript_turns
+    note = v.files.read_note(rel)
+    page = parse_page(rel, note.text, note.sha256)
+    stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    out: list[Proposal] = []
+    seen: set[str] = set()
+    for turn in transcript_turns(page.body):
+        if turn.speaker.strip().casefold() in ASSISTANT_NAMES:
+            continue
+        said = re.sub(r"\s\^[A-Za-z0-9-]+\s*$", "", page.body[turn.said:turn.end]).strip()
+        for m in _SENTENCE.finditer(said):
+            sentence = " ".join(m.group(0).split())
+            kind = classify_sentence(sentence)
+            if kind is None or sentence.casefold() in seen:
+                continue
+            seen.add(sentence.casefold())
+            cite = f"[[{stem}#^{turn.block}]]" if turn.block else f"[[{stem}]]"
+            out.append(Proposal(_third_person(sentence, turn.speaker), kind, turn.speaker, turn.block, cite))
+    return out
+
+
+def remember_from_transcript(v, rel: str, *, dry_run: bool = False) -> list[RememberResult]:
+    """Propose memories from ``rel`` and run each through ``remember`` (dry run: nothing written)."""
+    rel = rel.replace("\\", "/")
+    if not rel.startswith("raw/"):
+        log.info("%s is not under raw/; reading it as a transcript anyway", rel)
+    results = []
+    for p in propose_from_transcript(v, rel):
+        try:
+            results.append(remember(v, p.fact, kind=p.kind, source=p.cite, dry_run=dry_run))
+        except secrets.SecretError as exc:
+            results.append(RememberResult("refused", "", "", p.kind, warnings=[str(exc)], source=p.cite))
+    return results
