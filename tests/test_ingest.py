@@ -216,3 +216,38 @@ def test_cli_ingest_json_and_exit_codes(tmp_path):
     assert bad.exit_code == 1 and "no user or assistant turns" in bad.output and "Traceback" not in bad.output
     usage = runner.invoke(app, ["ingest", str(FIX / "chat.md"), "--kind", "poem", "-V", str(root)], env=env)
     assert usage.exit_code == 2 and "unknown kind" in usage.output
+
+
+def test_pdf_text_is_extracted_beside_the_original(vault):
+    pdf = FIX / "leiden-note.pdf"
+    item = vault.ingest([pdf]).items[0]
+    assert item.kind == "paper" and item.raw == ("raw/papers/leiden-note.pdf", "raw/papers/leiden-note.md")
+    assert (vault.root / "raw/papers/leiden-note.pdf").read_bytes() == pdf.read_bytes()
+    text = (vault.root / "raw/papers/leiden-note.md").read_text(encoding="utf-8")
+    assert "Leiden guarantees connected communities." in text
+    page = vault.parse_file(item.page)
+    assert "> Leiden guarantees connected communities. The refinement phase splits communities." in page.body
+
+
+def test_pdf_without_pypdf_is_refused_with_the_hint(vault, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_pypdf(name, *args, **kwargs):
+        if name == "pypdf" or name.startswith("pypdf."):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pypdf)
+    item = vault.ingest([FIX / "leiden-note.pdf"]).items[0]
+    assert item.status == "failed" and "wikimem[pdf]" in item.message
+    assert _raw_files(vault) == []
+
+
+def test_chat_text_speakers_times_and_continuation_lines():
+    [session] = read_export(FIX / "chat.md").sessions
+    assert session.title == "Planning the reading group" and session.participants == ("Ana", "Bo")
+    assert [(t.speaker, t.time) for t in session.turns] == [("Ana", "18:02"), ("Bo", "18:03"), ("Ana", None),
+                                                             ("Bo", None)]
+    assert session.turns[1].text == "Yes. I can present the refinement phase.\nIt is the part that guarantees connected communities."

@@ -169,3 +169,16 @@ def test_query_json(examples):
     assert data["answered"] and data["page"] is None and data["mode"] == "extractive"
     assert any(c["path"] == "concepts/Reciprocal Rank Fusion.md" for c in data["citations"])
     assert "k = 60" in data["answer"]
+
+
+def test_a_changed_cited_chunk_shows_in_the_hashes(examples):
+    from wikimem.qa.writeback import check_sources
+
+    answer = examples.query("Which FAISS index lets vectors be removed by id?")
+    assert {status for _, status in check_sources(examples, answer.page)} == {"ok"}
+    faiss = examples.root / "entities/FAISS.md"
+    faiss.write_text(faiss.read_text(encoding="utf-8").replace("remove_ids", "remove_ids()"), encoding="utf-8")
+    statuses = dict(check_sources(examples, answer.page))
+    assert statuses["[[entities/FAISS#Index types]]"] == "changed"
+    faiss.unlink()
+    assert set(dict(check_sources(examples, answer.page)).values()) == {"missing"}

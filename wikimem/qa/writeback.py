@@ -145,3 +145,30 @@ def write_back(vault, answer: Answer) -> Answer:
     except WikimemError as exc:
         notices.append(f"index.md not updated: {exc}")
     return Answer(**{**answer.__dict__, "page": rel, "page_status": status, "notices": tuple(notices)})
+
+
+def check_sources(vault, rel: str) -> list[tuple[str, str]]:
+    """For each cited chunk of query page ``rel``: ``(link, status)`` with status ``ok`` (a chunk
+    of the cited page still has that exact text), ``changed`` (the page is there, that text is
+    not: the answer may be stale) or ``missing`` (the page is gone). For the linter."""
+    from .query import chunk_hash
+
+    front, _ = fm.parse(vault.files.read_note(rel).text.replace("\r\n", "\n"))
+    hashes_by_page: dict[str, set[str] | None] = {}
+    out = []
+    for entry in front.data.get("sources") or []:
+        parsed = parse_source(entry)
+        if parsed is None or parsed[1] is None:
+            continue
+        link, digest = parsed
+        target = link[2:-2].split("|")[0].split("#")[0]
+        path = target if target.lower().endswith(".md") else target + ".md"
+        if path not in hashes_by_page:
+            try:
+                page = vault.parse_file(path)
+                hashes_by_page[path] = {chunk_hash(c.text) for c in vault.chunks(page)}
+            except WikimemError:
+                hashes_by_page[path] = None
+        known = hashes_by_page[path]
+        out.append((link, "missing" if known is None else "ok" if digest in known else "changed"))
+    return out
