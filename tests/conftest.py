@@ -53,12 +53,35 @@ def tricky_vault(tmp_path) -> Path:
     return root
 
 
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="(Re)write tests/golden/*.json from the current output instead of comparing.")
+
+
+_UPDATE_GOLDEN = {"on": False}
+
+
+def pytest_configure(config):
+    # read once, before the autouse fixture below clears WIKIMEM_* for every test
+    _UPDATE_GOLDEN["on"] = bool(config.getoption("--update-golden") or os.environ.get("WIKIMEM_UPDATE_GOLDEN"))
+
+
+@pytest.fixture(autouse=True)
+def _clean_wikimem_env(monkeypatch):
+    """A developer's WIKIMEM_* settings (embedder, vault, weights...) must not change outcomes;
+    a test that wants one sets it itself."""
+    for key in list(os.environ):
+        if key.startswith("WIKIMEM_"):
+            monkeypatch.delenv(key)
+
+
 def golden(name: str, data) -> None:
-    """Compare ``data`` with tests/golden/<name>.json; WIKIMEM_UPDATE_GOLDEN=1 rewrites it."""
+    """Compare ``data`` with tests/golden/<name>.json. A missing golden file fails; only
+    ``pytest --update-golden`` (or WIKIMEM_UPDATE_GOLDEN=1) writes it."""
     path = GOLDEN / f"{name}.json"
     text = json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
-    if os.environ.get("WIKIMEM_UPDATE_GOLDEN") or not path.exists():
-        if not os.environ.get("WIKIMEM_UPDATE_GOLDEN") and os.environ.get("CI"):
-            pytest.fail(f"golden file {path} is missing")
+    if _UPDATE_GOLDEN["on"]:
         path.write_text(text, encoding="utf-8")
+    elif not path.exists():
+        pytest.fail(f"golden file {path} is missing; run pytest --update-golden to write it, then review the diff")
     assert json.loads(path.read_text(encoding="utf-8")) == json.loads(text), f"differs from golden {path.name}"

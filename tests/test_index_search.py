@@ -46,7 +46,7 @@ def test_modes(vault):
 
 
 def test_filters(vault):
-    assert {h.path for h in vault.search("letter alpha", folder="entities")} <= {"entities/Gamma.md"}
+    assert {h.path for h in vault.search("letter alpha", folder="entities")} == {"entities/Gamma.md"}
     assert {h.type for h in vault.search("letter", type="source")} == {"source"}
     assert {h.path for h in vault.search("letter", tags=["second"])} == {"concepts/Beta.md"}
     assert {h.path for h in vault.search("letter alpha", since="2026-02-01")} == {"concepts/Beta.md"}

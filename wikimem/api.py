@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from .config import Settings, load_settings
-from .errors import ConflictError, NoteReadError, VaultError, WikimemError
+from .errors import ConflictError, NoteReadError, UsageError, VaultError, WikimemError
 from .model import BuildReport, Chunk, Hit, Page, SearchResult, Skipped  # noqa: F401 (SearchResult re-exported)
 from .parse import Resolver, VaultSchema, chunk_page, parse_page, parse_schema
 from .parse import frontmatter as fm
@@ -74,15 +74,28 @@ def init_vault(path: str | os.PathLike[str]) -> InitReport:
     return InitReport(str(root.resolve()), tuple(created), tuple(existing))
 
 
+VAULT_MARKERS = (".wikimem", "SCHEMA.md", ".obsidian")
+
+
 def default_vault_path(path: str | os.PathLike[str] | None) -> Path:
+    """``path``, else ``$WIKIMEM_VAULT``, else the current folder, but only when that folder looks
+    like a vault (``.wikimem/``, ``SCHEMA.md`` or ``.obsidian/``): a search typed in the wrong
+    folder must not silently index it and leave a cache behind."""
     if path:
         return Path(path).expanduser()
     env = os.environ.get("WIKIMEM_VAULT")
-    return Path(env).expanduser() if env else Path.cwd()
+    if env:
+        return Path(env).expanduser()
+    cwd = Path.cwd()
+    if not any((cwd / marker).exists() for marker in VAULT_MARKERS):
+        raise UsageError(f"{cwd} is not a vault (it has no .wikimem/, SCHEMA.md or .obsidian/); name the vault "
+                         "(--vault PATH or the vault argument) or set WIKIMEM_VAULT, or run `wikimem init .` "
+                         "to make this folder one")
+    return cwd
 
 
 def open_vault(path: str | os.PathLike[str] | None = None, **overrides: Any) -> "Vault":
-    """Open a vault (``path``, else ``$WIKIMEM_VAULT``, else the current folder)."""
+    """Open a vault (``path``, else ``$WIKIMEM_VAULT``, else the current folder if it is a vault)."""
     return Vault(default_vault_path(path), overrides)
 
 
@@ -317,6 +330,49 @@ class Vault:
     def status(self) -> dict[str, Any]:
         from .index.status import status
         return status(self)
+
+    # -- the knowledge graph (wikimem.graph) -------------------------------------------------
+    def communities(self, *, resolution: float = 1.0, seed: int = 42, semantic: bool = False, k: int = 5,
+                    write: bool = False, obsidian_graph: bool = False):
+        """Leiden communities of the page graph -> CommunityReport; ``write`` also compiles
+        communities.md, ``obsidian_graph`` colours Obsidian's graph view (see wikimem.graph)."""
+        from .graph.communities import detect
+        report = detect(self, resolution=resolution, seed=seed, semantic=semantic, k=k)
+        written = {}
+        if write:
+            from .graph.compile import write_page
+            written["page"] = write_page(self, report)
+        if obsidian_graph:
+            from .graph.obsidian import write_graph_settings
+            written["obsidian_graph"] = write_graph_settings(self, report)
+        return (report, written) if (write or obsidian_graph) else report
+
+    def neighbors(self, page: str, *, depth: int = 1, types=None, min_weight: float = 0.0, fanout: int = 20):
+        """Pages linked to ``page`` within ``depth`` links, both directions -> NeighborReport."""
+        from .graph.neighbors import neighbors
+        return neighbors(self, page, depth=depth, types=types, min_weight=min_weight, fanout=fanout)
+
+    def path(self, source: str, target: str, *, types=None, directed: bool = False):
+        """The shortest link path between two pages -> PathReport."""
+        from .graph.neighbors import path
+        return path(self, source, target, types=types, directed=directed)
+
+    def stats(self, communities: bool = True) -> dict[str, Any]:
+        """Counts from the cache: pages, links, orphans, hubs, communities, memories, coverage."""
+        from .graph.stats import stats
+        return stats(self, communities=communities)
+
+    def doctor(self):
+        """Check the install and this vault end to end -> DoctorReport."""
+        from .graph.doctor import diagnose
+        return diagnose(self.root, vault=self)
+
+    # -- watch mode (wikimem.watch) ---------------------------------------------------------
+    def watch(self, *, debounce_ms: int | None = None, polling: bool = False):
+        """A ``Watcher`` that keeps this vault's cache following its files (``start()``, ``stop()``,
+        ``wait_idle(timeout)``, ``status()``); one per vault, refused with LockError otherwise."""
+        from .watch import Watcher
+        return Watcher(self, debounce_ms=debounce_ms, polling=polling)
 
     def close(self) -> None:
         if self._index is not None:

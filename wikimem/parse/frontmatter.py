@@ -5,7 +5,9 @@ key order, comments and quoting style survive a write.
 """
 from __future__ import annotations
 
+import base64
 import datetime as _dt
+import math
 import re
 from typing import Any, Mapping
 
@@ -14,9 +16,31 @@ import yaml
 from ..model import Frontmatter
 
 try:  # libyaml is 5-10x faster; fall back to the pure-Python loader where it is missing
-    _Loader = yaml.CSafeLoader
+    _BaseLoader = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover
-    _Loader = yaml.SafeLoader
+    _BaseLoader = yaml.SafeLoader
+
+MAX_DEPTH = 40  # nesting deeper than this is not a note's metadata (and would recurse without end)
+MAX_NODES = 20_000  # values after expanding YAML aliases: a "billion laughs" alias bomb stops here
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """The safe loader, except that a timestamp no calendar has (``2024-02-30``) stays the string
+    it was written as instead of raising; the page parser then reports it as a bad date."""
+
+
+def _timestamp(loader: Any, node: Any) -> Any:
+    try:
+        return yaml.SafeLoader.construct_yaml_timestamp(loader, node)
+    except (ValueError, OverflowError):
+        return node.value
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
+
+
+class FrontmatterTooComplex(ValueError):
+    """Frontmatter that refers to itself (``a: &a [*a]``), nests too deep or expands too far."""
 
 _FENCE = re.compile(r"^---[ \t]*$")
 _CLOSE = re.compile(r"^(---|\.\.\.)[ \t]*$")
@@ -47,16 +71,40 @@ def split(text: str) -> tuple[str | None, str, int]:
 
 
 def normalise(value: Any) -> Any:
-    """Turn YAML dates/datetimes into ISO strings (recursively) so pages compare and serialise."""
-    if isinstance(value, _dt.datetime):
-        return value.isoformat()
-    if isinstance(value, _dt.date):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {str(k): normalise(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [normalise(v) for v in value]
-    return value
+    """Turn YAML values into plain JSON data (recursively) so pages compare, serialise and survive
+    the manifest unchanged: dates/datetimes -> ISO strings, sets -> sorted lists, ``!!binary`` ->
+    its base64 text, NaN and infinities -> their YAML text, keys -> strings. Raises FrontmatterTooComplex on a self-referencing anchor,
+    nesting deeper than MAX_DEPTH or more than MAX_NODES values (alias bombs share objects, so
+    the loader stays small while a naive walk would expand them exponentially)."""
+    budget = [MAX_NODES]
+
+    def walk(v: Any, depth: int) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise FrontmatterTooComplex(f"frontmatter expands to more than {MAX_NODES} values (YAML aliases)")
+        if depth > MAX_DEPTH:
+            raise FrontmatterTooComplex(f"frontmatter nests deeper than {MAX_DEPTH} levels "
+                                        "or refers to itself (a YAML anchor inside its own value)")
+        if isinstance(v, (_dt.datetime, _dt.date)):
+            return v.isoformat()
+        if isinstance(v, dict):
+            return {_key(k): walk(x, depth + 1) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [walk(x, depth + 1) for x in v]
+        if isinstance(v, (set, frozenset)):
+            return sorted((walk(x, depth + 1) for x in v), key=repr)
+        if isinstance(v, (bytes, bytearray)):
+            return base64.b64encode(bytes(v)).decode("ascii")
+        if isinstance(v, float) and not math.isfinite(v):
+            return ".nan" if v != v else (".inf" if v > 0 else "-.inf")  # as written: JSON has no NaN
+        if v is None or isinstance(v, (str, bool, int, float)):
+            return v
+        return str(v)
+
+    def _key(k: Any) -> str:
+        return k.isoformat() if isinstance(k, (_dt.datetime, _dt.date)) else str(k)
+
+    return walk(value, 0)
 
 
 def parse(text: str) -> tuple[Frontmatter, str]:
@@ -66,18 +114,24 @@ def parse(text: str) -> tuple[Frontmatter, str]:
         return Frontmatter(end_line=0), text
     try:
         data = yaml.load(raw, Loader=_Loader) if raw.strip() else {}
+        if data is not None and not isinstance(data, dict):
+            return Frontmatter(raw=raw, data={}, error="frontmatter is not a key: value mapping",
+                               end_line=body_line), body
+        data = normalise(data or {})
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         return Frontmatter(raw=raw, data={}, error=f"malformed YAML frontmatter{where}: {problem}",
                            end_line=body_line), body
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        return Frontmatter(raw=raw, data={}, error="frontmatter is not a key: value mapping",
-                           end_line=body_line), body
-    return Frontmatter(raw=raw, data=normalise(data), end_line=body_line), body
+    except FrontmatterTooComplex as exc:
+        return Frontmatter(raw=raw, data={}, error=f"frontmatter ignored: {exc}", end_line=body_line), body
+    except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
+        # values the YAML library itself cannot build (an int of 5,000 digits, ...): one note's
+        # problem, never the vault's
+        return Frontmatter(raw=raw, data={}, error=f"frontmatter cannot be read: {type(exc).__name__}: "
+                           f"{str(exc)[:200]}", end_line=body_line), body
+    return Frontmatter(raw=raw, data=data, end_line=body_line), body
 
 
 def as_list(value: Any) -> list[str]:

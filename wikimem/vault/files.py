@@ -10,6 +10,7 @@ import fnmatch
 import hashlib
 import logging
 import os
+import stat as stat_mod
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -23,6 +24,27 @@ DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 ALWAYS_SKIPPED_DIRS = {".obsidian", ".trash", ".git", ".wikimem"}
 NOTE_SUFFIXES = (".md", ".markdown")
 BOM = b"\xef\xbb\xbf"
+MIB = 1024 * 1024
+NOT_REGULAR = "not a regular file (a FIFO, socket or device); only regular files are notes"
+
+
+def shown_name(name: str) -> str:
+    """A file name as it can be printed: bytes that are not UTF-8 (kept by Python as lone
+    surrogates, which no terminal, JSON encoder or SQLite text accepts) become ``\\xe9`` escapes."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def bad_name(name: str) -> bool:
+    """True when the file or folder name is not valid UTF-8."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def size_text(n: float) -> str:
+    return f"{n / MIB:.1f} MiB"
 
 
 @dataclass(frozen=True)
@@ -173,6 +195,12 @@ class VaultFiles:
                     is_dir = entry.is_dir()  # follows symlinks
                 except OSError:
                     is_dir = False
+                if bad_name(name):  # never let such a name reach SQLite, JSON or a terminal
+                    if not name.startswith("."):
+                        what = "folder" if is_dir else "file"
+                        skipped.append(Skipped(shown_name(rel), "bad_name",
+                                               f"{what} name is not valid UTF-8; rename it to index it"))
+                    continue
                 if is_dir:
                     if name.startswith(".") or name in ALWAYS_SKIPPED_DIRS or rules.ignored(rel, True):
                         continue
@@ -188,6 +216,12 @@ class VaultFiles:
                 except OSError as exc:  # dangling symlink, permission, loop
                     skipped.append(Skipped(rel, "unreadable", exc.strerror or str(exc)))
                     continue
+                if entry.is_symlink() and not self._inside(Path(entry.path)):
+                    skipped.append(Skipped(rel, "outside", "symlink points outside the vault; not followed"))
+                    continue
+                if not stat_mod.S_ISREG(fst.st_mode):  # reading a FIFO would block forever
+                    skipped.append(Skipped(rel, "not_regular", NOT_REGULAR))
+                    continue
                 files.append(FileInfo(rel, fst.st_size, fst.st_mtime_ns))
 
         walk(self.root, "")
@@ -197,7 +231,9 @@ class VaultFiles:
     def read_bytes(self, rel: str) -> bytes:
         path = self.abspath(rel)
         try:
-            return path.read_bytes()
+            fd = _open_regular(rel, path)
+            with os.fdopen(fd, "rb") as fh:
+                return fh.read()
         except OSError as exc:
             raise NoteReadError(rel, exc.strerror or str(exc), "unreadable") from exc
 
@@ -206,10 +242,10 @@ class VaultFiles:
         cannot be read (it is then re-hashed on the next build)."""
         h = hashlib.sha256()
         try:
-            with open(self.root.joinpath(*rel.split("/")), "rb") as fh:
+            with os.fdopen(_open_regular(rel, self.root.joinpath(*rel.split("/"))), "rb") as fh:
                 for block in iter(lambda: fh.read(1 << 20), b""):
                     h.update(block)
-        except OSError:
+        except (OSError, NoteReadError):
             return ""
         return h.hexdigest()
 
@@ -221,15 +257,22 @@ class VaultFiles:
         """
         path = self.root.joinpath(*rel.split("/")) if trusted else self.abspath(rel)
         try:
-            st = path.stat()
-            if st.st_size > self.max_bytes:
-                raise NoteReadError(
-                    rel, f"file is {st.st_size / 1e6:.1f} MB, over the {self.max_bytes / 1e6:.1f} MB limit "
-                    "(set max_file_mb in .wikimem/config.toml to raise it)", "too_large")
-            data = path.read_bytes()
+            fd = _open_regular(rel, path)
+            with os.fdopen(fd, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                if st.st_size > self.max_bytes:
+                    raise self._too_large(rel, size_text(st.st_size))
+                # the stat size can lie (a file still growing, /proc): never read past the cap
+                data = fh.read(self.max_bytes + 1)
+                if len(data) > self.max_bytes:
+                    raise self._too_large(rel, f"over {size_text(self.max_bytes)}")
         except OSError as exc:
             raise NoteReadError(rel, exc.strerror or str(exc), "unreadable") from exc
         return decode_note(rel, data, st.st_mtime_ns)
+
+    def _too_large(self, rel: str, size: str) -> NoteReadError:
+        return NoteReadError(rel, f"file is {size}, over the {size_text(self.max_bytes)} limit "
+                             "(set max_file_mb in .wikimem/config.toml to raise it)", "too_large")
 
     # -- writing -------------------------------------------------------------------------
     def write_note(self, rel: str, text: str, *, expected_sha256: str | None,
@@ -274,6 +317,19 @@ class VaultFiles:
         if current != expected_sha256:
             raise ConflictError(f"{rel}: file changed on disk since it was read; not overwriting "
                                 "(re-read it and apply the change again)")
+
+
+def _open_regular(rel: str, path: Path) -> int:
+    """Open for reading without blocking (a FIFO would wait for a writer forever) and refuse
+    anything but a regular file; returns the descriptor."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
+            raise NoteReadError(rel, NOT_REGULAR, "not_regular")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def is_raw_path(rel: str) -> bool:
