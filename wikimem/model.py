@@ -145,7 +145,7 @@ class Chunk:
     text: str
     start: int  # char span in Page.body
     end: int
-    links: tuple[str, ...] = ()  # resolved paths (or raw targets when unresolved)
+    links: tuple[str, ...] = ()  # link targets in the chunk (as written when chunked from an unresolved page)
     tags: tuple[str, ...] = ()
     type: str = "note"
     status: str = "active"

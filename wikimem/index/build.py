@@ -249,9 +249,10 @@ def _resolve_and_chunk(plan: BuildPlan) -> None:
     resolver = Resolver(every, plan.parsed,
                         aliases={p: a for p, a in plan.cached_aliases.items() if p not in plan.removed})
     for path in plan.changed:
-        page = resolver.resolve_page(plan.parsed[path])
-        plan.parsed[path] = page
-        plan.chunks[path] = plan.vault.chunks(page)
+        # chunks keep link targets as written: a resolved path would go stale when its target is
+        # renamed while this page is unchanged (readers resolve through Cache.pages())
+        plan.chunks[path] = plan.vault.chunks(plan.parsed[path])
+        plan.parsed[path] = resolver.resolve_page(plan.parsed[path])
     plan.lap("chunk")
 
 

@@ -21,7 +21,7 @@ def _without_mtime(recorded):
     """An artifact's identity for reuse in memory: its checksum when recorded, else size+mtime."""
     if not recorded:
         return recorded
-    return recorded.get("sha256") or recorded
+    return recorded.get("checksum") or recorded
 
 
 class Cache(CacheDir):
@@ -63,13 +63,13 @@ class Cache(CacheDir):
         from .vectors import VectorIndex
         recorded = (meta if meta is not None else self.meta()).get("artifacts", {}).get("faiss")
         current = fingerprint(self.faiss_path)
-        if recorded is None or current != {k: v for k, v in recorded.items() if k != "sha256"}:
+        if recorded is None or current != {k: v for k, v in recorded.items() if k != "checksum"}:
             self._vectors = None
             self._vectors_fp = None
             return None
         if self._vectors is None or _without_mtime(recorded) != _without_mtime(self._vectors_fp):
             try:
-                self._vectors = VectorIndex.load(self.faiss_path, dim, recorded.get("sha256"))
+                self._vectors = VectorIndex.load(self.faiss_path, dim, recorded.get("checksum"))
             except Exception as exc:  # faiss raises RuntimeError on garbage; any failure: not trusted
                 log.warning("vector index not usable (%s); the next build rebuilds it", exc)
                 self._vectors = None

@@ -41,6 +41,7 @@ from .manifest import SCHEMA_SQL, SCHEMA_VERSION, VECTORS_SQL, select_in  # noqa
 log = logging.getLogger(__name__)
 
 DEFAULT_MANIFEST = "manifest.sqlite"
+REQUIRED_TABLES = {"meta", "files", "chunks", "passages", "edges", "terms", "lex"}
 
 
 def fingerprint(path: Path) -> dict[str, list[int]]:
@@ -52,16 +53,17 @@ def fingerprint(path: Path) -> dict[str, list[int]]:
     return {path.name: [st.st_size, st.st_mtime_ns]}
 
 
-def _sha256_file(path: Path) -> str:
-    import hashlib
-    h = hashlib.sha256()
+def _file_checksum(path: Path) -> str:
+    """The FAISS file's checksum as ``VectorIndex.save`` records it."""
+    import zlib
+    crc = 0
     try:
         with open(path, "rb") as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
+                crc = zlib.crc32(block, crc)
     except OSError:
         return ""
-    return h.hexdigest()
+    return f"crc32:{crc:08x}"
 
 
 def _remove(path: Path) -> None:
@@ -123,11 +125,15 @@ class CacheDir:
         readers open what exists, read-only if the folder cannot be written."""
         if create:
             self.ensure_dir()
+            fresh = not path.exists() or path.stat().st_size == 0
             db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
-            if script:
+            if script and fresh:  # an existing file keeps what it has: a missing table is damage to find
                 db.executescript(script)
+                if script == SCHEMA_SQL:
+                    from .lexical import ensure_table
+                    ensure_table(db)
         else:
             if not path.exists():
                 raise sqlite3.OperationalError(f"no such cache file: {path.name}")
@@ -163,12 +169,7 @@ class CacheDir:
         writer = self._lock_depth > 0 and getattr(self._local, "in_build", False)
         path = self.manifest_path
         create = writer  # readers never create or change anything (they may run on a read-only vault)
-        db = self._thread_db("db", path, SCHEMA_SQL if create else None, create)
-        if create and not getattr(self._local, "fts_ready", None) == path:
-            from .lexical import ensure_table
-            ensure_table(db)
-            self._local.fts_ready = path
-        return db
+        return self._thread_db("db", path, SCHEMA_SQL if create else None, create)
 
     def reader(self) -> sqlite3.Connection:
         """Kept for callers that want a connection for another thread's work: every thread has its own."""
@@ -242,6 +243,9 @@ class CacheDir:
             return "no cache yet"
         try:
             meta = self.meta()
+            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if not REQUIRED_TABLES <= tables:
+                return f"manifest is damaged (missing {', '.join(sorted(REQUIRED_TABLES - tables))})"
             if thorough:
                 rows = self.db.execute("PRAGMA quick_check").fetchall()
                 if rows != [("ok",)]:
@@ -262,9 +266,9 @@ class CacheDir:
         stored = meta.get("artifacts", {})
         problems = {}
         want = stored.get("faiss")
-        if want is not None and fingerprint(self.faiss_path) != {k: v for k, v in want.items() if k != "sha256"}:
+        if want is not None and fingerprint(self.faiss_path) != {k: v for k, v in want.items() if k != "checksum"}:
             problems["faiss"] = "changed or damaged since it was written"
-        elif want is not None and thorough and want.get("sha256") and _sha256_file(self.faiss_path) != want["sha256"]:
+        elif want is not None and thorough and want.get("checksum") and _file_checksum(self.faiss_path) != want["checksum"]:
             problems["faiss"] = "damaged (its checksum differs from what was written)"
         return problems
 
@@ -273,7 +277,7 @@ class CacheDir:
         artifacts = self.meta(db).get("artifacts", {})
         artifacts[name] = fingerprint(path)
         if checksum:
-            artifacts[name]["sha256"] = checksum
+            artifacts[name]["checksum"] = checksum
         self.set_meta(db, artifacts=artifacts)
 
     def new_manifest(self, embedder_key: str | None, db: sqlite3.Connection | None = None) -> None:
