@@ -21,6 +21,7 @@ from typing import Sequence
 
 from ..errors import WikimemError
 from ..parse import parse_page
+from ..vault.files import is_raw_path
 
 log = logging.getLogger(__name__)
 
@@ -166,13 +167,15 @@ def candidate_paths(v, text: str, page_type: str, exclude: str, limit: int = CAN
     except WikimemError as exc:
         log.info("similar pages: search unavailable (%s); scanning the folder", exc)
         return _folder_candidates(v, page_type, exclude, limit * 25)
-    return [h.path for h in hits if h.path != exclude and h.status != "superseded"][:limit]
+    return [h.path for h in hits
+            if h.path != exclude and h.status != "superseded" and not is_raw_path(h.path)][:limit]
 
 
 def _folder_candidates(v, page_type: str, exclude: str, cap: int) -> list[str]:
     from ..model import FOLDER_TYPES
     folders = [f for f, t in FOLDER_TYPES.items() if t == page_type]
-    notes = [f.path for f in v.files.scan().notes if f.path.split("/", 1)[0] in folders and f.path != exclude]
+    notes = [f.path for f in v.files.scan().notes
+             if f.path.split("/", 1)[0] in folders and f.path != exclude and not is_raw_path(f.path)]
     return notes[:cap]
 
 

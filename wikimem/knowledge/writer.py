@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import inspect
 import logging
 import re
 import threading
@@ -99,21 +98,11 @@ def _similar(v, rel: str, text: str, warnings: list[str]) -> list[tuple[str, flo
         return []
 
 
-def _index_accepts_paths(v) -> bool:
-    try:
-        return "paths" in inspect.signature(v.index).parameters
-    except (TypeError, ValueError):
-        return False
-
-
 def refresh_cache(v, paths: list[str]) -> str | None:
-    """Update the cache for ``paths`` (a full incremental scan until per-path builds exist).
-    Returns a warning instead of raising: the vault is the truth and the write already happened."""
+    """Update the cache for ``paths`` (waiting a few seconds for another writer). Returns a
+    warning instead of raising: the vault is the truth and the write already happened."""
     try:
-        if _index_accepts_paths(v):
-            v.index(paths=sorted(set(paths)))
-        else:
-            v.index()
+        v.index(paths=sorted(set(paths)), wait=5.0)
     except Exception as exc:  # noqa: BLE001 - the cache is disposable; the user reruns `wikimem index`
         log.debug("cache update failed", exc_info=True)
         return f"cache not updated ({exc}); run `wikimem index` to bring search up to date"
