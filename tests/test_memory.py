@@ -7,22 +7,13 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from wikimem.api import init_vault, open_vault
 from wikimem.cli import app
 from wikimem.errors import UsageError
 from wikimem.knowledge.memory import classify_sentence, propose_from_transcript, slug
 from wikimem.knowledge.secrets import SecretError
 from wikimem.knowledge.similarity import lexical_overlap, normalise
 
-KEY = "sk-ant-" + "api03-Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0LzXcVbNm"
-
-
-@pytest.fixture
-def vault(tmp_path):
-    init_vault(tmp_path / "v")
-    v = open_vault(tmp_path / "v", embedder="fake")
-    yield v
-    v.close()
+from test_writer import KEY, vault  # noqa: F401 - the shared fresh-vault fixture
 
 
 def memories(v):
