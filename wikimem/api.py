@@ -307,12 +307,19 @@ class Vault:
         from .ingest import import_sessions
         return import_sessions(self, sessions, folder)
 
-    def ingest(self, paths: Iterable[str | os.PathLike[str]], kind: str | None = None):
+    def ingest(self, paths: Iterable[str | os.PathLike[str]], kind: str | None = None, *, llm: str | None = None,
+               llm_model: str | None = None, llm_url: str | None = None, llm_api_key: str | None = None,
+               llm_timeout: float | None = None):
         """Copy sources into raw/<kind>/ (content-addressed: the same bytes twice is a no-op) and
-        write a source page for each; conversation exports become one note per session -> IngestReport
-        (see wikimem.ingest.sources)."""
+        write a source page for each (with ``llm``: also a summary and the pages it names);
+        conversation exports become one note per session -> IngestReport (see wikimem.ingest.sources)."""
         from .ingest.sources import ingest
-        return ingest(self, [paths] if isinstance(paths, (str, os.PathLike)) else paths, kind)
+        extra = getattr(self.settings, "extra", None) or {}
+        model = {"kind": llm or extra.get("llm"), "model": llm_model or extra.get("llm_model"),
+                 "url": llm_url or extra.get("llm_url"), "api_key": llm_api_key or extra.get("llm_api_key"),
+                 "timeout": llm_timeout or extra.get("llm_timeout")}
+        return ingest(self, [paths] if isinstance(paths, (str, os.PathLike)) else paths, kind,
+                      llm=model if model["kind"] else None)
 
     def query(self, question: str, *, k: int = 6, write: bool = True, llm: str | None = None,
               llm_model: str | None = None, llm_url: str | None = None, llm_api_key: str | None = None,

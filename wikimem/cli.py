@@ -403,6 +403,9 @@ def remember(fact: Optional[str] = typer.Argument(None, help="The fact, one sent
 def ingest(paths: list[str] = typer.Argument(..., help="Files to bring into raw/."),
            vault: Optional[str] = typer.Option(None, "--vault", "-V", help="Vault folder."),
            kind: Optional[str] = typer.Option(None, "--kind", help="article | paper | transcript | asset (default: guessed)."),
+           llm: Optional[str] = typer.Option(None, "--llm", help="ollama | openai: add a summary and the pages it names."),
+           llm_model: Optional[str] = typer.Option(None, "--llm-model", help="Model name for --llm."),
+           llm_url: Optional[str] = typer.Option(None, "--llm-url", help="Server URL for --llm."),
            as_json: bool = JsonOpt) -> None:
     """Copy sources into raw/<kind>/ once (same bytes twice: a no-op) and write a source page for each;
     conversation exports (Claude Code JSONL, ChatGPT conversations.json, `Speaker: text` chats) become
@@ -410,7 +413,7 @@ def ingest(paths: list[str] = typer.Argument(..., help="Files to bring into raw/
     from .api import open_vault
 
     v = _run(lambda: open_vault(vault))
-    report = _run(lambda: v.ingest(paths, kind=kind))
+    report = _run(lambda: v.ingest(paths, kind=kind, llm=llm, llm_model=llm_model, llm_url=llm_url))
     if as_json:
         _emit_json(report.to_dict())
     else:
