@@ -165,3 +165,36 @@ def test_failures_fall_back_to_the_extractive_answer(server, vault, kind, base, 
 def test_llm_without_a_model_is_a_notice_not_a_crash(vault):
     answer = vault.query(QUESTION, write=False, llm="openai")
     assert answer.mode == "extractive" and any("needs a model" in n for n in answer.notices)
+
+
+def test_ingest_with_an_llm_links_known_names_and_lists_candidates(server, tmp_path):
+    root = tmp_path / "v"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".wikimem"))
+    v = open_vault(root, embedder="fake")
+    v.index()
+    src = tmp_path / "faiss-post.md"
+    src.write_text("# Billion-scale search\n\nFAISS from FAIR searches a billion vectors on GPUs with product "
+                   "quantization.\n", encoding="utf-8")
+    server.reply = json.dumps({"summary": "FAISS searches a billion vectors using product quantization.",
+                               "entities": ["FAISS", "Facebook AI Research", "NVIDIA"],
+                               "concepts": ["product quantization", "vector search"]})
+    item = v.ingest([src], llm="openai", llm_model="tiny", llm_url=server.url + "/v1").items[0]
+    page = (root / item.page).read_text(encoding="utf-8")
+    assert "## Summary\n\nFAISS searches a billion vectors using product quantization." in page
+    assert "Names: [[FAISS]] · [[Meta AI Research]] · [[Vector Search]]" in page  # an alias counts
+    assert "Candidates for new pages: NVIDIA, product quantization" in page
+    assert "[[NVIDIA]]" not in page and "summary_by: llm" in page
+    assert server.requests[-1][1]["messages"][-1]["content"].startswith("# Billion-scale search")
+
+
+def test_ingest_llm_failure_leaves_the_page_extractive(server, tmp_path):
+    root = tmp_path / "v"
+    root.mkdir()
+    v = open_vault(root, embedder="none")
+    src = tmp_path / "note.md"
+    src.write_text("# A note\n\nSome words about ranking and more words about ranking.\n", encoding="utf-8")
+    server.reply = "Sure! Here is a summary: it is about ranking."  # not the JSON asked for
+    item = v.ingest([src], llm="ollama", llm_model="tiny", llm_url=server.url).items[0]
+    assert item.status == "added" and "did not reply with the JSON" in item.message
+    page = (root / item.page).read_text(encoding="utf-8")
+    assert "## Summary" not in page and "## First paragraph" in page

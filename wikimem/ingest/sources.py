@@ -93,7 +93,10 @@ def guess_kind(path: Path) -> str:
                      "say --kind article|paper|transcript|asset")
 
 
-def ingest(vault, paths: Iterable[str | os.PathLike[str]], kind: str | None = None) -> IngestReport:
+def ingest(vault, paths: Iterable[str | os.PathLike[str]], kind: str | None = None,
+           llm: dict[str, Any] | None = None) -> IngestReport:
+    """``llm``: ``{"kind": "ollama"|"openai", "model", "url", "api_key", "timeout"}`` to add a
+    summary and the names a source mentions to its page (``summary.py``); None: extractive only."""
     if kind is not None and kind not in KIND_FOLDERS:
         raise UsageError(f"unknown kind {kind!r} (known: {', '.join(KIND_FOLDERS)})")
     items = []
@@ -107,7 +110,7 @@ def ingest(vault, paths: Iterable[str | os.PathLike[str]], kind: str | None = No
             if this_kind == "transcript":
                 items.append(_ingest_transcripts(vault, path))
             else:
-                items.append(_ingest_file(vault, path, this_kind))
+                items.append(_ingest_file(vault, path, this_kind, llm))
         except WikimemError as exc:
             items.append(IngestItem(str(given), kind or "?", "failed", message=str(exc)))
         except OSError as exc:
@@ -169,7 +172,7 @@ def add_raw(vault, rel: str, data: bytes) -> None:
 
 
 # -- files ---------------------------------------------------------------------------------------
-def _ingest_file(vault, path: Path, kind: str) -> IngestItem:
+def _ingest_file(vault, path: Path, kind: str, llm: dict[str, Any] | None = None) -> IngestItem:
     data = path.read_bytes()
     existing = find_in_raw(vault, data)
     if existing:
@@ -200,7 +203,19 @@ def _ingest_file(vault, path: Path, kind: str) -> IngestItem:
     page = None
     warnings = []
     if info is not None:
-        page, warnings = _write_source_page(vault, info, kind, rel, text_note, len(data))
+        summary = None
+        if llm and llm.get("kind") not in (None, "", "none"):
+            from ..qa.llm import LLMError
+            from .summary import summarise
+
+            try:
+                summary = summarise(vault, info.markdown, kind=llm["kind"], model=llm.get("model") or "",
+                                    url=llm.get("url") or "", api_key=llm.get("api_key") or "",
+                                    timeout=float(llm.get("timeout") or 60.0))
+            except LLMError as exc:
+                warnings.append(f"{exc}; the source page is extractive only")
+        page, more = _write_source_page(vault, info, kind, rel, text_note, len(data), summary)
+        warnings += more
     else:
         vault.append_log("ingest", f"{rel} ({kind}, {len(data):,} bytes)")
         warn = refresh_cache(vault, written)
@@ -213,7 +228,7 @@ def _ingest_file(vault, path: Path, kind: str) -> IngestItem:
 
 
 def _page_text(vault, info: Extract, kind: str, rel: str, text_note: str | None, size: int,
-               keep: dict[str, Any] | None) -> str:
+               keep: dict[str, Any] | None, summary=None) -> str:
     today = _dt.date.today().isoformat()
     links = [f"[[{rel}]]"] + ([f"[[{text_note}]]"] if text_note else [])
     front: dict[str, Any] = dict(keep or {})
@@ -228,6 +243,13 @@ def _page_text(vault, info: Extract, kind: str, rel: str, text_note: str | None,
         front["key_terms"] = list(info.key_terms)
     lines = [f"# {info.title}", "", f"Source: [[{rel}]] ({kind}, {size:,} bytes, ingested {today})"
              + (f"; text: [[{text_note}]]" if text_note else ""), ""]
+    if summary is not None:
+        front["summary_by"] = "llm"
+        lines += ["## Summary", "", summary.text, ""]
+        if summary.linked:
+            lines += ["Names: " + " · ".join(f"[[{t}]]" for t in summary.linked), ""]
+        if summary.candidates:
+            lines += ["Candidates for new pages: " + ", ".join(summary.candidates), ""]
     if info.first_paragraph:
         lines += ["## First paragraph", "", "> " + info.first_paragraph, ""]
     if info.outline:
@@ -261,7 +283,7 @@ def _named_pages(vault, text: str) -> list[str]:
     return sorted(set(found))
 
 
-def _write_source_page(vault, info: Extract, kind: str, rel: str, text_note: str | None, size: int):
+def _write_source_page(vault, info: Extract, kind: str, rel: str, text_note: str | None, size: int, summary=None):
     from ..parse import frontmatter as fm
 
     name = " ".join(_UNSAFE.sub(" ", info.title).split())[:100].strip(" .") or Path(rel).stem
@@ -275,7 +297,7 @@ def _write_source_page(vault, info: Extract, kind: str, rel: str, text_note: str
         if front.error:
             raise WikimemError(f"{page_rel}: {front.error}; fix its frontmatter before ingesting into it")
         keep, expected = dict(front.data), note.sha256
-    text = _page_text(vault, info, kind, rel, text_note, size, keep)
+    text = _page_text(vault, info, kind, rel, text_note, size, keep, summary)
     result = vault.write_page(page_rel, text, expected_sha256=expected, reason="ingest", check_similar=False)
     warnings = list(result.warnings)
     summary = info.first_paragraph[:100].rsplit(" ", 1)[0] + "…" if len(info.first_paragraph) > 100 else info.first_paragraph
