@@ -212,3 +212,20 @@ def test_readers_write_nothing(vault, monkeypatch):
     after = {p.name: p.stat().st_mtime_ns for p in (vault.root / ".wikimem").iterdir()
              if not p.name.endswith(("-shm", "-wal"))}
     assert after == {k: v for k, v in before.items() if not k.endswith(("-shm", "-wal"))}
+
+
+def test_a_vault_without_transcripts_ranks_exactly_as_before_the_reshape(tmp_path):
+    """The golden file was written by the code before the search reshape (commit 66d4061): on a
+    vault with no transcripts nothing about the ranking changed."""
+    import shutil
+    from conftest import EXAMPLES, golden
+    root = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".wikimem", "transcripts"))
+    v = open_vault(root, embedder="fake")
+    v.index()
+    out = {}
+    for q in ("hybrid search fusion", "中文分词", "Leiden communities seed",
+              "how are keyword and vector rankings combined", "向量检索"):
+        out[q] = [[h.path, list(h.heading_path), round(h.score, 6), dict(h.components), list(h.found_by)]
+                  for h in v.search(q, limit=5).hits]
+    golden("search-no-transcripts", out)
