@@ -182,7 +182,7 @@ def _scan_paths(files, paths: set[str]) -> list[FileInfo] | None:
     found = []
     for rel in sorted(paths):
         parts = rel.split("/")
-        if not rel or rel.startswith("/") or ".." in parts:
+        if not rel or rel.startswith("/") or ".." in parts or not _utf8(rel):
             return None
         if any(p.startswith(".") or p in ALWAYS_SKIPPED_DIRS for p in parts):
             continue
@@ -201,6 +201,14 @@ def _scan_paths(files, paths: set[str]) -> list[FileInfo] | None:
             return None
         found.append(FileInfo(rel, lst.st_size, lst.st_mtime_ns))
     return found
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a file name that is not UTF-8 (surrogate escapes): the scan reports it
+        return False
+    return True
 
 
 # -- stage 3: what changed, parsed --------------------------------------------------------------------
