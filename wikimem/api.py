@@ -224,10 +224,13 @@ class Vault:
         from .knowledge.memory import remember
         return remember(self, fact, kind=kind, about=about, source=source, dry_run=dry_run)
 
-    def remember_from(self, transcript: str, *, dry_run: bool = False):
-        """Memories proposed from an imported conversation, each through ``remember``."""
+    def remember_from(self, transcript: str, *, dry_run: bool = False, llm: str | None = None, llm_model: str = "",
+                      llm_url: str = "", llm_api_key: str = ""):
+        """Memories proposed from an imported conversation (extractively, or by ``llm``: ollama |
+        openai), each through ``remember``."""
         from .knowledge.memory import remember_from_transcript
-        return remember_from_transcript(self, transcript, dry_run=dry_run)
+        return remember_from_transcript(self, transcript, dry_run=dry_run, llm=llm, llm_model=llm_model,
+                                        llm_url=llm_url, llm_api_key=llm_api_key)
 
     def apply_supersede(self, result):
         """Apply a write's best supersede candidate (``WriteResult.similar[0]``): the `--supersede`

@@ -370,6 +370,10 @@ def remember(fact: Optional[str] = typer.Argument(None, help="The fact, one sent
              from_: Optional[str] = typer.Option(None, "--from", help="Propose memories from a transcript "
                                                  "(e.g. raw/transcripts/x.md)."),
              dry_run: bool = typer.Option(False, "--dry-run", help="List what would be written; write nothing."),
+             llm: Optional[str] = typer.Option(None, "--llm", help="With --from: ollama | openai proposes the memories "
+                                               "(falls back to extractive on failure)."),
+             llm_model: str = typer.Option("", "--llm-model", help="Model name for --llm."),
+             llm_url: str = typer.Option("", "--llm-url", help="Server URL for --llm."),
              vault: Optional[str] = KVaultOpt, as_json: bool = JsonOpt) -> None:
     """Store a small fact under memories/ (a duplicate is not written again; an update supersedes)."""
     from .api import open_vault
@@ -379,7 +383,7 @@ def remember(fact: Optional[str] = typer.Argument(None, help="The fact, one sent
         _run(lambda: (_ for _ in ()).throw(UsageError("give either a FACT or --from TRANSCRIPT")))
     v = _run(lambda: open_vault(vault))
     if from_ is not None:
-        results = _run(lambda: v.remember_from(from_, dry_run=dry_run))
+        results = _run(lambda: v.remember_from(from_, dry_run=dry_run, llm=llm, llm_model=llm_model, llm_url=llm_url))
     else:
         results = [_run(lambda: v.remember(fact, kind=kind, about=about, dry_run=dry_run))]
     if as_json:

@@ -226,15 +226,61 @@ def propose_from_transcript(v, rel: str) -> list[Proposal]:
     return out
 
 
-def remember_from_transcript(v, rel: str, *, dry_run: bool = False) -> list[RememberResult]:
-    """Propose memories from ``rel`` and run each through ``remember`` (dry run: nothing written)."""
+LLM_SYSTEM = ("You find what is worth remembering in a conversation: stated preferences, decisions, instructions, "
+              "and facts about people and projects. Each turn starts with its id in square brackets. Reply with one "
+              "line per memory, exactly in the form: [turn-id] kind: fact. The kind is one of persona, episodic, "
+              "instruction, decision. The fact is one self-contained sentence that says only what the turn says, "
+              "naming the speaker instead of I. If nothing is worth remembering, reply NONE.")
+_LLM_LINE = re.compile(r"^\s*[-*]?\s*\[\^?([A-Za-z0-9-]+)\]\s*(persona|episodic|instruction|decision)\s*:\s*(.+?)\s*$",
+                       re.I | re.M)
+
+
+def propose_with_llm(v, rel: str, *, llm: str, model: str, url: str = "", api_key: str = "",
+                     timeout: float = 60.0) -> list[Proposal]:
+    """Proposals written by a language model from the turns (``wikimem.qa.llm``). Lines naming a
+    turn that does not exist are dropped: every memory must cite a real turn."""
+    from ..parse.chunk import transcript_turns
+    from ..qa.llm import complete
+    note = v.files.read_note(rel)
+    page = parse_page(rel, note.text, note.sha256)
+    stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    turns = {t.block: t for t in transcript_turns(page.body) if t.block}
+    lines = [f"[{b}] {t.speaker}: {' '.join(page.body[t.said:t.end].split())}" for b, t in turns.items()]
+    messages = [{"role": "system", "content": LLM_SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
+    reply = complete(llm, model, url, api_key, messages, timeout)
+    out = []
+    for block, kind, fact in _LLM_LINE.findall(reply):
+        if block not in turns:
+            log.info("llm proposal cites unknown turn %s; dropped", block)
+            continue
+        out.append(Proposal(fact, kind.lower(), turns[block].speaker, block, f"[[{stem}#^{block}]]"))
+    return out
+
+
+def remember_from_transcript(v, rel: str, *, dry_run: bool = False, llm: str | None = None, llm_model: str = "",
+                             llm_url: str = "", llm_api_key: str = "", timeout: float = 60.0) -> list[RememberResult]:
+    """Propose memories from ``rel`` (extractively, or with ``llm`` when given: a failing model
+    falls back to the extractive proposals with a warning) and run each through ``remember``
+    (dry run: nothing written)."""
     rel = rel.replace("\\", "/")
-    if not rel.startswith("raw/"):
-        log.info("%s is not under raw/; reading it as a transcript anyway", rel)
-    results = []
-    for p in propose_from_transcript(v, rel):
+    notice = None
+    if llm:
+        from ..qa.llm import LLMError
         try:
-            results.append(remember(v, p.fact, kind=p.kind, source=p.cite, dry_run=dry_run))
+            proposals = propose_with_llm(v, rel, llm=llm, model=llm_model, url=llm_url, api_key=llm_api_key,
+                                         timeout=timeout)
+        except LLMError as exc:
+            notice = f"{exc}; proposals made extractively instead"
+            proposals = propose_from_transcript(v, rel)
+    else:
+        proposals = propose_from_transcript(v, rel)
+    results = []
+    for p in proposals:
+        try:
+            r = remember(v, p.fact, kind=p.kind, source=p.cite, dry_run=dry_run)
         except secrets.SecretError as exc:
-            results.append(RememberResult("refused", "", "", p.kind, warnings=[str(exc)], source=p.cite))
+            r = RememberResult("refused", "", "", p.kind, warnings=[str(exc)], source=p.cite)
+        if notice:
+            r.warnings.insert(0, notice)
+        results.append(r)
     return results
