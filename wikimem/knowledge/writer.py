@@ -74,6 +74,8 @@ def write_page(v, rel: str, text: str, *, expected_sha256: str | None = None, re
             raise ConflictError(f"{rel}: file changed on disk since it was read; not overwriting "
                                 "(re-read it and apply the change again)")
         newline, bom = note.newline, note.bom
+    elif v.files.abspath(rel).exists():  # fail before the similarity search, not after it
+        raise ConflictError(f"{rel}: file already exists; refusing to overwrite it (pass the sha256 you read)")
     similar: list[tuple[str, float]] = []
     if check_similar:
         similar = _similar(v, rel, text, warnings)
