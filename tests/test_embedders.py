@@ -1,9 +1,4 @@
 """Ollama and OpenAI-compatible embedders against a fake HTTP server on 127.0.0.1."""
-import json
-import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import numpy as np
 import pytest
 
@@ -12,68 +7,32 @@ from wikimem.config import Settings
 from wikimem.embed import get_embedder
 from wikimem.errors import ConfigError, EmbedderError
 
+from fake_http import FakeJSONServer, free_port
 
-class FakeServer:
+
+class FakeServer(FakeJSONServer):
     """Answers /api/embed (Ollama) and /v1/embeddings (OpenAI). ``dim`` and ``models`` are mutable."""
 
     def __init__(self):
+        super().__init__()
         self.dim = 8
         self.models = {"good-model"}
-        self.requests = []
-        server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append((self.path, body, self.headers.get("Authorization")))
-                if body.get("model") not in server.models:
-                    self._send(404, {"error": f"model '{body.get('model')}' not found"})
-                    return
-                texts = body["input"]
-                vecs = [[float(len(t) % 7 + i) for i in range(server.dim)] for t in texts]
-                if self.path == "/api/embed":
-                    self._send(200, {"model": body["model"], "embeddings": vecs})
-                elif self.path == "/v1/embeddings":
-                    self._send(200, {"data": [{"index": i, "embedding": v} for i, v in reversed(list(enumerate(vecs)))]})
-                else:
-                    self._send(404, {"error": "no route"})
-
-            def _send(self, code, payload):
-                data = json.dumps(payload).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    def respond(self, path, body):
+        if body.get("model") not in self.models:
+            return 404, {"error": f"model '{body.get('model')}' not found"}
+        vecs = [[float(len(t) % 7 + i) for i in range(self.dim)] for t in body["input"]]
+        if path == "/api/embed":
+            return 200, {"model": body["model"], "embeddings": vecs}
+        if path == "/v1/embeddings":
+            return 200, {"data": [{"index": i, "embedding": v} for i, v in reversed(list(enumerate(vecs)))]}
+        return 404, {"error": "no route"}
 
 
 @pytest.fixture
 def server():
     with FakeServer() as s:
         yield s
-
-
-def _free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 @pytest.mark.parametrize("kind,base", [("ollama", ""), ("openai", "/v1")])
@@ -95,7 +54,7 @@ def test_model_missing(server, kind, base):
 @pytest.mark.parametrize("kind", ["ollama", "openai"])
 def test_server_down(kind):
     with pytest.raises(EmbedderError, match="unreachable"):
-        get_embedder(Settings(embedder=kind, embed_model="m", embed_url=f"http://127.0.0.1:{_free_port()}",
+        get_embedder(Settings(embedder=kind, embed_model="m", embed_url=f"http://127.0.0.1:{free_port()}",
                               embed_timeout=2))
 
 
@@ -117,7 +76,7 @@ def test_index_falls_back_to_lexical_when_server_is_down(make_vault):
     root = make_vault({"a.md": "# A\n\nalpha beta\n"})
     (root / ".wikimem").mkdir()
     (root / ".wikimem" / "config.toml").write_text(
-        f'embedder = "ollama"\nembed_model = "m"\nembed_url = "http://127.0.0.1:{_free_port()}"\nembed_timeout = 2\n')
+        f'embedder = "ollama"\nembed_model = "m"\nembed_url = "http://127.0.0.1:{free_port()}"\nembed_timeout = 2\n')
     vault = open_vault(root)
     report = vault.index()
     assert "vectors_unavailable" in report.degraded and any("unreachable" in n for n in report.notices)

@@ -2,9 +2,7 @@
 pages, refusals that leave nothing behind."""
 import hashlib
 import json
-import os
 import shutil
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner

@@ -6,7 +6,7 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from wikimem.api import init_vault, open_vault
+from wikimem.api import open_vault
 from wikimem.cli import app
 from wikimem.errors import UsageError
 from wikimem.qa.writeback import parse_source

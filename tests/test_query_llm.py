@@ -2,77 +2,43 @@
 an uncited one (flagged), and timeout / error / server down -> the extractive answer with a notice."""
 import json
 import shutil
-import socket
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from wikimem.api import open_vault
 
 from conftest import EXAMPLES
+from fake_http import FakeJSONServer, free_port
 
 QUESTION = "Which FAISS index lets vectors be removed by id?"
 
 
-class FakeLLM:
+class FakeLLM(FakeJSONServer):
     """Answers Ollama's /api/chat and OpenAI's /v1/chat/completions with ``reply``; ``status``,
     ``delay`` and ``models`` make it fail the ways real servers do."""
 
     def __init__(self):
+        super().__init__()
         self.reply = "IndexIDMap2 wraps another index so vectors can be removed with remove_ids [1]."
         self.status = 200
         self.delay = 0.0
         self.models = {"tiny"}
-        self.requests = []
-        server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append((self.path, body, self.headers.get("Authorization")))
-                time.sleep(server.delay)
-                if body.get("model") not in server.models:
-                    return self._send(404, {"error": f"model '{body.get('model')}' not found, try pulling it first"})
-                if server.status != 200:
-                    return self._send(server.status, {"error": "internal error"})
-                if self.path == "/api/chat":
-                    return self._send(200, {"model": body["model"], "created_at": "2026-01-01T00:00:00Z",
-                                            "message": {"role": "assistant", "content": server.reply},
-                                            "done": True, "done_reason": "stop"})
-                if self.path == "/v1/chat/completions":
-                    return self._send(200, {"id": "x", "object": "chat.completion", "model": body["model"],
-                                            "choices": [{"index": 0, "finish_reason": "stop",
-                                                         "message": {"role": "assistant", "content": server.reply}}]})
-                return self._send(404, {"error": "no route"})
-
-            def _send(self, code, payload):
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(code)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
-                    pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    def respond(self, path, body):
+        time.sleep(self.delay)
+        if body.get("model") not in self.models:
+            return 404, {"error": f"model '{body.get('model')}' not found, try pulling it first"}
+        if self.status != 200:
+            return self.status, {"error": "internal error"}
+        if path == "/api/chat":
+            return 200, {"model": body["model"], "created_at": "2026-01-01T00:00:00Z", "done": True,
+                         "done_reason": "stop", "message": {"role": "assistant", "content": self.reply}}
+        if path == "/v1/chat/completions":
+            return 200, {"id": "x", "object": "chat.completion", "model": body["model"],
+                         "choices": [{"index": 0, "finish_reason": "stop",
+                                      "message": {"role": "assistant", "content": self.reply}}]}
+        return 404, {"error": "no route"}
 
 
 @pytest.fixture
@@ -133,14 +99,6 @@ def test_model_says_no_answer(server, vault):
     assert not answer.answered and answer.citations == () and answer.mode == "ollama"
 
 
-def _free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 @pytest.mark.parametrize("kind,base", KINDS)
 @pytest.mark.parametrize("failure", ["timeout", "error", "model missing", "server down"])
 def test_failures_fall_back_to_the_extractive_answer(server, vault, kind, base, failure):
@@ -152,7 +110,7 @@ def test_failures_fall_back_to_the_extractive_answer(server, vault, kind, base, 
     elif failure == "model missing":
         model = "absent"
     else:
-        url = f"http://127.0.0.1:{_free_port()}{base}"
+        url = f"http://127.0.0.1:{free_port()}{base}"
     started = time.monotonic()
     answer = vault.query(QUESTION, write=False, llm=kind, llm_model=model, llm_url=url, llm_timeout=0.5)
     assert time.monotonic() - started < 10
