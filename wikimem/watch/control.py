@@ -1,0 +1,205 @@
+"""The watcher's files in ``.wikimem/`` and the controls that read them from another process.
+
+    watch.lock   flock(2) held for the watcher's lifetime; holds its pid (for messages only).
+                 The kernel releases it when the holder dies, so a killed watcher never blocks
+                 the next one and a stale pid can never keep a vault "watched".
+    watch.pid    the running watcher's pid (for tools that expect a pid file; the lock decides)
+    watch.json   the watcher's status, rewritten atomically at each state change
+    watch.log    a daemon's stdout and stderr
+
+``wikimem watch --status``/``--stop`` and ``wikimem doctor`` use ``read_status``/``stop``; they
+never need the watcher's process to answer.
+"""
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import LockError, WikimemError
+
+LOCK = "watch.lock"
+PIDFILE = "watch.pid"
+STATUS = "watch.json"
+LOG = "watch.log"
+
+
+def cache_dir(root: Path) -> Path:
+    return Path(root) / ".wikimem"
+
+
+class WatchLock:
+    """The one-watcher-per-vault lock."""
+
+    def __init__(self, root: Path):
+        self.dir = cache_dir(root)
+        self.path = self.dir / LOCK
+        self.fd: int | None = None
+
+    def acquire(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + 1.0
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    os.close(fd)
+                    raise
+                if not holder and time.monotonic() < deadline:  # a status probe holds it for a moment
+                    time.sleep(0.02)
+                    continue
+                os.close(fd)
+                raise LockError(f"a watcher (pid {holder or 'unknown'}) is already watching {self.dir.parent}; "
+                                "stop it with 'wikimem watch --stop'") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+        self.fd = fd
+        write_atomic(self.dir / PIDFILE, f"{os.getpid()}\n")
+
+    def release(self) -> None:
+        if self.fd is None:
+            return
+        with contextlib.suppress(OSError):
+            if read_pid(self.dir / PIDFILE) == os.getpid():
+                (self.dir / PIDFILE).unlink()
+        with contextlib.suppress(OSError):
+            os.ftruncate(self.fd, 0)
+        os.close(self.fd)  # closing releases the flock
+        self.fd = None
+
+
+def holder(root: Path) -> int | None:
+    """The pid of the running watcher, or None when no watcher holds the lock."""
+    path = cache_dir(root) / LOCK
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            return int(text) if text.isdigit() else -1
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def read_pid(path: Path) -> int | None:
+    try:
+        text = path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Readers see the old file or the new one, never half of one. No fsync: this is status, and a
+    crash loses nothing the next watcher does not rewrite."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_status(root: Path, status: dict[str, Any]) -> None:
+    with contextlib.suppress(OSError):  # a read-only or vanished cache folder must not stop the watcher
+        write_atomic(cache_dir(root) / STATUS, json.dumps(status, ensure_ascii=False, indent=1, default=str))
+
+
+def read_status(root: Path) -> dict[str, Any]:
+    """What ``watch --status`` shows: whether a watcher runs (by the lock, not by the pid file) and
+    the last status it wrote (``last_*`` fields stay from a watcher that has stopped)."""
+    root = Path(root)
+    pid = holder(root)
+    try:
+        saved = json.loads((cache_dir(root) / STATUS).read_text(encoding="utf-8"))
+        if not isinstance(saved, dict):
+            saved = {}
+    except (OSError, ValueError):
+        saved = {}
+    info: dict[str, Any] = {"vault": str(root), "running": pid is not None, "pid": pid}
+    if pid is None:
+        stale = read_pid(cache_dir(root) / PIDFILE)
+        if stale is not None:
+            info["stale_pid_file"] = stale
+        saved.pop("pid", None)
+        if saved.get("state") not in (None, "stopped"):
+            saved["state"] = "dead"  # it wrote no final status: killed or crashed
+    for key, value in saved.items():
+        info.setdefault(key, value)
+    info["log"] = str(cache_dir(root) / LOG)
+    return info
+
+
+def stop(root: Path, timeout: float = 30.0) -> dict[str, Any]:
+    """SIGTERM the running watcher and wait until it has let go of its lock (it finishes the
+    commit it is in first). Returns {"stopped": bool, "pid": ..., "was_running": bool}."""
+    pid = holder(root)
+    if pid is None:
+        return {"stopped": True, "pid": None, "was_running": False}
+    if pid <= 0:
+        raise WikimemError(f"a watcher holds {cache_dir(root) / LOCK} but wrote no pid; stop it by hand")
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    except PermissionError as exc:
+        raise WikimemError(f"cannot signal watcher pid {pid}: {exc.strerror}") from None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if holder(root) is None:
+            return {"stopped": True, "pid": pid, "was_running": True}
+        time.sleep(0.05)
+    return {"stopped": False, "pid": pid, "was_running": True}
+
+
+def spawn_daemon(root: Path, args: list[str], ready_timeout: float = 60.0) -> dict[str, Any]:
+    """Start ``wikimem watch ROOT ARGS`` detached (own session, output to watch.log) and wait until
+    it has reconciled the vault and is watching, so an edit made right after this returns is seen.
+    Refuses when a watcher already runs."""
+    root = Path(root)
+    running = holder(root)
+    if running is not None:
+        raise LockError(f"a watcher (pid {running}) is already watching {root}; stop it with 'wikimem watch --stop'")
+    folder = cache_dir(root)
+    folder.mkdir(parents=True, exist_ok=True)
+    log_path = folder / LOG
+    started = time.time()
+    with open(log_path, "ab") as log, open(os.devnull, "rb") as devnull:
+        proc = subprocess.Popen([sys.executable, "-m", "wikimem.cli", "watch", str(root), *args],
+                                stdin=devnull, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                close_fds=True)
+    deadline = time.monotonic() + ready_timeout
+    while time.monotonic() < deadline:
+        code = proc.poll()
+        if code is not None:
+            tail = _tail(log_path)
+            raise WikimemError(f"the watcher exited at start (code {code}); {log_path}:\n{tail}")
+        info = read_status(root)
+        if info.get("running") and info.get("pid") == proc.pid and info.get("state") in ("idle", "building",
+                                                                                           "embedding") \
+                and (info.get("started_at") or 0) >= started - 1:
+            return {"pid": proc.pid, "ready": True, "log": str(log_path)}
+        time.sleep(0.05)
+    return {"pid": proc.pid, "ready": False, "log": str(log_path)}
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""

@@ -1,0 +1,208 @@
+"""File events -> the set of vault paths a build must look at, debounced.
+
+watchdog reports what the OS saw: an editor's save is a burst (temp file created, written, renamed
+over the note, folder modified), a ``git checkout`` is hundreds of events, a folder moved away is
+one event for the folder alone. ``Changes`` keeps only what matters to the build: the
+vault-relative files that may have changed, whole folders that appeared or went (expanded when the
+build is due, because a folder moved out of the vault reports nothing about its files), and a flag
+for "something happened that a per-path build cannot follow" (the ignore rules changed, events
+were lost): a full incremental scan then.
+
+Paths the scan never indexes are dropped here with the scan's own rules (dot-names, ``.wikimem/``,
+``.obsidian/``, ``.trash/``, ``.git/``, ``.wikimemignore`` patterns), so the watcher never reacts
+to its own cache writes or to an editor's hidden swap files. Other temporary files (``note.md~``,
+vim's ``4913``) are handled like any file: usually gone again before the quiet period ends, and if
+one stays, the full scan would index it too, so the cache still equals a rebuild.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from watchdog.events import (DirCreatedEvent, DirDeletedEvent, DirMovedEvent, FileAttribEvent, FileClosedEvent,
+                             FileCreatedEvent, FileDeletedEvent, FileMovedEvent, FileModifiedEvent,
+                             FileSystemEvent, FileSystemEventHandler)
+
+from ..vault.files import ALWAYS_SKIPPED_DIRS, IgnoreRules
+
+IGNORE_FILE = ".wikimemignore"
+
+# What the observer asks the OS for. Opens and read-only closes are left out: every build reads
+# the notes it indexes, and those reads must not wake the watcher.
+EVENT_TYPES = [FileCreatedEvent, FileModifiedEvent, FileDeletedEvent, FileMovedEvent, FileClosedEvent,
+               FileAttribEvent, DirCreatedEvent, DirDeletedEvent, DirMovedEvent]
+
+
+@dataclass
+class Batch:
+    """One build's worth of changes, taken from ``Changes`` when the quiet period is over."""
+
+    files: set[str] = field(default_factory=set)
+    folders_gone: set[str] = field(default_factory=set)
+    folders_new: set[str] = field(default_factory=set)
+    full: str | None = None  # why a full incremental scan is needed (None: the paths suffice)
+    events: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.files or self.folders_gone or self.folders_new or self.full)
+
+
+class Changes:
+    """Thread-safe pending changes plus the debounce clock.
+
+    ``due()`` says how long until a build should start: the quiet period after the last event, but
+    never more than ``max_wait_s`` after the first one (a file appended to every 100 ms must not
+    postpone the build forever)."""
+
+    def __init__(self, debounce_s: float, max_wait_s: float | None = None):
+        self.debounce_s = debounce_s
+        self.max_wait_s = max_wait_s if max_wait_s is not None else max(2.0, 10 * debounce_s)
+        self.cond = threading.Condition()
+        self._batch = Batch()
+        self._first = self._last = 0.0
+
+    def _touch(self, was_empty: bool) -> None:
+        now = time.monotonic()
+        if was_empty:
+            self._first = now
+        self._last = now
+        self._batch.events += 1
+        self.cond.notify_all()
+
+    def add_file(self, rel: str) -> None:
+        with self.cond:
+            was_empty = not self._batch
+            self._batch.files.add(rel)
+            self._touch(was_empty)
+
+    def add_folder(self, rel: str, gone: bool) -> None:
+        with self.cond:
+            was_empty = not self._batch
+            (self._batch.folders_gone if gone else self._batch.folders_new).add(rel)
+            self._touch(was_empty)
+
+    def need_full(self, reason: str) -> None:
+        with self.cond:
+            was_empty = not self._batch
+            self._batch.full = self._batch.full or reason
+            self._touch(was_empty)
+
+    def pending(self) -> int:
+        """How many paths (files and folders) wait for the next build."""
+        with self.cond:
+            b = self._batch
+            return len(b.files) + len(b.folders_gone) + len(b.folders_new) + (1 if b.full else 0)
+
+    def due(self, now: float | None = None) -> float | None:
+        """Seconds until the pending changes should be built (0: now); None when nothing waits.
+        Call with ``cond`` held."""
+        if not self._batch:
+            return None
+        now = time.monotonic() if now is None else now
+        return max(0.0, min(self._last + self.debounce_s, self._first + self.max_wait_s) - now)
+
+    def take(self) -> Batch:
+        """Hand the pending changes to a build. Call with ``cond`` held."""
+        batch, self._batch = self._batch, Batch()
+        return batch
+
+    def put_back(self, batch: Batch) -> None:
+        """A build failed: its changes wait for the next attempt (merged with any newer ones)."""
+        with self.cond:
+            b = self._batch
+            was_empty = not b
+            b.files |= batch.files
+            b.folders_gone |= batch.folders_gone
+            b.folders_new |= batch.folders_new
+            b.full = b.full or batch.full
+            b.events += batch.events
+            if was_empty:
+                self._first = time.monotonic()
+            self._last = time.monotonic()
+            self.cond.notify_all()
+
+
+class PathFilter:
+    """The scan's rules for which paths are indexed, applied to event paths."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.reload()
+
+    def reload(self) -> None:
+        self.rules = IgnoreRules.load(self.root)
+
+    def relative(self, path: str) -> str | None:
+        """Vault-relative POSIX path of an event path, or None when it is outside the vault."""
+        try:
+            rel = os.path.relpath(path, self.root)
+        except ValueError:
+            return None
+        if rel == "." or rel.startswith(".." + os.sep) or rel == "..":
+            return None
+        return rel.replace(os.sep, "/")
+
+    def indexed(self, rel: str, is_dir: bool) -> bool:
+        parts = rel.split("/")
+        if any(p.startswith(".") or p in ALWAYS_SKIPPED_DIRS for p in parts):
+            return False
+        if any(self.rules.ignored("/".join(parts[:i]), True) for i in range(1, len(parts))):
+            return False
+        return not self.rules.ignored(rel, is_dir)
+
+
+class EventHandler(FileSystemEventHandler):
+    """watchdog callback: sorts each event into ``Changes`` (runs on watchdog's thread; cheap)."""
+
+    def __init__(self, paths: PathFilter, changes: Changes):
+        self.paths = paths
+        self.changes = changes
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        if event.event_type == "modified" and event.is_directory:
+            return  # a folder's own mtime: the file events inside say what changed
+        gone = event.event_type in ("deleted", "moved")
+        self._one(os.fsdecode(event.src_path), event.is_directory, gone)
+        if event.event_type == "moved" and event.dest_path:
+            self._one(os.fsdecode(event.dest_path), event.is_directory, False)
+
+    def _one(self, path: str, is_dir: bool, gone: bool) -> None:
+        rel = self.paths.relative(path)
+        if rel is None:
+            return
+        if rel == IGNORE_FILE:
+            self.paths.reload()
+            self.changes.need_full(f"{IGNORE_FILE} changed")
+            return
+        if not self.paths.indexed(rel, is_dir):
+            return
+        if is_dir:
+            self.changes.add_folder(rel, gone)
+        else:
+            self.changes.add_file(rel)
+
+
+def expand(root: Path, batch: Batch, cached_under) -> set[str] | None:
+    """The files a batch names: its files, the files now inside new folders, and the cached files
+    under folders that went. ``cached_under(prefix)`` lists cached paths below a folder. None when
+    a full scan is needed instead."""
+    if batch.full:
+        return None
+    paths = set(batch.files)
+    for folder in sorted(batch.folders_gone):
+        paths.update(cached_under(folder))
+    for folder in sorted(batch.folders_new):
+        top = root / folder
+        for dirpath, dirnames, filenames in os.walk(top):
+            dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ALWAYS_SKIPPED_DIRS]
+            if any(os.path.islink(os.path.join(dirpath, d)) for d in dirnames):
+                return None  # a symlinked folder: the full scan knows which ones to follow
+            rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+            paths.update(f"{rel_dir}/{name}" for name in filenames)
+        paths.update(cached_under(folder))  # a folder replaced by another of the same name
+    return paths

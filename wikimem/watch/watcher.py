@@ -1,0 +1,371 @@
+"""The watcher: file events -> debounced, coalesced builds through ``Vault.index``, vectors behind.
+
+One worker thread does all cache writing, in this order of priority:
+
+1. at start, a full incremental ``index(embed=False)``: whatever changed while nobody watched;
+2. when the quiet period after a burst of events is over, one ``index(paths=..., embed=False)``
+   for everything the burst touched (lexical index, manifest and graph committed: searchable);
+3. otherwise, while vectors are missing, ``embed_pending`` in short slices, the recently edited
+   pages first. Pending edits are never made to wait for more than the slice that is running.
+
+Why one thread and not an embedding thread beside a build thread: the cache's writer lock is
+re-entrant per ``Cache`` object, not per thread, so two threads of one process could both enter
+it. Slices keep the wait short instead (``EMBED_SLICE_S``).
+
+Falling behind is never silent: an inotify queue overflow (watchdog logs it; a log hook hears it)
+means events were lost, so a full reconcile follows; when the OS watch limit is reached (at start,
+or a watch thread dies later) the watcher switches to watchdog's polling observer. Each is logged
+and listed under ``fallbacks`` in the status.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from watchdog.observers import Observer
+from watchdog.observers.polling import PollingObserver
+
+from ..errors import LockError, WikimemError
+from . import control
+from .events import EVENT_TYPES, Batch, Changes, EventHandler, PathFilter, expand
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DEBOUNCE_MS = 300
+EMBED_SLICE_S = 0.5  # one embed_pending call; pending lexical work waits at most this (plus a batch)
+LOCK_WAIT_S = 2.0  # for another process's writer (a manual `wikimem index`); then retry
+HEALTH_EVERY_S = 5.0  # idle wake-up to check the observer threads are alive
+POLL_INTERVAL_S = 2.0
+MAX_BACKOFF_S = 30.0
+
+
+class _WatchdogLogHook(logging.Handler):
+    """watchdog reports an inotify queue overflow only in its log; this turns it into an action."""
+
+    def __init__(self, watcher: "Watcher"):
+        super().__init__(logging.WARNING)
+        self.watcher = watcher
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.watcher._stop.is_set():
+            return  # watchdog complains about its own shutdown
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a broken log record must not break the observer
+            return
+        if "overflow" in message.lower():
+            self.watcher._events_lost("the inotify event queue overflowed; events were lost")
+        elif record.name.startswith("watchdog.observers.inotify"):
+            self.watcher._events_lost(f"inotify reported a problem: {message}")
+
+
+class Watcher:
+    """Keeps one vault's cache following its files. ``start()``, ``wait_idle()``, ``status()``,
+    ``stop()``; also a context manager. At most one per vault (``.wikimem/watch.lock``)."""
+
+    def __init__(self, vault, debounce_ms: int | None = None, polling: bool = False,
+                 poll_interval: float = POLL_INTERVAL_S, status_file: bool = True):
+        if debounce_ms is None:
+            debounce_ms = getattr(vault.settings, "watch_debounce_ms", DEFAULT_DEBOUNCE_MS)
+        if debounce_ms < 0:
+            raise WikimemError(f"debounce must be 0 ms or more, not {debounce_ms}")
+        self.vault = vault
+        self.root = Path(vault.root)
+        self.debounce_ms = int(debounce_ms)
+        self.polling = polling
+        self.poll_interval = poll_interval
+        self.status_file = status_file
+        self.changes = Changes(self.debounce_ms / 1000.0)
+        self.paths = PathFilter(self.root)
+        self._handler = EventHandler(self.paths, self.changes)
+        self._lock = control.WatchLock(self.root)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._observer = None
+        self._hook: _WatchdogLogHook | None = None
+        self._embedder_ok = False
+        self._backlog = False
+        self._recent: set[str] = set()
+        self._busy = False
+        self._reconciled = False
+        self._failures = 0
+        self._info: dict[str, Any] = {
+            "vault": str(self.root), "pid": os.getpid(), "state": "stopped", "mode": None,
+            "started_at": None, "debounce_ms": self.debounce_ms, "builds": 0, "last_build": None,
+            "pages": None, "chunks": None, "vectors": None, "vectors_wanted": None, "coverage": None,
+            "embedded": 0, "embedder": None, "fallbacks": [], "last_error": None,
+        }
+
+    # -- public ------------------------------------------------------------------------------
+    def start(self) -> "Watcher":
+        """Take the vault's watch lock, start observing, then reconcile in the background."""
+        if self._thread is not None:
+            return self
+        self._lock.acquire()  # LockError names the pid of the watcher that holds it
+        try:
+            self._info.update(started_at=time.time(), state="starting")
+            self._hook = _WatchdogLogHook(self)
+            wd_log = logging.getLogger("watchdog")
+            if not wd_log.isEnabledFor(logging.WARNING):
+                wd_log.setLevel(logging.WARNING)
+            wd_log.addHandler(self._hook)
+            self._start_observer(polling=self.polling)  # before the reconcile: nothing slips between
+            self._thread = threading.Thread(target=self._run, name="wikimem-watch", daemon=True)
+            self._thread.start()
+        except BaseException:
+            self._teardown()
+            raise
+        return self
+
+    def request_stop(self) -> None:
+        """Ask the watcher to stop after the commit it is in (safe from a signal handler)."""
+        self._stop.set()
+        with self.changes.cond:
+            self.changes.cond.notify_all()
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Stop after the current commit; changes not yet built are picked up by the next start."""
+        self.request_stop()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._teardown()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def wait_idle(self, timeout: float | None = None, vectors: bool = True) -> bool:
+        """Block until the start-up reconcile is done, no edit waits to be built and (``vectors``)
+        no vector is left to embed. False on timeout or when the watcher stopped."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self.changes.cond:
+            while True:
+                if not self.running and self._thread is not None:
+                    return False
+                if (self._reconciled and not self._busy and self.changes.due() is None
+                        and not (vectors and self._backlog)):
+                    return True
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self.changes.cond.wait(0.5 if left is None else min(left, 0.5))
+
+    def status(self) -> dict[str, Any]:
+        info = dict(self._info)
+        info["running"] = self.running
+        info["pending"] = self.changes.pending()
+        wanted, held = info.get("vectors_wanted"), info.get("vectors")
+        info["backlog"] = (wanted - held) if wanted is not None and held is not None else None
+        info["fallbacks"] = list(info["fallbacks"])
+        return info
+
+    def __enter__(self) -> "Watcher":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # -- observer ------------------------------------------------------------------------------
+    def _start_observer(self, polling: bool) -> None:
+        if not polling:
+            observer = Observer()
+            try:
+                observer.schedule(self._handler, str(self.root), recursive=True, event_filter=EVENT_TYPES)
+                observer.start()
+                self._observer = observer
+                self._info["mode"] = type(observer).__name__.replace("Observer", "").lower() or "native"
+                return
+            except OSError as exc:
+                self._fallback(f"the OS file-watch limit was reached ({exc.strerror or exc}); raise "
+                               "fs.inotify.max_user_watches / max_user_instances to watch natively", "polling")
+                self._quietly_stop(observer)
+        observer = PollingObserver(timeout=self.poll_interval)
+        observer.schedule(self._handler, str(self.root), recursive=True, event_filter=EVENT_TYPES)
+        observer.start()
+        self._observer = observer
+        self._info["mode"] = "polling"
+
+    @staticmethod
+    def _quietly_stop(observer) -> None:
+        try:
+            observer.stop()
+            if observer.is_alive():
+                observer.join(5)
+        except Exception:  # noqa: BLE001 - it failed to start; nothing of it must survive
+            log.debug("observer did not stop cleanly", exc_info=True)
+
+    def _check_observer(self) -> None:
+        observer = self._observer
+        if observer is None or self._info["mode"] == "polling" or self._stop.is_set():
+            return
+        if observer.is_alive() and all(e.is_alive() for e in observer.emitters):
+            return
+        self._fallback("the native file watcher stopped (often the OS watch limit)", "polling")
+        self._quietly_stop(observer)
+        self._start_observer(polling=True)
+        self.changes.need_full("switched to polling; events may have been missed")
+
+    def _fallback(self, reason: str, action: str) -> None:
+        log.warning("watch: %s; falling back to %s", reason, action)
+        entry = {"at": time.time(), "reason": reason, "action": action}
+        self._info["fallbacks"] = (self._info["fallbacks"] + [entry])[-20:]
+        self._save()
+
+    def _events_lost(self, reason: str) -> None:
+        self._fallback(reason, "full reconcile")
+        self.changes.need_full(reason)
+
+    # -- the worker ------------------------------------------------------------------------------
+    def _run(self) -> None:
+        try:
+            self._embedder_ok = self.vault.cache.embedder() is not None
+            self._info["embedder"] = self.vault.settings.embedder if self._embedder_ok else None
+            self._busy = True
+            try:
+                self._build(Batch(full="start-up reconcile"))
+            finally:
+                self._busy = False
+            while not self._stop.is_set():
+                batch = None
+                with self.changes.cond:
+                    due = self.changes.due()
+                    if due is None and not self._backlog:
+                        idle = True
+                    elif due is not None and due > 0:
+                        self.changes.cond.wait(due)
+                        continue
+                    else:
+                        idle = False
+                        batch = self.changes.take() if due == 0 else None
+                        self._busy = True  # under the lock, so wait_idle never sees a batch in flight as idle
+                if idle:
+                    self._set_state("idle")
+                    with self.changes.cond:
+                        if self.changes.due() is None and not self._stop.is_set():
+                            self.changes.cond.wait(HEALTH_EVERY_S)
+                    self._check_observer()
+                else:
+                    try:
+                        self._build(batch) if batch is not None else self._embed_slice()
+                    finally:
+                        with self.changes.cond:
+                            self._busy = False
+                            self.changes.cond.notify_all()
+        except Exception as exc:  # noqa: BLE001 - reported in the status; the process decides what next
+            log.exception("watcher stopped by an unexpected error")
+            self._info["last_error"] = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._set_state("stopped")
+            with self.changes.cond:
+                self.changes.cond.notify_all()
+
+    def _cached_under(self, folder: str) -> list[str]:
+        prefix = folder + "/"
+        return [r[0] for r in self.vault.cache.db.execute(
+            "SELECT path FROM files WHERE substr(path, 1, ?) = ?", (len(prefix), prefix))]
+
+    def _build(self, batch: Batch) -> None:
+        try:
+            paths = expand(self.root, batch, self._cached_under)
+        except (OSError, sqlite3.Error) as exc:
+            log.info("watch: cannot list the folders that changed (%s); scanning the vault", exc)
+            paths = None
+        if paths is not None and not paths:
+            return
+        self._set_state("building")
+        started = time.monotonic()
+        try:
+            report = self.vault.index(paths=None if paths is None else sorted(paths), embed=False, wait=LOCK_WAIT_S)
+        except LockError as exc:
+            self._retry(batch, str(exc), backoff=1.0)
+            return
+        except (WikimemError, OSError, sqlite3.Error) as exc:
+            self._failures += 1
+            log.warning("watch: build failed (%s); retrying with a full scan", exc)
+            batch.full = batch.full or "retry after a failed build"
+            self._retry(batch, f"{type(exc).__name__}: {exc}", backoff=min(MAX_BACKOFF_S, 2.0 ** self._failures))
+            return
+        seconds = time.monotonic() - started
+        self._failures = 0
+        self._reconciled = True
+        if paths is not None:
+            self._recent |= paths
+        self._backlog = self._embedder_ok
+        self._info.update(builds=self._info["builds"] + 1, pages=report.pages, chunks=report.chunks,
+                          last_error=None)
+        self._info["last_build"] = {
+            "at": time.time(), "seconds": round(seconds, 4), "full": paths is None,
+            "reason": batch.full, "files": None if paths is None else len(paths), "events": batch.events,
+            "added": report.added, "changed": report.changed, "removed": report.removed,
+            "notices": list(report.notices)}
+        for notice in report.notices:
+            log.info("watch: %s", notice)
+        log.info("watch: built %s in %.3f s (%d added, %d changed, %d removed)",
+                 "the whole vault" if paths is None else f"{len(paths)} path(s)", seconds,
+                 report.added, report.changed, report.removed)
+        self._save()
+
+    def _retry(self, batch: Batch, error: str, backoff: float) -> None:
+        self._info["last_error"] = error
+        self.changes.put_back(batch)
+        self._set_state("waiting")
+        self._stop.wait(backoff)
+
+    def _embed_slice(self) -> None:
+        self._set_state("embedding")
+        try:
+            report = self.vault.embed_pending(max_seconds=EMBED_SLICE_S, first=sorted(self._recent),
+                                              wait=LOCK_WAIT_S)
+        except LockError as exc:
+            self._info["last_error"] = str(exc)
+            self._stop.wait(1.0)
+            return
+        except (WikimemError, OSError, sqlite3.Error) as exc:
+            log.warning("watch: embedding stopped (%s); it resumes after the next edit", exc)
+            self._info["last_error"] = f"{type(exc).__name__}: {exc}"
+            self._backlog = False
+            return
+        self._info.update(vectors=report.vectors, vectors_wanted=report.vectors_wanted,
+                          coverage=round(report.coverage, 4),
+                          embedded=self._info["embedded"] + report.embedded_now)
+        if report.vectors_wanted and report.vectors >= report.vectors_wanted:
+            self._backlog = False
+            self._recent.clear()
+        elif report.embedded_now == 0:  # no progress (embedder down, nothing to do): wait for the next edit
+            for notice in report.notices:
+                log.warning("watch: %s", notice)
+            self._backlog = False
+        elif not report.vectors_wanted:
+            self._backlog = False
+        self._save()
+        with self.changes.cond:
+            self.changes.cond.notify_all()
+
+    # -- status ----------------------------------------------------------------------------------
+    def _set_state(self, state: str) -> None:
+        if self._info["state"] != state:
+            self._info["state"] = state
+            self._save()
+            with self.changes.cond:
+                self.changes.cond.notify_all()
+
+    def _save(self) -> None:
+        if self.status_file and self._lock.fd is not None:
+            info = self.status()
+            info["updated_at"] = time.time()
+            control.write_status(self.root, info)
+
+    def _teardown(self) -> None:
+        if self._observer is not None:
+            self._quietly_stop(self._observer)
+            self._observer = None
+        if self._hook is not None:
+            logging.getLogger("watchdog").removeHandler(self._hook)
+            self._hook = None
+        self._set_state("stopped")
+        self._lock.release()
