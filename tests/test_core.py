@@ -66,9 +66,8 @@ def test_per_path_build_touches_only_the_given_paths(vault):
 
 def test_pages_come_from_the_cache_and_equal_a_fresh_parse(vault, monkeypatch):
     loaded = vault.load().pages
-    from wikimem.index import build as build_mod
     calls = []
-    monkeypatch.setattr(build_mod, "parse_page", lambda *a, **k: calls.append(a) or pytest.fail("re-parsed"))
+    monkeypatch.setattr(type(vault), "parse_note", lambda *a, **k: calls.append(a) or pytest.fail("re-parsed"))
     pages = vault.pages()
     assert pages == loaded and not calls
 
@@ -229,3 +228,20 @@ def test_a_vault_without_transcripts_ranks_exactly_as_before_the_reshape(tmp_pat
         out[q] = [[h.path, list(h.heading_path), round(h.score, 6), dict(h.components), list(h.found_by)]
                   for h in v.search(q, limit=5).hits]
     golden("search-no-transcripts", out)
+
+
+def test_search_arguments_are_checked(vault):
+    from wikimem.errors import UsageError
+    with pytest.raises(UsageError, match="real date"):
+        vault.search("tomatoes", since="2024-13-45")
+    assert vault.search("tomatoes", tags=["%"]).hits == ()  # a LIKE wildcard is a literal character
+    assert vault.search("dense vectors", paths=["notes/Other.md"]).hits[0].path == "notes/Other.md"
+
+
+def test_a_file_where_the_cache_folder_goes_is_a_clear_error(make_vault):
+    from wikimem.errors import WikimemError
+    root = make_vault({"a.md": "# A\n", ".wikimem": "not a folder"})
+    v = open_vault(root, embedder="none")
+    with pytest.raises(WikimemError, match="is a file"):
+        v.index()
+    assert "is a file" in v.status()["state"]

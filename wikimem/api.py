@@ -108,9 +108,14 @@ class Vault:
         self._index = None
 
     # -- reading and parsing ---------------------------------------------------------------
-    def parse_file(self, rel: str, trusted: bool = False) -> Page:
+    def parse_note(self, rel: str, trusted: bool = False):
+        """Read and parse one note -> (Page, NoteFile). The one read-and-parse step: ``load``,
+        ``parse_file`` and every build go through it. Raises NoteReadError for unreadable files."""
         note = self.files.read_note(rel, trusted=trusted)
-        return parse_page(rel, note.text, note.sha256)
+        return parse_page(rel, note.text, note.sha256), note
+
+    def parse_file(self, rel: str, trusted: bool = False) -> Page:
+        return self.parse_note(rel, trusted=trusted)[0]
 
     def load(self, progress: Callable[[int, int], None] | None = None) -> LoadedVault:
         """Scan and parse every note, then resolve links against all files."""
@@ -341,12 +346,14 @@ class Vault:
         from .index.status import status
         return status(self)
 
-    # -- watch mode (wikimem.watch) ---------------------------------------------------------
-    def watch(self, *, debounce_ms: int | None = None, polling: bool = False):
-        """A ``Watcher`` that keeps this vault's cache following its files (``start()``, ``stop()``,
-        ``wait_idle(timeout)``, ``status()``); one per vault, refused with LockError otherwise."""
-        from .watch import Watcher
-        return Watcher(self, debounce_ms=debounce_ms, polling=polling)
+    # -- lint (wikimem.lint) ---------------------------------------------------------------------
+    def lint(self, paths: Iterable[str] = (), *, select: Iterable[str] = (), ignore: Iterable[str] = (),
+             fix: bool = False, fail_on: str | None = None):
+        """Run the lint rules (docs/rules/) over the cache, brought up to date first -> LintReport.
+        ``paths``: vault-relative files or folders to report on; ``select``/``ignore``: code
+        prefixes; ``fix``: apply safe fixes through the writer path, logged in log.md."""
+        from .lint import lint
+        return lint(self, paths, select=select, ignore=ignore, fix=fix, fail_on=fail_on)
 
     # -- the knowledge graph (wikimem.graph) -------------------------------------------------
     def communities(self, *, resolution: float = 1.0, seed: int = 42, semantic: bool = False, k: int = 5,

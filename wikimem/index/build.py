@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable
 
 from ..errors import NoteReadError
 from ..model import BuildReport, Chunk, Page
-from ..parse import Resolver, parse_page
+from ..parse import Resolver
 from ..vault.files import ALWAYS_SKIPPED_DIRS, FileInfo, IgnoreRules
 from . import lexical
 from .cache import Cache
@@ -224,7 +224,7 @@ def _diff_and_parse(plan: BuildPlan) -> None:
             plan.seen.add(info.path)
             continue
         try:
-            note = vault.files.read_note(info.path, trusted=True)
+            page, note = vault.parse_note(info.path, trusted=True)  # the same step as Vault.load
         except NoteReadError as exc:
             report.skipped.append({"path": exc.path, "kind": exc.kind, "reason": exc.reason})
             continue
@@ -232,7 +232,7 @@ def _diff_and_parse(plan: BuildPlan) -> None:
         if prev and prev[3] == note.sha256:
             plan.stat_only.append((info.size, info.mtime_ns, info.path))
             continue
-        plan.parsed[info.path] = parse_page(info.path, note.text, note.sha256)
+        plan.parsed[info.path] = page
         plan.read_stats[info.path] = (note.size, note.mtime_ns)
         if plan.progress and len(plan.parsed) % 200 == 0:
             plan.progress("parsing", i, len(plan.files))
