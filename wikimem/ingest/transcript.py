@@ -3,7 +3,7 @@
 A note keeps every turn verbatim, tagged with its speaker (and time when known), and ends each
 turn with an Obsidian block id derived from the turn's id (``D3:7`` -> ``^D3-7``), so a search
 hit — a chunk of one or more turns — can say exactly which turns it covers. The format is what the
-chunker's transcript mode reads (one chunk per exchange)::
+chunker's transcript mode reads (one chunk per turn, ranked with the turn before it)::
 
     ---
     title: Caroline and Melanie, session 3
