@@ -249,3 +249,27 @@ def test_chat_text_speakers_times_and_continuation_lines():
     assert [(t.speaker, t.time) for t in session.turns] == [("Ana", "18:02"), ("Bo", "18:03"), ("Ana", None),
                                                              ("Bo", None)]
     assert session.turns[1].text == "Yes. I can present the refinement phase.\nIt is the part that guarantees connected communities."
+
+
+def test_an_interrupted_ingest_is_completed_by_the_next_one(vault, tmp_path):
+    """The raw copy landed but the source page did not (a crash between the two writes): ingesting
+    the same file again writes the missing page instead of saying there is nothing to do."""
+    src = tmp_path / "tea.md"
+    src.write_text("# Tea\n\nGreen tea is steeped at 80 degrees for two minutes.\n", encoding="utf-8")
+    vault.files.create_note("raw/articles/tea.md", src.read_text(encoding="utf-8"))
+    item = vault.ingest([src]).items[0]
+    assert item.status == "added" and item.raw == ("raw/articles/tea.md",) and item.page == "sources/Tea (source).md"
+    assert "[[raw/articles/tea.md]]" in (vault.root / item.page).read_text(encoding="utf-8")
+    assert vault.ingest([src]).items[0].status == "unchanged"
+    assert _raw_files(vault) == ["raw/articles/tea.md"]
+
+
+def test_a_folder_stands_for_its_files(vault, tmp_path):
+    folder = tmp_path / "clips"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.md").write_text("# A\n\nFirst clipping about ranking functions.\n", encoding="utf-8")
+    (folder / "sub" / "b.txt").write_text("Second clipping, about community detection.\n", encoding="utf-8")
+    (folder / ".hidden.md").write_text("# Hidden\n\nnot ingested\n", encoding="utf-8")
+    report = vault.ingest([folder])
+    assert [i.status for i in report.items] == ["added", "added"]
+    assert _raw_files(vault) == ["raw/articles/a.md", "raw/articles/b.txt"]

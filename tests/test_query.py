@@ -182,3 +182,24 @@ def test_a_changed_cited_chunk_shows_in_the_hashes(examples):
     assert statuses["[[entities/FAISS#Index types]]"] == "changed"
     faiss.unlink()
     assert set(dict(check_sources(examples, answer.page)).values()) == {"missing"}
+
+
+def test_a_racing_writer_makes_the_query_update_instead(examples, monkeypatch):
+    """Another process files the same question between our check and our write: the create is
+    refused (the file exists now) and the retry updates that page; still one page."""
+    from wikimem.qa import writeback
+
+    answer = examples.query("What is a postings list?", write=False)
+    real = examples.write_page
+    raced = []
+
+    def racing(rel, text, **kwargs):
+        if not raced:  # the other process's write lands first
+            raced.append(rel)
+            real(rel, text, reason="query")
+        return real(rel, text, **kwargs)
+
+    monkeypatch.setattr(examples, "write_page", racing)
+    result = writeback.write_back(examples, answer)
+    assert raced == [result.page] and result.page_status == "updated"
+    assert _query_pages(examples) == sorted(BUNDLED + [result.page])

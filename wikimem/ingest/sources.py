@@ -100,7 +100,7 @@ def ingest(vault, paths: Iterable[str | os.PathLike[str]], kind: str | None = No
     if kind is not None and kind not in KIND_FOLDERS:
         raise UsageError(f"unknown kind {kind!r} (known: {', '.join(KIND_FOLDERS)})")
     items = []
-    for given in paths:
+    for given in _expand(paths):
         path = Path(given).expanduser()
         if not path.is_file():
             items.append(IngestItem(str(given), kind or "?", "failed", message="no such file"))
@@ -116,6 +116,19 @@ def ingest(vault, paths: Iterable[str | os.PathLike[str]], kind: str | None = No
         except OSError as exc:
             items.append(IngestItem(str(given), kind or "?", "failed", message=exc.strerror or str(exc)))
     return IngestReport(tuple(items))
+
+
+def _expand(paths: Iterable[str | os.PathLike[str]]) -> list[str | os.PathLike[str]]:
+    """A folder stands for the files under it (sorted; hidden files and folders skipped)."""
+    out: list[str | os.PathLike[str]] = []
+    for given in paths:
+        path = Path(given).expanduser()
+        if path.is_dir():
+            out.extend(str(p) for p in sorted(path.rglob("*"))
+                       if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts))
+        else:
+            out.append(given)
+    return out
 
 
 # -- raw/ storage --------------------------------------------------------------------------------
@@ -175,9 +188,16 @@ def add_raw(vault, rel: str, data: bytes) -> None:
 def _ingest_file(vault, path: Path, kind: str, llm: dict[str, Any] | None = None) -> IngestItem:
     data = path.read_bytes()
     existing = find_in_raw(vault, data)
-    if existing:
+    if existing and (kind == "asset" or not existing.startswith(tuple(KIND_FOLDERS[k] for k in ("article", "paper")))
+                     or _has_source_page(vault, existing)):
         return IngestItem(str(path), kind, "unchanged", (existing,),
                           message=f"already in the vault as {existing}; nothing to do")
+    if existing:  # copied before, but its source page was never written (an interrupted ingest)
+        info = extract(path.name, data, path.suffix.lower())
+        page, warnings = _write_source_page(vault, info, kind, existing, None, len(data))
+        return IngestItem(str(path), kind, "added", (existing,), page,
+                          f"already in the vault as {existing}; its missing source page {page} was written"
+                          + ("; " + "; ".join(warnings) if warnings else ""))
     suffix = path.suffix.lower()
     info: Extract | None = None
     if kind != "asset":
@@ -225,6 +245,20 @@ def _ingest_file(vault, path: Path, kind: str, llm: dict[str, Any] | None = None
     if warnings:
         message += "; " + "; ".join(warnings)
     return IngestItem(str(path), kind, "added", tuple(written), page, message)
+
+
+def _has_source_page(vault, raw_rel: str) -> bool:
+    folder = vault.root / SOURCE_FOLDER
+    if not folder.is_dir():
+        return False
+    needle = f"[[{raw_rel}]]"
+    for page in folder.glob("*.md"):
+        try:
+            if needle in page.read_text(encoding="utf-8", errors="replace"):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def _page_text(vault, info: Extract, kind: str, rel: str, text_note: str | None, size: int,

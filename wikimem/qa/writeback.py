@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from ..errors import NoteReadError, WikimemError
+from ..errors import ConflictError, NoteReadError, WikimemError
 from ..index.analysis import terms
 from ..parse import frontmatter as fm
 from .query import QUERY_FOLDER, Answer
@@ -102,6 +102,16 @@ def _body(answer: Answer, title: str) -> str:
 
 
 def write_back(vault, answer: Answer) -> Answer:
+    """Create or update the query page. Two processes filing the same question at once: the
+    loser's conflict-checked write is refused, and it retries once as an update of the winner's page."""
+    try:
+        return _write_back(vault, answer)
+    except ConflictError:
+        log.info("query page changed while being written; retrying once")
+        return _write_back(vault, answer)
+
+
+def _write_back(vault, answer: Answer) -> Answer:
     now = _dt.datetime.now().astimezone().replace(microsecond=0).isoformat()
     same = find_same(vault, answer)
     changes: dict[str, Any] = {"updated": now, "answer_mode": answer.mode, "sources": source_entries(answer)}
