@@ -21,7 +21,8 @@ from ..model import Block, BlockSpan, Heading, Link, Tag
 _TEXT_RUN = re.compile(r"[^\n\\`\[\]!#]+")
 _TAG = re.compile(r"#([^\s!-,.:-@\[-^`{-~]+)")  # any char but whitespace and ASCII punctuation...
 _TAG_CHARS = re.compile(r"[\w/\-]+")  # ...of which we keep letters, digits, _ - / (any script)
-_BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)[ \t]*$")
+# A block id ends a line after a space, or straight after an embed (``![[image.png]]^block-id``).
+_BLOCK_ID = re.compile(r"(?:^|\s|\]\])\^([A-Za-z0-9-]+)[ \t]*$")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 

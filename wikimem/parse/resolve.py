@@ -13,11 +13,18 @@ from typing import Iterable, Mapping
 from ..model import Link, Page
 
 _NOTE_EXT = (".md", ".markdown")
-_ANCHOR_NORM = re.compile(r"[\s\-_:#|^\[\]]+")
+# Obsidian compares a link's heading with the page's headings after turning punctuation (``:`` ``?``
+# ``.`` ``/`` ``(`` ``)`` backticks, ``#`` ``|`` ``^`` ``[`` ``]`` ...) into spaces and collapsing
+# whitespace, case-insensitively: ``[[FAQ#How large can each remote vault be]]`` finds
+# ``### How large can each remote vault be?`` and ``[[Functions#hasTag]]`` finds ``### `hasTag()` ``.
+# Any non-word character (Unicode-aware, so CJK letters stay) counts as punctuation, ``_`` too.
+_ANCHOR_NORM = re.compile(r"[\W_]+")
 
 
-def _norm_heading(text: str) -> str:
-    return _ANCHOR_NORM.sub(" ", text).strip().lower()
+def norm_heading(text: str) -> str:
+    """A heading (or a link's heading part) as Obsidian compares it."""
+    return " ".join(_ANCHOR_NORM.sub(" ", text).split()).lower()
+
 
 
 def _strip_note_ext(path: str) -> str:
@@ -106,11 +113,11 @@ class Resolver:
         if link.block:
             return any(b.id == link.block for b in page.blocks)
         if link.heading:
-            wanted = [_norm_heading(h) for h in link.heading]
+            wanted = [norm_heading(h) for h in link.heading]
             idx = 0
             level = 0
             for h in page.headings:
-                if _norm_heading(h.text) == wanted[idx] and (idx == 0 or h.level > level):
+                if norm_heading(h.text) == wanted[idx] and (idx == 0 or h.level > level):
                     level = h.level
                     idx += 1
                     if idx == len(wanted):

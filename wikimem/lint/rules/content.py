@@ -1,0 +1,231 @@
+"""WM5xx: what the pages say: concepts that deserve a page, mentions that should be links,
+near-duplicates, stubs, raw/ sources changed after ingest, secrets."""
+from __future__ import annotations
+
+import json
+import logging
+import re
+from pathlib import Path
+
+from ...vault.files import is_raw_path
+from ..context import SPECIAL_PAGES, is_note_target
+from ..options import number
+from ..registry import rule
+
+log = logging.getLogger(__name__)
+
+_WORD = re.compile(r"\w+")
+_HAN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
+_NOT_PROSE = re.compile(r"```.*?```|~~~.*?~~~|`[^`\n]*`|!?\[\[[^\]\n]*\]\]|\[[^\]\n]*\]\([^)\n]*\)|https?://\S+", re.S)
+
+
+@rule("WM501", "missing-concept-page", severity="info")
+def missing_concept_page(ctx):
+    """A name linked from several pages (option ``min_pages``, default 3) that no page has as its
+    title, file name or alias: a concept the wiki talks about but never explains. Example:
+    ``[[Query Expansion]]`` in three pages and no such page. Reported once, at the first mention."""
+    need = number(ctx.rule_options(), "min_pages", 3, f"SCHEMA.md lint.rules.{ctx.code}")
+    mentions: dict[str, dict[str, int]] = {}
+    shown: dict[str, str] = {}
+    for page in ctx.wiki_pages():
+        for link in page.links:
+            if link.resolved or not link.target or not is_note_target(link.target) or link.key:
+                continue
+            key = link.target.strip().lower()
+            shown.setdefault(key, link.target.strip())
+            mentions.setdefault(key, {}).setdefault(page.path, ctx.link_line(page, link))
+    for key, where in sorted(mentions.items()):
+        if len(where) >= need:
+            first = min(where)
+            yield ctx.finding(first, where[first], f"[[{shown[key]}]] is linked from {len(where)} pages "
+                                                   f"({', '.join(sorted(where)[:3])}{'...' if len(where) > 3 else ''}) "
+                                                   "but has no page")
+
+
+def _prose_tokens(body: str) -> list[str]:
+    return _WORD.findall(_NOT_PROSE.sub(" ", body).lower())
+
+
+def _mention_line(page, name: str) -> int:
+    pattern = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.I)
+    for i, line in enumerate(page.body.split("\n")):
+        if pattern.search(_NOT_PROSE.sub(" ", line)):
+            return page.body_line + i + 1
+    return page.body_line + 1
+
+
+@rule("WM502", "unlinked-mention", severity="info")
+def unlinked_mention(ctx):
+    """A page names another page (its title or an alias, whole words, option ``min_length`` chars,
+    default 4) without linking to it anywhere: a missing cross-reference. Example: "ranked with
+    Reciprocal Rank Fusion" in a page with no ``[[Reciprocal Rank Fusion]]``. Reported once per
+    page and target."""
+    min_length = number(ctx.rule_options(), "min_length", 4, f"SCHEMA.md lint.rules.{ctx.code}")
+    first_word: dict[str, list[tuple[tuple[str, ...], str, str]]] = {}
+    han: list[tuple[str, str, str]] = []
+    for page in ctx.wiki_pages():
+        if ctx.is_superseded(page.path):
+            continue
+        for name in dict.fromkeys((page.title, *page.aliases)):
+            name = name.strip()
+            if len(name) < min_length:
+                continue
+            if _HAN.search(name):
+                han.append((name.lower(), name, page.path))
+                continue
+            words = tuple(_WORD.findall(name.lower()))
+            if words:
+                first_word.setdefault(words[0], []).append((words, name, page.path))
+    for page in ctx.wiki_pages():
+        linked = {l.resolved for l in page.links if l.resolved} | {page.path}
+        tokens = _prose_tokens(page.body)
+        found: dict[str, str] = {}
+        for i, tok in enumerate(tokens):
+            cands = first_word.get(tok)
+            if not cands:
+                continue
+            for words, name, target in cands:
+                if target not in linked and target not in found and tuple(tokens[i:i + len(words)]) == words:
+                    found[target] = name
+        if han:
+            prose = _NOT_PROSE.sub(" ", page.body).lower()
+            for low, name, target in han:
+                if target not in linked and target not in found and low in prose:
+                    found[target] = name
+        for target, name in sorted(found.items()):
+            yield ctx.finding(page.path, _mention_line(page, name),
+                              f"mentions '{name}' without linking [[{ctx.pages[target].title}]]")
+
+
+@rule("WM503", "near-duplicate", severity="warning", needs=("vectors",))
+def near_duplicate(ctx):
+    """Two current pages of the same type whose embeddings are nearly the same: merge candidates
+    or contradicting versions of one subject. Threshold: option ``threshold``, default the
+    embedder's calibrated "same subject" cosine plus lexical overlap (wikimem.knowledge.similarity).
+    Needs vectors in the cache (``wikimem index``); skipped with a notice otherwise. Example: two
+    concept pages that say the same thing in the same words."""
+    from .near_duplicates import near_duplicate_pairs
+    for a, b, cos in near_duplicate_pairs(ctx):
+        yield ctx.finding(a, 1, f"near-duplicate of [[{ctx.pages[b].title}]] ({b}), cosine {cos:.3f}: merge, or "
+                                "supersede one")
+
+
+def word_count(page) -> int:
+    """Words of prose; each Han or kana character counts as a word (as word processors count CJK)."""
+    tokens = _prose_tokens(page.body)
+    return sum(len(_HAN.findall(t)) + (1 if _HAN.sub("", t) else 0) for t in tokens)
+
+
+@rule("WM504", "stub-page", severity="warning")
+def stub_page(ctx):
+    """An empty page, or one shorter than SCHEMA.md's ``min_words`` threshold (info severity then).
+    Example: a page with a heading and nothing else."""
+    minimum = ctx.schema.thresholds.get("min_words")
+    minimum = minimum if isinstance(minimum, int) and not isinstance(minimum, bool) else 0
+    for page in ctx.wiki_pages():
+        if ctx.is_superseded(page.path):
+            continue
+        words = word_count(page)
+        heading_words = sum(len(_WORD.findall(h.text)) for h in page.headings)  # a lone title is empty
+        if words - heading_words <= 0:
+            yield ctx.finding(page.path, 1, f"[[{page.title}]] is empty")
+        elif words < minimum:
+            yield ctx.finding(page.path, 1, f"[[{page.title}]] is a stub: {words} words (min_words is {minimum})",
+                              severity="info")
+
+
+@rule("WM505", "long-page", severity="info")
+def long_page(ctx):
+    """A page longer than SCHEMA.md's ``max_words`` threshold: split it so links and search can
+    point at the right part. Example: ``- max_words: 1500`` and a 3,000-word page."""
+    maximum = ctx.schema.thresholds.get("max_words")
+    if not isinstance(maximum, int) or isinstance(maximum, bool):
+        return
+    for page in ctx.wiki_pages():
+        words = word_count(page)
+        if words > maximum:
+            yield ctx.finding(page.path, 1, f"[[{page.title}]] has {words} words (max_words is {maximum})")
+
+
+LEDGER = "lint-raw-ledger.json"
+
+
+@rule("WM506", "raw-changed", severity="error")
+def raw_changed(ctx):
+    """A file in raw/ changed after it was ingested: sources are immutable, pages citing them may
+    now misquote them. Compared with the ``sha256`` a page records for it (``sources`` with a
+    ``sha256`` field) and with the hash lint recorded the first time it saw the file
+    (``.wikimem/lint-raw-ledger.json``). Example: editing raw/articles/x.md after ingest."""
+    raw = {p: v[0] for p, v in ctx.files.items() if is_raw_path(p)}
+    recorded: dict[str, str] = {}
+    for page in ctx.pages.values():
+        sha = page.frontmatter.data.get("sha256")
+        if isinstance(sha, str) and len(sha) >= 8:
+            for link in page.links:
+                if link.key == "sources" and link.resolved in raw:
+                    recorded.setdefault(link.resolved, sha.lower())
+    ledger_path = Path(ctx.vault.cache.dir) / LEDGER
+    ledger = _read_ledger(ledger_path)
+    for path in sorted(raw):
+        want = recorded.get(path) or ledger.get(path)
+        if want and not raw[path].startswith(want) and not want.startswith(raw[path]):
+            yield ctx.finding(path, 1, f"raw source {path} changed since it was ingested "
+                                       f"(sha256 {raw[path][:12]}, recorded {want[:12]})")
+    new = {p: s for p, s in raw.items() if p not in ledger}
+    if new and ctx.vault.cache.writable():
+        _write_ledger(ledger_path, {**ledger, **new})
+
+
+def _read_ledger(path: Path) -> dict[str, str]:
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_ledger(path: Path, data: dict[str, str]) -> None:
+    """First-seen hashes of raw/ files (a record, not derived data: kept out of rebuilds' way)."""
+    import os
+    try:
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(dict(sorted(data.items())), indent=0), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.warning("raw/ ledger not written: %s", exc)
+
+
+@rule("WM507", "secret", severity="error")
+def secret(ctx):
+    """A secret in a note (API key, token, private key, bearer token: error; phone- or ID-number-
+    like strings: info), found by wikimem.knowledge.secrets.scan, the scan every write goes
+    through. Example: ``OPENAI_API_KEY=sk-...`` pasted into a page."""
+    from ...knowledge.secrets import scan
+    for path in sorted(ctx.pages):
+        page = ctx.pages[path]
+        parts = [(page.body, page.body_line)]
+        if page.frontmatter.raw:
+            parts.append((page.frontmatter.raw, 1))
+        for text, offset in parts:
+            for f in scan(text):
+                yield ctx.finding(path, f.line + offset, f"{f.message} (rule {f.rule})", column=f.column,
+                                  severity=f.severity)
+
+
+@rule("WM508", "stale-page", severity="info")
+def stale_page(ctx):
+    """A current page not updated for longer than SCHEMA.md's ``stale_after_days`` (by ``updated``,
+    else ``created``). Example: ``- stale_after_days: 365`` and ``updated: 2020-01-01``."""
+    from .graph import _date, today
+    limit = ctx.schema.thresholds.get("stale_after_days")
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        return
+    now = today(ctx)
+    for page in ctx.wiki_pages():
+        when = _date(page.updated or page.created)
+        if when and page.type not in ("memory", "source") and not ctx.is_superseded(page.path) \
+                and (now - when).days > limit:
+            yield ctx.finding(page.path, 1, f"[[{page.title}]] not updated for {(now - when).days} days "
+                                            f"(stale_after_days is {limit})")

@@ -1,0 +1,163 @@
+"""WM4xx: the page graph and index.md: orphans, the catalogue out of step with the pages, and the
+page thresholds SCHEMA.md sets (``## Page Thresholds``)."""
+from __future__ import annotations
+
+import datetime as _dt
+
+from ...errors import ConfigError
+from ..registry import Fix, rule
+
+INDEXED_TYPES = ("entity", "concept", "comparison", "query", "source")
+
+
+def _types(ctx, default: tuple[str, ...]) -> tuple[str, ...]:
+    value = ctx.rule_options().get("types", list(default))
+    if not isinstance(value, list):
+        raise ConfigError(f"SCHEMA.md lint.rules.{ctx.code}.types: expected a list of page types")
+    return tuple(str(v) for v in value)
+
+
+@rule("WM401", "orphan-page", severity="warning")
+def orphan_page(ctx):
+    """A page nothing links to and index.md does not list: nobody will find it by browsing.
+    Example: concepts/Lost.md with no ``[[Lost]]`` anywhere. Memories and superseded pages are
+    not expected to be linked (option ``types``: the page types checked)."""
+    types = _types(ctx, INDEXED_TYPES + ("note",))
+    for page in ctx.wiki_pages():
+        if page.type in types and not ctx.is_superseded(page.path) and page.path not in ctx.inbound \
+                and page.path not in ctx.index_listed:
+            yield ctx.finding(page.path, 1, f"orphan page [[{page.title}]]: no page links to it and index.md "
+                                            "does not list it")
+
+
+@rule("WM402", "index-missing-page", severity="warning")
+def index_missing_page(ctx):
+    """index.md does not list a current page of a catalogued type (entity, concept, comparison,
+    query, source; option ``types``). Example: a new concepts/Chunking.md with no ``[[Chunking]]``
+    in index.md. Fixable: adds ``- [[Title]]`` under the type's section."""
+    if "index.md" not in ctx.pages:
+        return
+    types = _types(ctx, INDEXED_TYPES)
+    for page in ctx.wiki_pages():
+        if page.type in types and not ctx.is_superseded(page.path) and page.path not in ctx.index_listed:
+            yield ctx.finding(page.path, 1, f"index.md does not list [[{page.title}]]",
+                              fix=Fix("add_to_index", (page.path,), "add to index.md"))
+
+
+@rule("WM403", "index-lists-missing-page", severity="error")
+def index_lists_missing(ctx):
+    """index.md links to a page that does not exist (renamed or deleted). Example: ``- [[Old Name]]``
+    in index.md after the page was renamed."""
+    page = ctx.pages.get("index.md")
+    if page is None:
+        return
+    for link in page.links:
+        if not link.resolved and link.target:
+            yield ctx.finding("index.md", ctx.link_line(page, link), f"index.md lists missing page [[{link.target}]]")
+
+
+def _threshold(ctx, key: str):
+    value = ctx.schema.thresholds.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        ctx.notice(f"SCHEMA.md threshold {key}: {value!r} is not a number; not checked")
+        return None
+    return value
+
+
+@rule("WM404", "entity-min-references", severity="info")
+def entity_min_references(ctx):
+    """An entity page with fewer inbound links than SCHEMA.md's ``entity_min_references``: too thin
+    to deserve its own page, or not yet connected. Example: ``- entity_min_references: 2`` and an
+    entity linked from one page."""
+    need = _threshold(ctx, "entity_min_references")
+    if need is None:
+        return
+    for page in ctx.wiki_pages():
+        n = len(ctx.inbound.get(page.path, ()))
+        if page.type == "entity" and not ctx.is_superseded(page.path) and n < need:
+            yield ctx.finding(page.path, 1, f"entity [[{page.title}]] has {n} inbound link(s); "
+                                            f"entity_min_references is {need}")
+
+
+@rule("WM405", "concept-min-sections", severity="info")
+def concept_min_sections(ctx):
+    """A concept page with fewer ``##`` sections than SCHEMA.md's ``concept_min_sections``.
+    Example: ``- concept_min_sections: 2`` and a concept page with one section."""
+    need = _threshold(ctx, "concept_min_sections")
+    if need is None:
+        return
+    for page in ctx.wiki_pages():
+        n = sum(1 for h in page.headings if h.level >= 2)
+        if page.type == "concept" and not ctx.is_superseded(page.path) and n < need:
+            yield ctx.finding(page.path, 1, f"concept [[{page.title}]] has {n} section(s); "
+                                            f"concept_min_sections is {need}")
+
+
+def axes(page) -> int:
+    """A comparison's axes: the rows of its first table (header excluded), else its sections."""
+    lines = page.body.split("\n")
+    for span in page.spans:
+        if span.kind == "table":
+            return max(0, span.end_line - span.start_line - 2)
+    return sum(1 for h in page.headings if h.level >= 2) if lines else 0
+
+
+@rule("WM406", "comparison-min-axes", severity="info")
+def comparison_min_axes(ctx):
+    """A comparison with fewer axes (table rows, else ``##`` sections) than SCHEMA.md's
+    ``comparison_min_axes``. Example: ``- comparison_min_axes: 3`` and a two-row table."""
+    need = _threshold(ctx, "comparison_min_axes")
+    if need is None:
+        return
+    for page in ctx.wiki_pages():
+        if page.type == "comparison" and not ctx.is_superseded(page.path) and axes(page) < need:
+            yield ctx.finding(page.path, 1, f"comparison [[{page.title}]] compares {axes(page)} axis/axes; "
+                                            f"comparison_min_axes is {need}")
+
+
+def _date(value) -> _dt.date | None:
+    try:
+        return _dt.date.fromisoformat(str(value)[:10]) if value else None
+    except ValueError:
+        return None
+
+
+def today(ctx) -> _dt.date:
+    """Today, or SCHEMA.md's ``lint.today`` (tests and doc examples pin the date)."""
+    return _date(ctx.options.today) or _dt.date.today()
+
+
+@rule("WM407", "query-max-age", severity="info")
+def query_max_age(ctx):
+    """A query page older than SCHEMA.md's ``query_max_age_days`` (by ``updated``, else
+    ``created``): its answer may no longer hold. Example: ``- query_max_age_days: 90`` and a query
+    answered a year ago."""
+    limit = _threshold(ctx, "query_max_age_days")
+    if limit is None:
+        return
+    now = today(ctx)
+    for page in ctx.wiki_pages():
+        when = _date(page.updated or page.created)
+        if page.type == "query" and when and not ctx.is_superseded(page.path) and (now - when).days > limit:
+            yield ctx.finding(page.path, 1, f"query [[{page.title}]] is {(now - when).days} days old "
+                                            f"(query_max_age_days is {limit})")
+
+
+@rule("WM408", "query-sources-changed", severity="warning")
+def query_sources_changed(ctx):
+    """A query page cites a source (``sources:``) updated after the answer was written, so the
+    answer may be out of date. Example: a query ``updated: 2026-01-01`` citing a page with
+    ``updated: 2026-03-01``."""
+    for page in ctx.wiki_pages():
+        written = _date(page.updated or page.created)
+        if page.type != "query" or written is None:
+            continue
+        for link in page.links:
+            if link.key != "sources" or not link.resolved or link.resolved not in ctx.pages:
+                continue
+            changed = _date(ctx.pages[link.resolved].updated)
+            if changed and changed > written:
+                yield ctx.finding(page.path, ctx.link_line(page, link),
+                                  f"source [[{link.target}]] changed on {changed} after this answer ({written})")

@@ -1,0 +1,82 @@
+"""Near-duplicate pages from the vectors the cache already holds (lint never embeds: that is
+``wikimem index``'s job and slow with the default model).
+
+A page's vector is the normalised mean of its chunks' vectors; pages are compared only with pages
+of the same type, in blocks (a 10,000 x 10,000 similarity matrix never exists at once). Pairs above
+the cosine threshold are then confirmed by lexical overlap, as wikimem.knowledge.similarity does
+for writes, so one calibration decides "same subject" everywhere.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from ...vault.files import is_raw_path
+from ..context import SPECIAL_PAGES
+from ..options import number
+
+log = logging.getLogger(__name__)
+BLOCK = 2048
+NEIGHBOURS = 3  # pairs per page confirmed lexically, at most
+
+
+def _page_vectors(ctx, index) -> tuple[list[str], np.ndarray, list[str], int]:
+    rows = ctx.vault.cache.db.execute("SELECT vid, path FROM chunks ORDER BY path, ord").fetchall()
+    wanted = [(vid, path) for vid, path in rows if path in ctx.pages and not ctx.is_superseded(path)
+              and ctx.pages[path].type not in ("source", "memory") and path not in SPECIAL_PAGES and not is_raw_path(path)]
+    sums: dict[str, np.ndarray] = {}
+    missing = 0
+    for vid, path in wanted:
+        try:
+            vec = index.index.reconstruct(int(vid))
+        except RuntimeError:
+            missing += 1
+            continue
+        if path in sums:
+            sums[path] += vec
+        else:
+            sums[path] = np.array(vec, dtype=np.float32)
+    paths = sorted(sums)
+    if not paths:
+        return [], np.zeros((0, 1), dtype=np.float32), [], missing
+    mat = np.stack([sums[p] for p in paths])
+    mat /= np.maximum(np.linalg.norm(mat, axis=1, keepdims=True), 1e-12)
+    return paths, mat, [ctx.pages[p].type for p in paths], missing
+
+
+def near_duplicate_pairs(ctx):
+    from ...knowledge.similarity import lexical_overlap, thresholds_for
+    cache = ctx.vault.cache
+    embedder = cache.embedder()
+    index = cache.vectors(embedder.identity.dim) if embedder is not None else None
+    if index is None or index.ntotal == 0:
+        ctx.notice("skipped: no vectors in the cache (run `wikimem index` with an embedder)")
+        return
+    calibrated, _ = thresholds_for(embedder)
+    options = ctx.rule_options()
+    where = f"SCHEMA.md lint.rules.{ctx.code}"
+    cos_bar = number(options, "threshold", calibrated.update_cos or 0.95, where)
+    lex_bar = number(options, "min_overlap", calibrated.update_lex, where)
+    paths, mat, types, missing = _page_vectors(ctx, index)
+    if missing:
+        ctx.notice(f"{missing} chunk(s) have no vector yet; their pages were compared on the rest "
+                   "(run `wikimem index` to embed them)")
+    by_type: dict[str, list[int]] = {}
+    for i, t in enumerate(types):
+        by_type.setdefault(t, []).append(i)
+    for t, members in sorted(by_type.items()):
+        sub = mat[members]
+        for start in range(0, len(members), BLOCK):
+            sims = sub[start:start + BLOCK] @ sub.T
+            for r in range(sims.shape[0]):
+                i = start + r
+                row = sims[r]
+                row[: i + 1] = -1.0  # each pair once, never with itself
+                top = np.argpartition(-row, min(NEIGHBOURS, len(row) - 1))[:NEIGHBOURS] if len(row) > 1 else []
+                for j in sorted(top, key=lambda j: -row[j]):
+                    if row[j] < cos_bar:
+                        continue
+                    a, b = paths[members[i]], paths[members[j]]
+                    if lexical_overlap(ctx.pages[a].body, ctx.pages[b].body) >= lex_bar:
+                        yield a, b, float(row[j])

@@ -1,0 +1,97 @@
+"""WM3xx: version chains (``supersedes``): dangling targets, cycles, forks, superseded pages that
+do not say so, and current pages that still cite an old version."""
+from __future__ import annotations
+
+from ...vault.files import is_raw_path
+from ..registry import Fix, rule
+
+
+def _supersedes_links(page):
+    return [l for l in page.links if l.kind == "frontmatter" and l.key == "supersedes"]
+
+
+@rule("WM301", "supersedes-missing", severity="error")
+def supersedes_missing(ctx):
+    """``supersedes`` names a page that does not exist, so the version chain is broken. Example:
+    ``supersedes: "[[BM25 (old)]]"`` with no such page."""
+    for path in sorted(ctx.pages):
+        page = ctx.pages[path]
+        for link in _supersedes_links(page):
+            if not link.resolved:
+                yield ctx.finding(path, ctx.link_line(page, link), f"supersedes missing page [[{link.target}]]")
+        if page.supersedes and not _supersedes_links(page):
+            yield ctx.finding(path, ctx.key_line(page, "supersedes"),
+                              f"supersedes {', '.join(page.supersedes)!r} is not written as a [[link]]")
+
+
+@rule("WM302", "supersedes-cycle", severity="error")
+def supersedes_cycle(ctx):
+    """Pages that supersede each other in a loop (A supersedes B, B supersedes A): no version is
+    the current one. Example: two pages each with ``supersedes`` naming the other."""
+    edges = {path: sorted({l.resolved for l in _supersedes_links(p) if l.resolved and l.resolved != path})
+             for path, p in ctx.pages.items()}
+    reported: set[frozenset] = set()
+    for start in sorted(edges):
+        stack, seen = [(start, (start,))], set()
+        while stack:
+            node, trail = stack.pop()
+            for nxt in edges.get(node, ()):
+                if nxt == start:
+                    cycle = frozenset(trail)
+                    if cycle not in reported:
+                        reported.add(cycle)
+                        ordered = sorted(trail)
+                        yield ctx.finding(ordered[0], ctx.key_line(ctx.pages[ordered[0]], "supersedes"),
+                                          "supersedes cycle: " + " -> ".join(trail + (start,)))
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, trail + (nxt,)))
+
+
+@rule("WM303", "stale-reference", severity="warning")
+def stale_reference(ctx):
+    """A current page links to a superseded page; readers follow it to the old version. Example:
+    ``see [[BM25 (early notes)]]`` after BM25.md superseded it (history sections may link on
+    purpose: suppress with ``wikimem: {ignore: [WM303]}``)."""
+    for page in ctx.wiki_pages():
+        if ctx.is_superseded(page.path):
+            continue
+        for link in page.links:
+            if link.key in ("supersedes", "superseded_by") or not link.resolved or link.resolved == page.path:
+                continue
+            if ctx.is_superseded(link.resolved):
+                newer = ctx.superseded_by.get(link.resolved) or [
+                    l.resolved for l in ctx.pages[link.resolved].links if l.key == "superseded_by" and l.resolved]
+                hint = f"; the current version is {newer[0]}" if newer else ""
+                yield ctx.finding(page.path, ctx.link_line(page, link),
+                                  f"links to superseded page [[{link.target}]]{hint}")
+
+
+@rule("WM304", "superseded-not-marked", severity="warning")
+def superseded_not_marked(ctx):
+    """A page that an active page supersedes still says it is current (no ``status: superseded``),
+    so search keeps showing it. Example: old.md without ``status`` while new.md has
+    ``supersedes: "[[old]]"``. Fixable: sets ``status: superseded`` and ``superseded_by``."""
+    for old, newer in sorted(ctx.superseded_by.items()):
+        page = ctx.pages.get(old)
+        if page is None or page.status == "superseded" or is_raw_path(old) or page.frontmatter.error:
+            continue
+        new_title = ctx.pages[newer[0]].title if newer[0] in ctx.pages else newer[0]
+        fix = None
+        if len(newer) == 1:
+            fix = Fix("mark_superseded", (old, page.sha256, f"[[{new_title}]]"), f"mark superseded by {newer[0]}")
+        yield ctx.finding(old, ctx.key_line(page, "status"),
+                          f"superseded by [[{new_title}]] ({newer[0]}) but not marked status: superseded", fix=fix)
+
+
+@rule("WM305", "supersede-fork", severity="error")
+def supersede_fork(ctx):
+    """Two active pages both claim to supersede the same page: which one is current? Example:
+    new-a.md and new-b.md both with ``supersedes: "[[old]]"``."""
+    for old, newer in sorted(ctx.superseded_by.items()):
+        active = [p for p in newer if not ctx.is_superseded(p)]
+        if len(active) > 1:
+            for path in active:
+                yield ctx.finding(path, ctx.key_line(ctx.pages[path], "supersedes"),
+                                  f"[[{ctx.pages[old].title if old in ctx.pages else old}]] ({old}) is also "
+                                  f"superseded by {', '.join(p for p in active if p != path)}")

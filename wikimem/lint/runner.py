@@ -1,0 +1,157 @@
+"""Run the registered rules over a vault: bring the cache up to date (lexical side), read the
+parsed pages it holds, run every selected rule, then filter (paths, per-page suppression),
+apply severities and sort by (path, line, code)."""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..errors import LockError, UsageError
+from .context import LintContext
+from .options import LintOptions, check_severity, load_options
+from .registry import SEVERITIES, Finding, Rule, all_rules, matches, severity_rank
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class LintReport:
+    findings: list[Finding]
+    rules: list[str]
+    fail_on: str = "warning"
+    notices: list[str] = field(default_factory=list)
+    fixed: list[str] = field(default_factory=list)
+    pages: int = 0
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        """Findings at or above the ``fail_on`` severity (exit code 1)."""
+        bar = severity_rank(self.fail_on)
+        return any(severity_rank(f.severity) >= bar for f in self.findings)
+
+    def counts(self) -> dict[str, int]:
+        out = {s: 0 for s in reversed(SEVERITIES)}
+        for f in self.findings:
+            out[f.severity] += 1
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        by_code: dict[str, int] = {}
+        for f in self.findings:
+            by_code[f.code] = by_code.get(f.code, 0) + 1
+        return {"findings": [f.to_dict() for f in self.findings],
+                "summary": {"pages": self.pages, "findings": len(self.findings), **self.counts(),
+                            "by_code": dict(sorted(by_code.items())), "fail_on": self.fail_on,
+                            "failed": self.failed},
+                "rules": self.rules, "notices": self.notices, "fixed": self.fixed}
+
+
+def select_rules(select: Iterable[str], ignore: Iterable[str], options: LintOptions) -> list[Rule]:
+    rules = all_rules()
+    select = [s.strip().upper() for s in select if s.strip()] or list(options.select)
+    ignore = [s.strip().upper() for s in ignore if s.strip()] + list(options.ignore)
+    for prefix in select + ignore:
+        if not any(code.startswith(prefix) for code in rules):
+            raise UsageError(f"no lint rule matches {prefix!r} (codes are WM101...WM5xx; see docs/rules/)")
+    return [r for code, r in rules.items() if (not select or matches(code, select)) and not matches(code, ignore)]
+
+
+def _suppressed(page) -> tuple[str, ...]:
+    """``wikimem: {ignore: [WM101]}`` in a page's frontmatter."""
+    if page is None:
+        return ()
+    meta = page.frontmatter.data.get("wikimem")
+    value = meta.get("ignore") if isinstance(meta, dict) else None
+    if isinstance(value, str):
+        value = value.replace(",", " ").split()
+    return tuple(str(v).upper() for v in value) if isinstance(value, list) else ()
+
+
+def _in_paths(path: str, paths: list[str]) -> bool:
+    return not paths or any(p in ("", ".") or path == p or path.startswith(p.rstrip("/") + "/") for p in paths)
+
+
+def load_context(vault, refresh: bool = True) -> LintContext:
+    """Pages from the cache, brought up to date first (lexical part: embedding is not lint's job)."""
+    if refresh:
+        try:
+            vault.index(embed=False, wait=5.0)
+        except LockError:
+            log.info("another process is updating the cache; linting its last committed state")
+    pages = vault.pages(refresh=False)
+    files = {path: (sha, size, mtime) for path, sha, size, mtime in
+             vault.cache.db.execute("SELECT path, sha256, size, mtime_ns FROM files")}
+    schema_text = None
+    if (Path(vault.root) / "SCHEMA.md").exists():
+        schema_text = vault.files.read_note("SCHEMA.md").text
+    return LintContext(vault, pages, files, vault.schema(), load_options(schema_text))
+
+
+def run_rules(ctx: LintContext, rules: list[Rule], paths: list[str]) -> list[Finding]:
+    findings: list[Finding] = []
+    for r in rules:
+        ctx.code = r.code
+        override = ctx.options.severity.get(r.code)
+        for f in r.check(ctx):
+            if not _in_paths(f.path, paths):
+                continue
+            ignored = _suppressed(ctx.pages.get(f.path))
+            if ignored and matches(f.code, ignored):
+                continue
+            findings.append(replace(f, severity=override or f.severity or r.severity))
+    findings.sort(key=Finding.sort_key)
+    return findings
+
+
+def lint(vault, paths: Iterable[str] = (), select: Iterable[str] = (), ignore: Iterable[str] = (),
+         fix: bool = False, fail_on: str | None = None, refresh: bool = True) -> LintReport:
+    """Lint ``vault`` (findings only for ``paths``, vault-relative files or folders, when given)."""
+    start = time.perf_counter()
+    paths = [p.replace("\\", "/").strip("/") for p in paths]
+    ctx = load_context(vault, refresh)
+    rules = select_rules(select, ignore, ctx.options)
+    bar = check_severity(fail_on, "--fail-on") if fail_on else ctx.options.fail_on
+    findings = run_rules(ctx, rules, paths)
+    fixed: list[str] = []
+    if fix:
+        from .fix import apply_fixes
+        fixed = apply_fixes(vault, findings)
+        if fixed:  # report what is left, on the vault as it is now
+            ctx = load_context(vault, refresh)
+            findings = run_rules(ctx, rules, paths)
+    return LintReport(findings, [r.code for r in rules], bar, ctx.notices, fixed, len(ctx.pages),
+                      time.perf_counter() - start)
+
+
+def locate(paths: list[str], vault: str | None) -> tuple[str, list[str]]:
+    """(vault root, vault-relative paths) for ``wikimem lint [PATHS]``: the vault is ``--vault``,
+    else the nearest folder at or above the first PATH (or the current folder) that holds
+    SCHEMA.md or .wikimem/, else the first PATH when it is a folder, else the current folder."""
+    import os
+    if vault:
+        root = Path(vault).expanduser()
+    else:
+        env = os.environ.get("WIKIMEM_VAULT")
+        start = Path(paths[0]).expanduser() if paths else Path(env or ".")
+        start = start if start.is_dir() else start.parent
+        root = next((d for d in (start.resolve(), *start.resolve().parents)
+                     if (d / "SCHEMA.md").is_file() or (d / ".wikimem").is_dir()), None)
+        if root is None:
+            root = Path(paths[0]) if paths and Path(paths[0]).is_dir() else Path(env or ".")
+    if not root.is_dir():
+        raise UsageError(f"not a vault folder: {root}")
+    rels = []
+    for p in paths:
+        full = Path(p).expanduser()
+        if not full.exists():
+            raise UsageError(f"no such file or folder: {p}")
+        try:
+            rel = full.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            raise UsageError(f"{p} is not inside the vault {root}") from None
+        rels.append("" if rel == "." else rel)
+    return str(root), rels
