@@ -245,3 +245,19 @@ def test_a_file_where_the_cache_folder_goes_is_a_clear_error(make_vault):
     with pytest.raises(WikimemError, match="is a file"):
         v.index()
     assert "is a file" in v.status()["state"]
+
+
+def test_an_edit_writes_a_small_delta_not_the_whole_vector_index(vault, tmp_path):
+    faiss_file = vault.cache.faiss_path
+    before = faiss_file.stat().st_mtime_ns
+    first = vault.cache.meta()["vectors_delta"] or {"add": [], "remove": []}
+    (vault.root / "notes/Other.md").write_text("# Other\n\nCucumbers in the greenhouse.\n")
+    vault.index(paths=["notes/Other.md"])
+    assert faiss_file.stat().st_mtime_ns == before  # the 60 MB file of a big vault is not rewritten
+    delta = vault.cache.meta()["vectors_delta"]
+    new = set(delta["add"]) - set(first["add"])
+    gone = (set(first["add"]) - set(delta["add"])) | (set(delta["remove"]) - set(first["remove"]))
+    assert len(new) == 1 and len(gone) == 1
+    other_process = open_vault(vault.root, embedder="fake")  # loads the file, then applies the delta
+    assert _state(other_process) == _fresh(vault.root, tmp_path)
+    assert _state(vault) == _state(other_process)

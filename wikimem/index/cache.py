@@ -10,6 +10,8 @@ import logging
 import threading
 from typing import Any, Iterable
 
+import numpy as np
+
 from ..errors import EmbedderError
 from ..model import Chunk, Page
 from .manifest import CHUNK_COLUMNS, chunk_row, row_chunk, select_in, stored_pages  # noqa: F401 (re-exported)
@@ -17,19 +19,12 @@ from .store import CacheDir
 
 log = logging.getLogger(__name__)
 
-def _without_mtime(recorded):
-    """An artifact's identity for reuse in memory: its checksum when recorded, else size+mtime."""
-    if not recorded:
-        return recorded
-    return recorded.get("checksum") or recorded
-
-
 class Cache(CacheDir):
     def __init__(self, vault):
         super().__init__(vault.root)
         self.vault = vault
         self._vectors = None
-        self._vectors_fp = None
+        self._vectors_sig = None
         self._embedder = None
         self._embedder_error: str | None = None
         self._embedder_lock = threading.Lock()
@@ -57,36 +52,52 @@ class Cache(CacheDir):
 
     # -- readers ---------------------------------------------------------------------------
     def vectors(self, dim: int, meta: dict | None = None):
-        """The FAISS index as last committed, or None when there is none (or it is damaged: its
-        size, mtime or checksum differ from what the build recorded)."""
+        """The FAISS index as last committed (the file plus the delta recorded beside it), or None
+        when there is none (or it is damaged: its size, mtime or checksum differ from what the
+        build recorded, or the delta's vectors are not in the vector cache)."""
         from .store import fingerprint
         from .vectors import VectorIndex
-        recorded = (meta if meta is not None else self.meta()).get("artifacts", {}).get("faiss")
+        meta = meta if meta is not None else self.meta()
+        recorded = meta.get("artifacts", {}).get("faiss")
         current = fingerprint(self.faiss_path)
         if recorded is None or current != {k: v for k, v in recorded.items() if k != "checksum"}:
             self._vectors = None
-            self._vectors_fp = None
+            self._vectors_sig = None
             return None
-        if self._vectors is None or _without_mtime(recorded) != _without_mtime(self._vectors_fp):
-            try:
-                self._vectors = VectorIndex.load(self.faiss_path, dim, recorded.get("checksum"))
-            except Exception as exc:  # faiss raises RuntimeError on garbage; any failure: not trusted
-                log.warning("vector index not usable (%s); the next build rebuilds it", exc)
-                self._vectors = None
-                self._vectors_fp = None
-                return None
-            self._vectors_fp = recorded
-        return self._vectors
+        version = (recorded.get("checksum"), meta.get("vectors_sig"))
+        if self._vectors is not None and version == self._vectors_sig:
+            return self._vectors
+        try:
+            index = VectorIndex.load(self.faiss_path, dim, recorded.get("checksum"))
+            base = index.base_ids  # the file's ids: the next delta is counted from them
+            delta = meta.get("vectors_delta")
+            if delta:
+                from .embedding import delta_vectors
+                index.remove(delta["remove"])
+                found = delta_vectors(self, meta.get("embedder") or "", delta["add"])
+                if len(found) != len(delta["add"]):
+                    raise ValueError("vectors recorded in the delta are missing from the vector cache")
+                ids = sorted(found)
+                if ids:
+                    index.add(ids, np.stack([found[i] for i in ids]))
+                index.base_ids = base
+        except Exception as exc:  # faiss raises RuntimeError on garbage; any failure: not trusted
+            log.warning("vector index not usable (%s); the next build rebuilds it", exc)
+            self._vectors = None
+            self._vectors_sig = None
+            return None
+        self._vectors, self._vectors_sig = index, version
+        return index
 
     def adopt_vectors(self, index, meta: dict) -> None:
         """The writer's in-memory index becomes this process's readers' index (no reload)."""
         self._vectors = index
-        self._vectors_fp = meta.get("artifacts", {}).get("faiss")
+        self._vectors_sig = (meta.get("artifacts", {}).get("faiss", {}).get("checksum"), meta.get("vectors_sig"))
 
     def shared_vectors(self, dim: int, meta: dict):
-        """For the writer: the index readers in this process already hold, when it is current."""
-        current = self.vectors(dim, meta)
-        return current
+        """For the writer: the index readers in this process already hold (or the file plus its
+        delta, loaded once)."""
+        return self.vectors(dim, meta)
 
     def pages(self, paths: Iterable[str] | None = None) -> dict[str, Page]:
         """Parsed pages as the cache holds them, with every link resolved against the vault as it
@@ -146,5 +157,5 @@ class Cache(CacheDir):
 
     def close(self) -> None:
         self._vectors = None
-        self._vectors_fp = None
+        self._vectors_sig = None
         super().close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
@@ -69,8 +70,15 @@ class VectorState:
 
 
 def _load_cached_vectors(cache: Cache, key: str, hashes: list[str]) -> dict[str, np.ndarray]:
+    """Cached vectors by text hash. A vector cache damaged in the middle (found only when read)
+    is started afresh: it holds nothing that cannot be embedded again."""
     sql = "SELECT hash, vec FROM vecs WHERE embedder=? AND hash IN ({marks})"
-    return {h: np.frombuffer(blob, dtype=np.float32) for h, blob in select_in(cache.vdb, sql, hashes, key)}
+    try:
+        return {h: np.frombuffer(blob, dtype=np.float32) for h, blob in select_in(cache.vdb, sql, hashes, key)}
+    except sqlite3.DatabaseError as exc:
+        log.warning("the vector cache is damaged (%s); starting a new one", exc)
+        cache.reset_vector_cache()
+        return {}
 
 
 def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
@@ -184,15 +192,33 @@ def _id_signature(ids) -> str:
     return hashlib.sha1(np.asarray(sorted(ids), dtype=np.int64).tobytes()).hexdigest()
 
 
+DELTA_MAX = 0.02  # a delta past this share of the index (or 2,000 ids) is compacted into a full save
+
+
 def save_index(cache: Cache, index: VectorIndex, key: str, wanted: int, dirty: bool | None = None) -> None:
-    checksum = index.save()
+    """Commit the index: as a small delta (ids added and removed since the file on disk, recorded
+    in the manifest; readers take the added vectors from the vector cache) or, when there is no
+    file yet or the delta has grown, a full write of the file. A one-chunk edit at 10k notes so
+    writes a few ids instead of a 60 MB file."""
+    delta = index.delta()
+    small = delta is not None and len(delta[0]) + len(delta[1]) <= max(50, min(2000, DELTA_MAX * index.ntotal))
+    checksum = None if small else index.save()
     with cache.transaction() as db:
-        cache.record_artifact("faiss", cache.faiss_path, db, checksum=checksum)
+        if checksum is not None:
+            cache.record_artifact("faiss", cache.faiss_path, db, checksum=checksum)
         values = {"vectors": index.ntotal, "vectors_wanted": wanted, "vectors_sig": _id_signature(index.ids().tolist()),
-                  "embedder": key}
+                  "embedder": key, "vectors_delta": {"add": delta[0], "remove": delta[1]} if small else None}
         if dirty is not None:
             values.update(dirty=dirty, last_build=time.time())
-        values["vectors_pending"] = False if len(index.ids()) == wanted else True
+        values["vectors_pending"] = index.ntotal != wanted
         cache.set_meta(db, **values)
         meta = cache.meta(db)
     cache.adopt_vectors(index, meta)
+
+
+def delta_vectors(cache: Cache, key: str, ids: list[int]) -> dict[int, np.ndarray]:
+    """Vectors of chunk or passage ids, from the vector cache (to apply a recorded delta)."""
+    hashes = dict(select_in(cache.db, "SELECT vid, embed_hash FROM chunks WHERE vid IN ({marks})", ids))
+    hashes.update(select_in(cache.db, "SELECT pid, embed_hash FROM passages WHERE pid IN ({marks})", ids))
+    cached = _load_cached_vectors(cache, key, sorted(set(hashes.values())))
+    return {i: cached[h] for i, h in hashes.items() if h in cached}

@@ -36,6 +36,7 @@ class VectorIndex:
         # one process may search this index in several threads while its writer adds to it;
         # FAISS does not allow a search during an add, so each takes this lock
         self.lock = threading.RLock()
+        self.base_ids: set[int] | None = None  # the ids in the file on disk (None: never written/read)
 
     @classmethod
     def load(cls, path: Path, dim: int, checksum: str | None = None) -> "VectorIndex":
@@ -49,7 +50,15 @@ class VectorIndex:
         if index.d != dim:
             raise ValueError(f"vector index has dimension {index.d}, expected {dim}")
         vi.index = index
+        vi.base_ids = set(vi.ids().tolist())
         return vi
+
+    def delta(self) -> tuple[list[int], list[int]] | None:
+        """(added, removed) ids since the file on disk was written or read; None if there is none."""
+        if self.base_ids is None:
+            return None
+        now = set(self.ids().tolist())
+        return sorted(now - self.base_ids), sorted(self.base_ids - now)
 
     @property
     def ntotal(self) -> int:
@@ -74,6 +83,7 @@ class VectorIndex:
         the durable vector cache if a crash damaged it."""
         with self.lock:
             data = self.faiss.serialize_index(self.index).tobytes()
+            self.base_ids = set(self.ids().tolist())
         tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         tmp.write_bytes(data)
         os.replace(tmp, self.path)
