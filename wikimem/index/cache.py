@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import threading
 from typing import Any, Iterable
 
@@ -72,9 +73,8 @@ class Cache(CacheDir):
             base = index.base_ids  # the file's ids: the next delta is counted from them
             delta = meta.get("vectors_delta")
             if delta:
-                from .embedding import delta_vectors
                 index.remove(delta["remove"])
-                found = delta_vectors(self, meta.get("embedder") or "", delta["add"])
+                found = self.delta_vectors(meta.get("embedder") or "", delta["add"])
                 if len(found) != len(delta["add"]):
                     raise ValueError("vectors recorded in the delta are missing from the vector cache")
                 ids = sorted(found)
@@ -88,6 +88,24 @@ class Cache(CacheDir):
             return None
         self._vectors, self._vectors_sig = index, version
         return index
+
+    def cached_vectors(self, key: str, hashes: list[str]) -> dict[str, np.ndarray]:
+        """Cached vectors by text hash. A vector cache damaged in the middle (found only when read)
+        is started afresh: it holds nothing that cannot be embedded again."""
+        sql = "SELECT hash, vec FROM vecs WHERE embedder=? AND hash IN ({marks})"
+        try:
+            return {h: np.frombuffer(blob, dtype=np.float32) for h, blob in select_in(self.vdb, sql, hashes, key)}
+        except sqlite3.DatabaseError as exc:
+            log.warning("the vector cache is damaged (%s); starting a new one", exc)
+            self.reset_vector_cache()
+            return {}
+
+    def delta_vectors(self, key: str, ids: list[int]) -> dict[int, np.ndarray]:
+        """Vectors of chunk or passage ids, from the vector cache (to apply a recorded delta)."""
+        hashes = dict(select_in(self.db, "SELECT vid, embed_hash FROM chunks WHERE vid IN ({marks})", ids))
+        hashes.update(select_in(self.db, "SELECT pid, embed_hash FROM passages WHERE pid IN ({marks})", ids))
+        cached = self.cached_vectors(key, sorted(set(hashes.values())))
+        return {i: cached[h] for i, h in hashes.items() if h in cached}
 
     def adopt_vectors(self, index, meta: dict) -> None:
         """The writer's in-memory index becomes this process's readers' index (no reload)."""

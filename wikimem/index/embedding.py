@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
@@ -70,15 +69,7 @@ class VectorState:
 
 
 def _load_cached_vectors(cache: Cache, key: str, hashes: list[str]) -> dict[str, np.ndarray]:
-    """Cached vectors by text hash. A vector cache damaged in the middle (found only when read)
-    is started afresh: it holds nothing that cannot be embedded again."""
-    sql = "SELECT hash, vec FROM vecs WHERE embedder=? AND hash IN ({marks})"
-    try:
-        return {h: np.frombuffer(blob, dtype=np.float32) for h, blob in select_in(cache.vdb, sql, hashes, key)}
-    except sqlite3.DatabaseError as exc:
-        log.warning("the vector cache is damaged (%s); starting a new one", exc)
-        cache.reset_vector_cache()
-        return {}
+    return cache.cached_vectors(key, hashes)
 
 
 def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
@@ -214,11 +205,3 @@ def save_index(cache: Cache, index: VectorIndex, key: str, wanted: int, dirty: b
         cache.set_meta(db, **values)
         meta = cache.meta(db)
     cache.adopt_vectors(index, meta)
-
-
-def delta_vectors(cache: Cache, key: str, ids: list[int]) -> dict[int, np.ndarray]:
-    """Vectors of chunk or passage ids, from the vector cache (to apply a recorded delta)."""
-    hashes = dict(select_in(cache.db, "SELECT vid, embed_hash FROM chunks WHERE vid IN ({marks})", ids))
-    hashes.update(select_in(cache.db, "SELECT pid, embed_hash FROM passages WHERE pid IN ({marks})", ids))
-    cached = _load_cached_vectors(cache, key, sorted(set(hashes.values())))
-    return {i: cached[h] for i, h in hashes.items() if h in cached}
