@@ -57,6 +57,12 @@ def test_update_about_another_subject_does_not_supersede(vault):
     assert all(vault.parse_file(f"memories/{m}").status == "active" for m in memories(vault))
 
 
+def test_same_words_about_another_subject_are_not_a_duplicate(vault):
+    vault.remember("Prefers vim over nano.", kind="persona", about="[[Alice]]")
+    assert vault.remember("Prefers vim over nano.", kind="persona", about="[[Bob]]").action == "written"
+    assert vault.remember("prefers vim over nano", kind="persona", about="Alice").action == "duplicate"
+
+
 def test_unrelated_fact_is_simply_written(vault):
     vault.remember("The user prefers vim over nano.", kind="persona")
     res = vault.remember("The office moved to the third floor in March.", kind="persona")

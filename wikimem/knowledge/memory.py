@@ -125,7 +125,7 @@ def remember(v, fact: str, *, kind: str = DEFAULT_KIND, about: str | None = None
     existing = _memories_like(v, fact, kind)
     matches = compare(embedder, thresholds, fact, {p: b for p, (b, _pg) in existing.items()})
     similar = [(m.path, m.similarity) for m in matches if m.label != "different"]
-    dup = next((m for m in matches if m.label == "duplicate"), None)
+    dup = next((m for m in matches if m.label == "duplicate" and _same_subject(about, existing[m.path][1])), None)
     if dup is not None:
         return RememberResult("duplicate", dup.path, fact, kind, similar=similar, warnings=warnings, source=source)
     old = next((m.path for m in matches if m.label == "update" and _same_subject(about, existing[m.path][1])), None)
@@ -149,8 +149,9 @@ def remember(v, fact: str, *, kind: str = DEFAULT_KIND, about: str | None = None
 
 
 def _same_subject(about: str | None, page) -> bool:
-    """An update needs the same subject: the same ``about`` when both name one (the similarity
-    labelled it an update, which already says the subject matches when neither does)."""
+    """A duplicate or an update needs the same subject: the same ``about`` when both name one
+    ("prefers vim" about [[Alice]] is not a duplicate of the same words about [[Bob]]); when
+    either names none, the similarity label alone decides."""
     theirs = _link_key(page.frontmatter.get("about"))
     mine = _link_key(about)
     return mine is None or theirs is None or mine == theirs
