@@ -203,3 +203,13 @@ def test_a_racing_writer_makes_the_query_update_instead(examples, monkeypatch):
     result = writeback.write_back(examples, answer)
     assert raced == [result.page] and result.page_status == "updated"
     assert _query_pages(examples) == sorted(BUNDLED + [result.page])
+
+
+def test_an_alias_makes_a_reworded_question_the_same(examples):
+    """'RRF' is an alias of the Reciprocal Rank Fusion page: the vault's own synonym."""
+    first = examples.query("What value of k does reciprocal rank fusion use?")
+    again = examples.query("Which k does RRF use?")
+    assert again.page == first.page and again.page_status == "updated"
+    faiss = examples.query("Who released FAISS?")
+    whoosh = examples.query("Who maintains Whoosh?")
+    assert faiss.page_status == whoosh.page_status == "created" and faiss.page != whoosh.page

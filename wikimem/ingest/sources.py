@@ -341,7 +341,7 @@ def _write_source_page(vault, info: Extract, kind: str, rel: str, text_note: str
         warnings.append(f"index.md not updated: {exc}")
     from ..knowledge.writer import refresh_cache
 
-    warn = refresh_cache(vault, [rel, page_rel, "index.md"] + ([text_note] if text_note else []))
+    warn = refresh_cache(vault, [rel, "index.md"] + ([text_note] if text_note else []))  # write_page did the page
     if warn:
         warnings.append(warn)
     return page_rel, warnings

@@ -3,13 +3,15 @@
 The page's frontmatter says what was asked and when, how it was answered, and which chunks it
 cites, each with the sha256 of the chunk's text at the time (``"[[page#heading]] sha256:<hex>"``),
 so a later change to a cited chunk shows. The same or a near-identical question (most of its terms
-shared with an earlier one, or the same citations and a fair share of its terms) updates the
-earlier page instead of adding another: the first wording stays the title, later ones are kept in
+shared with an earlier one, or the same citations and a fair share of its terms; a page's title
+and aliases count as one name, so "RRF" and "reciprocal rank fusion" match) updates the earlier
+page instead of adding another: the first wording stays the title, later ones are kept in
 ``also_asked``. Unknown frontmatter keys a person added to the page are kept.
 """
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import logging
 import re
 from typing import Any
@@ -19,6 +21,7 @@ import yaml
 from ..errors import ConflictError, NoteReadError, WikimemError
 from ..index.analysis import terms
 from ..parse import frontmatter as fm
+from .extractive import FRAMING
 from .query import QUERY_FOLDER, Answer
 
 log = logging.getLogger(__name__)
@@ -73,14 +76,44 @@ def _existing(vault) -> list[tuple[str, Any, dict]]:
     return out
 
 
+def _names(vault) -> list[tuple[str, set[str]]]:
+    """(a page's title or alias, the terms of all its names): the vault's own synonyms."""
+    try:
+        rows = vault.cache.db.execute("SELECT title, aliases FROM files WHERE aliases IS NOT NULL AND "
+                                      "aliases NOT IN ('', '[]')").fetchall()
+    except Exception:  # noqa: BLE001 - no cache: no synonyms
+        return []
+    out = []
+    for title, aliases in rows:
+        try:
+            names = [str(title)] + [str(a) for a in json.loads(aliases or "[]")]
+        except (ValueError, TypeError):
+            continue
+        every = set().union(*(terms(n) for n in names))
+        out.extend((n, every) for n in names if n.strip())
+    return out
+
+
+def question_terms(question: str, names: list[tuple[str, set[str]]]) -> set[str]:
+    """The question's content terms, with every name of a page it mentions ("RRF" brings in
+    "reciprocal rank fusion" when a page has that alias), framing words left out."""
+    found = set(terms(question))
+    low = question.casefold()
+    for name, every in names:
+        if re.search(rf"(?<!\w){re.escape(name.casefold())}(?!\w)", low):
+            found |= every
+    return (found - FRAMING) or found
+
+
 def find_same(vault, answer: Answer):
     """The query page this question repeats, or None."""
-    mine = set(terms(answer.question))
+    names = _names(vault)
+    mine = question_terms(answer.question, names)
     links = {c.link for c in answer.citations}
     best, best_score = None, 0.0
     for rel, note, data in _existing(vault):
         asked = [data.get("question")] + list(data.get("also_asked") or [])
-        overlap = max((_jaccard(mine, set(terms(str(q)))) for q in asked if q), default=0.0)
+        overlap = max((_jaccard(mine, question_terms(str(q), names)) for q in asked if q), default=0.0)
         theirs = {p[0] for p in map(parse_source, data.get("sources") or []) if p}
         same_sources = bool(links) and theirs == links
         if overlap >= SAME_QUESTION or (same_sources and overlap >= SAME_SOURCES_QUESTION):
