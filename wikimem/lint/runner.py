@@ -9,7 +9,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..errors import LockError, UsageError
+from ..errors import LockError, NoteReadError, UsageError
+from ..parse.schema import VaultSchema
 from .context import LintContext
 from .options import LintOptions, check_severity, load_options
 from .registry import SEVERITIES, Finding, Rule, all_rules, matches, severity_rank
@@ -26,6 +27,7 @@ class LintReport:
     fixed: list[str] = field(default_factory=list)
     pages: int = 0
     seconds: float = 0.0
+    rule_seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -85,15 +87,23 @@ def load_context(vault, refresh: bool = True) -> LintContext:
     pages = vault.pages(refresh=False)
     files = {path: (sha, size, mtime) for path, sha, size, mtime in
              vault.cache.db.execute("SELECT path, sha256, size, mtime_ns FROM files")}
-    schema_text = None
+    schema_text, schema, notices = None, VaultSchema(), []
     if (Path(vault.root) / "SCHEMA.md").exists():
-        schema_text = vault.files.read_note("SCHEMA.md").text
-    return LintContext(vault, pages, files, vault.schema(), load_options(schema_text))
+        try:
+            schema_text = vault.files.read_note("SCHEMA.md").text
+            schema = vault.schema()
+        except NoteReadError as exc:  # binary, not UTF-8, too large: lint the rest without it
+            notices.append(f"SCHEMA.md not read ({exc}); taxonomy, thresholds and lint options not applied")
+    ctx = LintContext(vault, pages, files, schema, load_options(schema_text))
+    ctx.notices.extend(notices)
+    return ctx
 
 
-def run_rules(ctx: LintContext, rules: list[Rule], paths: list[str]) -> list[Finding]:
+def run_rules(ctx: LintContext, rules: list[Rule], paths: list[str],
+              timings: dict[str, float] | None = None) -> list[Finding]:
     findings: list[Finding] = []
     for r in rules:
+        started = time.perf_counter()
         ctx.code = r.code
         override = ctx.options.severity.get(r.code)
         for f in r.check(ctx):
@@ -103,6 +113,8 @@ def run_rules(ctx: LintContext, rules: list[Rule], paths: list[str]) -> list[Fin
             if ignored and matches(f.code, ignored):
                 continue
             findings.append(replace(f, severity=override or f.severity or r.severity))
+        if timings is not None:
+            timings[r.code] = timings.get(r.code, 0.0) + time.perf_counter() - started
     findings.sort(key=Finding.sort_key)
     return findings
 
@@ -115,7 +127,8 @@ def lint(vault, paths: Iterable[str] = (), select: Iterable[str] = (), ignore: I
     ctx = load_context(vault, refresh)
     rules = select_rules(select, ignore, ctx.options)
     bar = check_severity(fail_on, "--fail-on") if fail_on else ctx.options.fail_on
-    findings = run_rules(ctx, rules, paths)
+    timings: dict[str, float] = {"load": time.perf_counter() - start}
+    findings = run_rules(ctx, rules, paths, timings)
     fixed: list[str] = []
     if fix:
         from .fix import apply_fixes
@@ -124,7 +137,7 @@ def lint(vault, paths: Iterable[str] = (), select: Iterable[str] = (), ignore: I
             ctx = load_context(vault, refresh)
             findings = run_rules(ctx, rules, paths)
     return LintReport(findings, [r.code for r in rules], bar, ctx.notices, fixed, len(ctx.pages),
-                      time.perf_counter() - start)
+                      time.perf_counter() - start, timings)
 
 
 def locate(paths: list[str], vault: str | None) -> tuple[str, list[str]]:

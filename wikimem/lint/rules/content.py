@@ -57,7 +57,8 @@ def _mention_line(page, name: str) -> int:
 @rule("WM502", "unlinked-mention", severity="info")
 def unlinked_mention(ctx):
     """A page names another page (its title or an alias, whole words, option ``min_length`` chars,
-    default 4) without linking to it anywhere: a missing cross-reference. Example: "ranked with
+    default 4; a one-word name only in the case it is written) without linking to it anywhere: a
+    missing cross-reference. Example: "ranked with
     Reciprocal Rank Fusion" in a page with no ``[[Reciprocal Rank Fusion]]``. Reported once per
     page and target."""
     min_length = number(ctx.rule_options(), "min_length", 4, f"SCHEMA.md lint.rules.{ctx.code}")
@@ -77,16 +78,22 @@ def unlinked_mention(ctx):
             if words:
                 first_word.setdefault(words[0], []).append((words, name, page.path))
     for page in ctx.wiki_pages():
+        if ctx.is_superseded(page.path):
+            continue  # an old version naming its successor is history, not a missing link
         linked = {l.resolved for l in page.links if l.resolved} | {page.path}
-        tokens = _prose_tokens(page.body)
+        written = _WORD.findall(_NOT_PROSE.sub(" ", page.body))
+        tokens = [t.lower() for t in written]
         found: dict[str, str] = {}
         for i, tok in enumerate(tokens):
             cands = first_word.get(tok)
             if not cands:
                 continue
             for words, name, target in cands:
-                if target not in linked and target not in found and tuple(tokens[i:i + len(words)]) == words:
-                    found[target] = name
+                if target in linked or target in found or tuple(tokens[i:i + len(words)]) != words:
+                    continue
+                if len(words) == 1 and written[i] != name:
+                    continue  # one word: only as written ("Empty", not "an empty page")
+                found[target] = name
         if han:
             prose = _NOT_PROSE.sub(" ", page.body).lower()
             for low, name, target in han:

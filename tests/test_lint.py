@@ -1,0 +1,179 @@
+"""wikimem lint: golden output for the fixture vault, Obsidian anchors, no false broken links on
+examples/, --fix (idempotent, raw/ untouched, logged), options, suppression, CLI exit codes."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import EXAMPLES, FIXTURES, golden
+from wikimem.api import open_vault
+from wikimem.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def lint_vault(tmp_path) -> Path:
+    root = tmp_path / "vault"
+    shutil.copytree(FIXTURES / "lint" / "vault", root)
+    return root
+
+
+def _lint(root, **kw):
+    v = open_vault(root, embedder="fake")
+    try:
+        return v.lint(**kw)
+    finally:
+        v.close()
+
+
+def test_fixture_vault_matches_golden(lint_vault):
+    report = _lint(lint_vault)
+    data = report.to_dict()
+    assert [f["path"] for f in data["findings"]] == sorted(f["path"] for f in data["findings"])
+    golden("lint-fixture", {"findings": data["findings"], "summary": data["summary"], "notices": data["notices"]})
+
+
+def test_obsidian_headings_blocks_and_table_links_are_not_broken(lint_vault):
+    """The issue's cases: [[Functions#hasTag]] for ### `hasTag()`, [[FAQ#How large ...]] for a
+    heading ending in '?', [[#Minecraft The Video Game]], a block id straight after an embed."""
+    findings = _lint(lint_vault, select=["WM1"]).findings
+    assert not [f for f in findings if f.path == "concepts/Minecraft.md"]
+    broken = {(f.code, f.message.split(" ")[1]) for f in findings if f.code in ("WM102", "WM103")}
+    assert broken == {("WM102", "'Variants'"), ("WM103", "'^nope'")}
+
+
+def test_examples_have_no_broken_link_findings(tmp_path):
+    root = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, root)
+    findings = _lint(root, select=["WM1", "WM301", "WM403"]).findings
+    assert findings == []
+
+
+def test_messages_name_the_target(lint_vault):
+    by_code = {}
+    for f in _lint(lint_vault).findings:
+        by_code.setdefault(f.code, []).append(f.message)
+    assert any("No Such Page" in m for m in by_code["WM101"])
+    assert any("Variants" in m for m in by_code["WM102"])
+    assert any("nope" in m for m in by_code["WM103"])
+    assert any("#vectors" in m for m in by_code["WM203"])
+    assert any("missing-diagram.png" in m for m in by_code["WM106"])
+
+
+def test_select_ignore_and_paths(lint_vault):
+    only = _lint(lint_vault, select=["WM10"], ignore=["WM101"])
+    assert only.findings and {f.code for f in only.findings} <= {"WM102", "WM103", "WM104", "WM105", "WM106"}
+    assert only.rules == ["WM102", "WM103", "WM104", "WM105", "WM106"]
+    scoped = _lint(lint_vault, paths=["queries"])
+    assert scoped.findings and {f.path for f in scoped.findings} == {"queries/Old Question.md"}
+
+
+def test_page_suppression_and_schema_options(lint_vault):
+    codes = {(f.path, f.code) for f in _lint(lint_vault).findings}
+    assert ("notes/Secret.md", "WM507") in codes
+    assert ("notes/Secret.md", "WM401") not in codes and ("notes/Secret.md", "WM402") not in codes
+    schema = lint_vault / "SCHEMA.md"
+    schema.write_text(schema.read_text().replace("lint:\n", "lint:\n  ignore: [WM5]\n  severity: {WM401: error}\n"))
+    report = _lint(lint_vault)
+    assert not [f for f in report.findings if f.code.startswith("WM5")]
+    assert {f.severity for f in report.findings if f.code == "WM401"} == {"error"}
+
+
+def test_bad_lint_options_are_config_errors(lint_vault):
+    from wikimem.errors import ConfigError
+    schema = lint_vault / "SCHEMA.md"
+    schema.write_text(schema.read_text().replace("lint:\n", "lint:\n  fail_on: sometimes\n"))
+    with pytest.raises(ConfigError):
+        _lint(lint_vault)
+    result = runner.invoke(app, ["lint", str(lint_vault), "--json"])
+    assert result.exit_code == 2
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".wikimem" not in p.parts}
+
+
+def test_fix_is_safe_idempotent_logged_and_never_touches_raw(lint_vault):
+    raw_before = {k: v for k, v in _tree(lint_vault).items() if k.startswith("raw/")}
+    first = _lint(lint_vault, fix=True)
+    assert any("add to index.md" in f for f in first.fixed)
+    assert any("mark superseded" in f for f in first.fixed)
+    assert any("normalise tag case" in f for f in first.fixed)
+    remaining = {f.code for f in first.findings}
+    assert not remaining & {"WM402", "WM304"}
+    assert "tags: [Retrieval" not in (lint_vault / "concepts/BM25.md").read_text()
+    old = (lint_vault / "concepts/BM25 (early notes).md").read_text()
+    assert "status: superseded" in old and "superseded_by" in old
+    assert "lint --fix" in (lint_vault / "log.md").read_text()
+    after_first = _tree(lint_vault)
+    second = _lint(lint_vault, fix=True)
+    assert second.fixed == []
+    assert _tree(lint_vault) == after_first
+    assert {k: v for k, v in after_first.items() if k.startswith("raw/")} == raw_before
+
+
+def test_fix_skips_a_page_changed_since_it_was_read(lint_vault, monkeypatch):
+    from wikimem.lint import fix as fixmod
+    real = fixmod._apply
+
+    def edit_first(vault, finding):
+        if finding.fix.kind == "tag_case":
+            (lint_vault / finding.fix.args[0]).write_text("---\ntags: [Retrieval]\n---\n# changed meanwhile\n")
+        return real(vault, finding)
+    monkeypatch.setattr(fixmod, "_apply", edit_first)
+    report = _lint(lint_vault, fix=True, select=["WM206"])
+    assert report.fixed == []
+    assert "changed meanwhile" in (lint_vault / "concepts/BM25.md").read_text()
+
+
+def test_raw_changed_after_first_seen(lint_vault):
+    assert not [f for f in _lint(lint_vault, select=["WM506"]).findings]
+    (lint_vault / "raw/articles/bm25.md").write_text("# Notes on BM25\n\nEdited.\n")
+    found = _lint(lint_vault, select=["WM506"]).findings
+    assert [(f.path, f.code, f.severity) for f in found] == [("raw/articles/bm25.md", "WM506", "error")]
+
+
+def test_near_duplicates_with_vectors_and_notice_without(tmp_path):
+    text = "Hybrid search fuses a keyword ranking and a vector ranking into one list of results for the reader."
+    root = tmp_path / "v"
+    (root / "concepts").mkdir(parents=True)
+    (root / "concepts/A.md").write_text(f"# A\n\n{text}\n")
+    (root / "concepts/B.md").write_text(f"# B\n\n{text}\n")
+    (root / "concepts/C.md").write_text("# C\n\nLeiden refines partitions of a graph until communities are connected.\n")
+    report = _lint(root, select=["WM503"])
+    assert report.findings == [] and any("no vectors" in n for n in report.notices)
+    v = open_vault(root, embedder="fake")
+    v.index()
+    v.close()
+    found = _lint(root, select=["WM503"]).findings
+    assert [(f.path, f.code) for f in found] == [("concepts/A.md", "WM503")] and "concepts/B.md" in found[0].message
+
+
+def test_cli_json_exit_codes_and_sarif(lint_vault, tmp_path, monkeypatch):
+    result = runner.invoke(app, ["lint", str(lint_vault), "--json"])
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.stdout)
+    assert {"path", "line", "column", "code", "severity", "message"} <= set(data["findings"][0])
+    assert runner.invoke(app, ["lint", str(lint_vault), "--exit-zero", "--json"]).exit_code == 0
+    assert runner.invoke(app, ["lint", str(lint_vault), "--select", "WM999"]).exit_code == 2
+    assert runner.invoke(app, ["lint", str(lint_vault), "--fail-on", "often"]).exit_code == 2
+    sarif = json.loads(runner.invoke(app, ["lint", str(lint_vault), "--format", "sarif"]).stdout)
+    assert sarif["version"] == "2.1.0" and sarif["runs"][0]["results"]
+    text = runner.invoke(app, ["lint", str(lint_vault / "concepts")])
+    assert "concepts/BM25.md" in text.stdout and "queries/" not in text.stdout
+    clean = tmp_path / "clean"
+    (clean / "concepts").mkdir(parents=True)
+    (clean / "SCHEMA.md").write_text("# Schema\n")
+    (clean / "index.md").write_text("# Index\n\n## Concepts\n- [[A]]\n")
+    (clean / "concepts/A.md").write_text("# A\n\nA page with a few words of prose.\n")
+    ok = runner.invoke(app, ["lint", str(clean), "--json"])
+    assert ok.exit_code == 0, ok.stdout
+    assert json.loads(ok.stdout)["findings"] == []
+    monkeypatch.chdir(clean / "concepts")
+    assert runner.invoke(app, ["lint", "--json"]).exit_code == 0  # the vault is found above the folder
