@@ -1,0 +1,94 @@
+"""``communities --write``: the ``communities.md`` page (one section per community, wikilinks, a
+Mermaid map of communities and their bridges), written through the one writer path.
+
+The page carries no date, so an unchanged result compiles to the same bytes and is not rewritten;
+``communities.md`` itself is left out of the graph (``pagegraph.STRUCTURAL_PAGES``), so writing it
+never changes the next result.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .communities import CommunityReport
+from .pagegraph import PageInfo, db_of, page_infos
+
+PAGE = "communities.md"
+MAP_COMMUNITIES = 30  # the Mermaid map shows the largest ones; more is unreadable
+MIN_SECTION = 2  # singletons are listed together at the end, not one section each
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    path: str
+    written: bool
+    sha256: str
+    warnings: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "written": self.written, "sha256": self.sha256, "warnings": list(self.warnings)}
+
+
+def _link(path: str, info: dict[str, PageInfo]) -> str:
+    target = path[:-3] if path.endswith(".md") else path
+    title = info[path].title if path in info else target
+    shown = title.replace("|", "/").replace("]", ")").replace("[", "(")
+    return f"[[{target}|{shown}]]" if shown != target else f"[[{target}]]"
+
+
+def _mermaid_text(text: str) -> str:
+    return text.replace('"', "'").replace("\n", " ")[:60]
+
+
+def mermaid(report: CommunityReport) -> str:
+    shown = [c for c in report.communities if c.size >= MIN_SECTION][:MAP_COMMUNITIES]
+    ids = {c.id for c in shown}
+    lines = ["```mermaid", "graph LR"]
+    for c in shown:
+        lines.append(f'  c{c.id}["{c.id}. {_mermaid_text(c.label or "untitled")} ({c.size})"]')
+    for c in shown:
+        for b in c.bridges:
+            if b.community in ids and c.id < b.community:
+                lines.append(f"  c{c.id} ---|{b.links}| c{b.community}")
+    lines.append("```")
+    return "\n".join(lines)
+
+
+def render(report: CommunityReport, info: dict[str, PageInfo]) -> str:
+    sections = [c for c in report.communities if c.size >= MIN_SECTION]
+    alone = sorted(p for c in report.communities if c.size < MIN_SECTION for p in c.members)
+    out = ["---", "title: Communities", "type: note", "generated_by: wikimem communities --write", "---", "",
+           "# Communities", "",
+           f"Clusters of the link graph found by Leiden (resolution {report.resolution:g}, seed {report.seed}"
+           f"{', with semantic edges' if report.semantic else ''}): {len(sections)} communities over "
+           f"{report.pages} pages. Compiled by `wikimem communities --write`; edits here are overwritten.", "",
+           mermaid(report), ""]
+    for c in sections:
+        out += [f"## {c.id}. {c.label or 'untitled'}", "",
+                f"- Size: {c.size}",
+                f"- Hubs: {', '.join(_link(h, info) for h in c.hubs)}"]
+        if c.tags:
+            out.append(f"- Tags: {', '.join('#' + t for t in c.tags)}")
+        if c.bridges:
+            out.append("- Bridges: " + "; ".join(
+                f"community {b.community} ({b.links} links, strongest {_link(b.strongest[0], info)} → "
+                f"{_link(b.strongest[1], info)})" for b in c.bridges))
+        out += ["", "Members: " + ", ".join(_link(p, info) for p in c.members), ""]
+    if alone:
+        out += ["## Unclustered", "", "Pages with no links to other pages: " + ", ".join(_link(p, info) for p in alone),
+                ""]
+    return "\n".join(out)
+
+
+def write_page(vault, report: CommunityReport) -> CompileResult:
+    """Compile and write ``communities.md`` (unchanged bytes are not rewritten), then log it."""
+    info = page_infos(db_of(vault))
+    text = render(report, info)
+    path = vault.root / PAGE
+    expected = None
+    if path.exists():
+        note = vault.files.read_note(PAGE)
+        expected = note.sha256
+        if note.text.replace("\r\n", "\n") == text:
+            return CompileResult(PAGE, False, note.sha256)
+    result = vault.write_page(PAGE, text, expected_sha256=expected, reason="communities")
+    return CompileResult(result.path, True, result.sha256, tuple(result.warnings))

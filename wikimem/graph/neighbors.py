@@ -1,0 +1,186 @@
+"""``neighbors PAGE`` and ``path A B``: walks over the ``edges`` table, one indexed query per page
+visited (no graph is loaded, so a walk costs milliseconds at any vault size).
+
+``neighbors`` is a breadth-first search to ``depth`` (1..3) in both directions: each neighbour is
+listed once, at the depth it was first reached, with every edge between it and the page it was
+reached from (direction, type, weight). The fan-out cap keeps the strongest neighbours of each page
+expanded (by summed weight, then path), so a hub does not flood the answer. Tag nodes are listed
+only when ``tagged`` is asked for, and are never walked through (a tag joins unrelated pages).
+The structural pages (``index.md``, ``log.md``, ``communities.md``...) link to everything by design
+and are left out of both walks.
+``path`` is a breadth-first shortest path (fewest links, ties broken by path order).
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from ..errors import UsageError
+from .pagegraph import PAGE_EDGE_TYPES, STRUCTURAL_PAGES, db_of, page_infos, parse_types, resolve_page
+
+DEFAULT_FANOUT = 20
+
+
+@dataclass(frozen=True)
+class Edge:
+    direction: str  # "out": the nearer page links to this one; "in": this one links to it
+    type: str
+    weight: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"direction": self.direction, "type": self.type, "weight": self.weight}
+
+
+@dataclass(frozen=True)
+class Neighbor:
+    path: str
+    title: str
+    kind: str  # page | tag | file
+    depth: int
+    via: str  # the page it was reached from
+    edges: tuple[Edge, ...]
+
+    @property
+    def weight(self) -> float:
+        return round(sum(e.weight for e in self.edges), 6)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "title": self.title, "kind": self.kind, "depth": self.depth, "via": self.via,
+                "weight": self.weight, "edges": [e.to_dict() for e in self.edges]}
+
+
+@dataclass(frozen=True)
+class NeighborReport:
+    page: str
+    title: str
+    depth: int
+    types: tuple[str, ...]
+    min_weight: float
+    fanout: int
+    neighbors: tuple[Neighbor, ...]
+    truncated: tuple[str, ...] = field(default=())  # pages whose neighbours were cut by the fan-out cap
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"page": self.page, "title": self.title, "depth": self.depth, "types": list(self.types),
+                "min_weight": self.min_weight, "fanout": self.fanout, "count": len(self.neighbors),
+                "truncated": list(self.truncated), "neighbors": [n.to_dict() for n in self.neighbors]}
+
+
+def _edges_of(db, path: str, types: tuple[str, ...]) -> dict[str, list[Edge]]:
+    marks = ",".join("?" * len(types))
+    rows = db.execute(f"SELECT dst, 'out', type, weight FROM edges WHERE src=? AND type IN ({marks}) "
+                      f"UNION ALL SELECT src, 'in', type, weight FROM edges WHERE dst=? AND type IN ({marks})",
+                      (path, *types, path, *types)).fetchall()
+    found: dict[str, list[Edge]] = {}
+    for other, direction, etype, weight in rows:
+        if other != path:
+            found.setdefault(other, []).append(Edge(direction, etype, round(float(weight), 6)))
+    for edges in found.values():
+        edges.sort(key=lambda e: (e.direction != "out", e.type))
+    return found
+
+
+def _check(depth: int, min_weight: float, fanout: int) -> None:
+    if not 1 <= depth <= 3:
+        raise UsageError(f"depth must be 1, 2 or 3, got {depth}")
+    if min_weight < 0:
+        raise UsageError(f"min-weight must not be negative, got {min_weight}")
+    if fanout < 1:
+        raise UsageError(f"fan-out must be at least 1, got {fanout}")
+
+
+def neighbors(vault, page: str, depth: int = 1, types: Iterable[str] | str | None = None, min_weight: float = 0.0,
+              fanout: int = DEFAULT_FANOUT) -> NeighborReport:
+    _check(depth, min_weight, fanout)
+    wanted = parse_types(types) or PAGE_EDGE_TYPES
+    db = db_of(vault)
+    info = page_infos(db)
+    start = resolve_page(vault, page, info)
+    seen = {start}
+    found: list[Neighbor] = []
+    truncated: list[str] = []
+    frontier = [start]
+    for level in range(1, depth + 1):
+        following: list[str] = []
+        for here in frontier:
+            candidates = [(other, edges) for other, edges in _edges_of(db, here, wanted).items()
+                          if other not in seen and other not in STRUCTURAL_PAGES
+                          and sum(e.weight for e in edges) >= min_weight]
+            candidates.sort(key=lambda oe: (-sum(e.weight for e in oe[1]), oe[0]))
+            if len(candidates) > fanout:
+                truncated.append(here)
+                candidates = candidates[:fanout]
+            for other, edges in candidates:
+                seen.add(other)
+                kind = "tag" if other.startswith("#") else ("page" if other in info else "file")
+                title = info[other].title if other in info else other
+                found.append(Neighbor(other, title, kind, level, here, tuple(edges)))
+                if kind == "page":
+                    following.append(other)
+        frontier = following
+    found.sort(key=lambda n: (n.depth, -n.weight, n.path))
+    return NeighborReport(start, info[start].title, depth, tuple(wanted), min_weight, fanout, tuple(found),
+                          tuple(sorted(truncated)))
+
+
+@dataclass(frozen=True)
+class PathStep:
+    path: str
+    title: str
+    edges: tuple[Edge, ...]  # between the previous step and this one (empty for the first)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "title": self.title, "edges": [e.to_dict() for e in self.edges]}
+
+
+@dataclass(frozen=True)
+class PathReport:
+    source: str
+    target: str
+    found: bool
+    steps: tuple[PathStep, ...]
+    directed: bool
+
+    @property
+    def length(self) -> int | None:
+        return len(self.steps) - 1 if self.found else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "target": self.target, "found": self.found, "length": self.length,
+                "directed": self.directed, "steps": [s.to_dict() for s in self.steps]}
+
+
+def path(vault, source: str, target: str, types: Iterable[str] | str | None = None,
+         directed: bool = False) -> PathReport:
+    """Fewest-links path from ``source`` to ``target`` over page edges (either direction unless
+    ``directed``: then only following links as written). No path: ``found`` is False."""
+    wanted = tuple(t for t in (parse_types(types) or PAGE_EDGE_TYPES) if t != "tagged")
+    if not wanted:
+        raise UsageError("a path follows links between pages; the tagged edge type alone gives none")
+    db = db_of(vault)
+    info = page_infos(db)
+    a, b = resolve_page(vault, source, info), resolve_page(vault, target, info)
+    parent: dict[str, tuple[str, tuple[Edge, ...]] | None] = {a: None}
+    queue = deque([a])
+    while queue and b not in parent:
+        here = queue.popleft()
+        if here != a and here in STRUCTURAL_PAGES:
+            continue  # index.md would join everything to everything in two steps
+        for other, edges in sorted(_edges_of(db, here, wanted).items()):
+            if directed:
+                edges = [e for e in edges if e.direction == "out"]
+            if edges and other not in parent and other in info:
+                parent[other] = (here, tuple(edges))
+                queue.append(other)
+    if b not in parent:
+        return PathReport(a, b, False, (), directed)
+    steps: list[PathStep] = []
+    node: str | None = b
+    while node is not None:
+        link = parent[node]
+        steps.append(PathStep(node, info[node].title, link[1] if link else ()))
+        node = link[0] if link else None
+    steps.reverse()
+    return PathReport(a, b, True, tuple(steps), directed)
+

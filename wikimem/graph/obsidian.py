@@ -1,0 +1,79 @@
+"""``communities --obsidian-graph``: colour groups in ``.obsidian/graph.json`` so Obsidian's own
+graph view colours pages by community.
+
+Every other setting in the file is kept as it was; the previous bytes are saved beside it as
+``graph.json.bak``; both writes are atomic. Groups wikimem wrote before are recognised by their
+queries (remembered in ``.wikimem/obsidian-groups.json``) and replaced, while a user's own colour
+groups stay, after ours (Obsidian colours a page by the first group that matches it).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ..errors import WikimemError
+from ..vault.files import atomic_write_bytes
+from .communities import CommunityReport
+
+GRAPH = ".obsidian/graph.json"
+REMEMBERED = "obsidian-groups.json"
+MAX_GROUPS = 12
+# a colour-blind-safe qualitative palette (Okabe-Ito plus Tableau), as Obsidian's 0xRRGGBB ints
+PALETTE = (0xE69F00, 0x56B4E9, 0x009E73, 0xF0E442, 0x0072B2, 0xD55E00, 0xCC79A7, 0x999999,
+           0x4E79A7, 0xF28E2B, 0x59A14F, 0xB07AA1)
+
+
+@dataclass(frozen=True)
+class ObsidianResult:
+    path: str
+    backup: str | None
+    groups: int
+    kept_user_groups: int
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "backup": self.backup, "groups": self.groups,
+                "kept_user_groups": self.kept_user_groups}
+
+
+def _query(members) -> str:
+    return " OR ".join(f'path:"{p}"' for p in members)
+
+
+def colour_groups(report: CommunityReport) -> list[dict]:
+    groups = []
+    for i, c in enumerate([c for c in report.communities if c.size >= 2][:MAX_GROUPS]):
+        groups.append({"query": _query(c.members), "color": {"a": 1, "rgb": PALETTE[i % len(PALETTE)]}})
+    return groups
+
+
+def write_graph_settings(vault, report: CommunityReport) -> ObsidianResult:
+    target = vault.root / GRAPH
+    remembered_path = vault.cache.dir / REMEMBERED
+    old_bytes = None
+    settings: dict = {}
+    if target.exists():
+        old_bytes = target.read_bytes()
+        try:
+            settings = json.loads(old_bytes.decode("utf-8")) if old_bytes.strip() else {}
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise WikimemError(f"{GRAPH} is not valid JSON ({exc}); fix or remove it, then run again") from None
+        if not isinstance(settings, dict):
+            raise WikimemError(f"{GRAPH} does not hold a JSON object; fix or remove it, then run again")
+    try:
+        ours_before = set(json.loads(remembered_path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        ours_before = set()
+    existing = settings.get("colorGroups") if isinstance(settings.get("colorGroups"), list) else []
+    user = [g for g in existing if not (isinstance(g, dict) and g.get("query") in ours_before)]
+    ours = colour_groups(report)
+    settings["colorGroups"] = ours + user
+    backup = None
+    if old_bytes is not None:
+        backup = GRAPH + ".bak"
+        atomic_write_bytes(vault.root / backup, old_bytes)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(target, (json.dumps(settings, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    if vault.cache.dir.is_dir():
+        atomic_write_bytes(remembered_path, json.dumps(sorted(g["query"] for g in ours)).encode("utf-8"))
+    vault.append_log("communities", f"{GRAPH}: {len(ours)} colour groups by community")
+    return ObsidianResult(GRAPH, backup, len(ours), len(user))

@@ -1,0 +1,99 @@
+"""``wikimem stats``: what the vault holds, counted from the cache (``files``, ``edges`` and
+``chunks`` tables, the stored page records and ``Vault.status``); nothing is re-parsed.
+
+Definitions, so the numbers can be checked by hand:
+- links: the links that become graph edges (body links, plus ``supersedes``/``sources``/``source``/
+  ``related`` in frontmatter) and that name another file; ``resolved`` point at a file of the vault
+  as of the last build, ``broken`` at none.
+- orphans: pages no other page links to (links from the structural pages ``index.md``, ``log.md``,
+  ``SCHEMA.md``, ``communities.md`` do not count: the catalogue links to everything).
+- hubs: the pages with the most inbound links from other pages.
+- communities: ``wikimem communities`` with default settings (its stored result when the graph has
+  not changed since).
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from .pagegraph import PAGE_EDGE_TYPES, STRUCTURAL_PAGES, db_of
+
+TOP_TAGS = 25
+TOP_HUBS = 10
+
+
+def _folder(path: str) -> str:
+    return path.split("/", 1)[0] + "/" if "/" in path else "."
+
+
+def stats(vault, communities: bool = True) -> dict[str, Any]:
+    db = db_of(vault)
+    rows = db.execute("SELECT path, type, status, tags FROM files WHERE note=1 ORDER BY path").fetchall()
+    pages = [r[0] for r in rows]
+    page_set = set(pages)
+    by_type = Counter(r[1] or "note" for r in rows)
+    by_folder = Counter(_folder(r[0]) for r in rows)
+    tags: Counter[str] = Counter()
+    for r in rows:
+        try:
+            tags.update(json.loads(r[3] or "[]"))
+        except ValueError:
+            pass
+    superseded = sorted(r[0] for r in rows if (r[2] or "") == "superseded")
+
+    resolved, broken = db.execute(
+        "SELECT coalesce(sum(json_extract(l.value, '$[7]') IS NOT NULL), 0), "
+        "coalesce(sum(json_extract(l.value, '$[7]') IS NULL), 0) "
+        "FROM files f, json_each(json_extract(f.page, '$.links')) l "
+        "WHERE f.note=1 AND json_extract(l.value, '$[0]') != '' "
+        "AND (json_extract(l.value, '$[1]') != 'frontmatter' "
+        "     OR json_extract(l.value, '$[6]') IN ('supersedes', 'sources', 'source', 'related'))").fetchone()
+    marks = ",".join("?" * len(PAGE_EDGE_TYPES))
+    inbound: Counter[str] = Counter()
+    edge_count = 0
+    for src, dst in db.execute(f"SELECT src, dst FROM edges WHERE type IN ({marks})", PAGE_EDGE_TYPES):
+        if src != dst and dst in page_set and src in page_set:
+            edge_count += 1
+            if src not in STRUCTURAL_PAGES:
+                inbound[dst] += 1
+    orphans = sorted(p for p in pages if p not in STRUCTURAL_PAGES and not inbound.get(p))
+    hubs = [{"path": p, "inbound": n} for p, n in sorted(inbound.items(), key=lambda pn: (-pn[1], pn[0]))[:TOP_HUBS]]
+
+    memories = Counter(str(kind or "episodic").strip().lower() for (kind,) in db.execute(
+        "SELECT json_extract(page, '$.frontmatter.data.kind') FROM files WHERE note=1 AND type='memory'"))
+    raw_files, raw_bytes = db.execute("SELECT count(*), coalesce(sum(size), 0) FROM files WHERE path LIKE 'raw/%'").fetchone()
+    raw_notes = db.execute("SELECT count(*) FROM files WHERE note=1 AND path LIKE 'raw/%'").fetchone()[0]
+    chunk_pages = db.execute("SELECT count(DISTINCT path) FROM chunks").fetchone()[0]
+
+    status = vault.status()
+    result: dict[str, Any] = {
+        "vault": str(vault.root),
+        "pages": len(pages),
+        "by_type": dict(sorted(by_type.items())),
+        "by_folder": dict(sorted(by_folder.items())),
+        "tags": len(tags),
+        "top_tags": [{"tag": t, "pages": n} for t, n in sorted(tags.items(), key=lambda tn: (-tn[1], tn[0]))[:TOP_TAGS]],
+        "links": {"total": int(resolved) + int(broken), "resolved": int(resolved), "broken": int(broken),
+                  "page_edges": edge_count},
+        "orphans": {"count": len(orphans), "pages": orphans},
+        "superseded": {"count": len(superseded), "pages": superseded},
+        "hubs": hubs,
+        "raw_sources": {"files": raw_files, "bytes": raw_bytes, "notes": raw_notes},
+        "query_pages": by_type.get("query", 0),
+        "memories": {"count": sum(memories.values()), "by_kind": dict(sorted(memories.items()))},
+        "chunks": status.get("chunks", 0),
+        "pages_with_chunks": chunk_pages,
+        "embedding": {"embedder": status.get("embedder"), "vectors": status.get("vectors", 0),
+                      "coverage": status.get("vector_coverage", 0.0)},
+        "cache_bytes": status.get("cache_bytes", 0),
+        "stale_files": len(status.get("stale_files") or []),
+    }
+    if communities:
+        from .communities import detect
+        report = detect(vault)
+        sizes = [c.size for c in report.communities]
+        result["communities"] = {"count": len(sizes), "clustered": sum(1 for s in sizes if s >= 2),
+                                 "largest": max(sizes, default=0),
+                                 "top": [{"id": c.id, "size": c.size, "label": c.label} for c in report.communities[:10]]}
+    return result
