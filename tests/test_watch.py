@@ -295,3 +295,28 @@ def test_a_writer_lock_held_elsewhere_delays_but_loses_nothing(watcher):
         assert "pid" in (watcher.status()["last_error"] or "")
     assert _until(lambda: _paths(v, "zebracorn") == ["notes/late.md"], 15)
     other.close()
+
+
+def test_an_edit_does_not_wait_for_the_embedding_backlog(make_vault, monkeypatch, tmp_path):
+    """With a slow model and a backlog of 10+ batches, an edit is searchable after about one batch:
+    the slice embedding the backlog stops between batches when an event arrives."""
+    root = make_vault({f"notes/n{i}.md": f"# Note {i}\n\nText number {i} about things.\n" for i in range(48)})
+    v = open_vault(root, embedder="fake")
+    model = v.cache.embedder()
+    fast = model.embed_passages
+
+    def slow(texts):
+        time.sleep(0.3)
+        return fast(texts)
+    monkeypatch.setattr(model, "embed_passages", slow)
+    with v.watch(debounce_ms=100) as w:
+        assert _until(lambda: w.status()["state"] == "embedding" and (w.status()["slice"] or {}).get("embedded"), 30)
+        start = time.monotonic()
+        (root / "notes/new.md").write_text("# New\n\nzebracorn\n")
+        assert _until(lambda: _paths(v, "zebracorn") == ["notes/new.md"], 10)
+        took = time.monotonic() - start
+        assert w.status()["embedded"] < 48  # the backlog was not finished first
+        assert took < 1.5, took  # 0.1 s debounce + one 0.3 s batch + the build, not the 3 s backlog
+        assert w.wait_idle(60)
+        assert w.status()["backlog"] == 0
+    assert_equal_to_rebuild(v, tmp_path)

@@ -30,6 +30,7 @@ LOCK = "watch.lock"
 PIDFILE = "watch.pid"
 STATUS = "watch.json"
 LOG = "watch.log"
+LOG_KEEP_BYTES = 5 * 1024 * 1024
 
 
 def cache_dir(root: Path) -> Path:
@@ -178,9 +179,13 @@ def spawn_daemon(root: Path, args: list[str], ready_timeout: float = 60.0) -> di
     folder = cache_dir(root)
     folder.mkdir(parents=True, exist_ok=True)
     log_path = folder / LOG
+    with contextlib.suppress(OSError):
+        if log_path.stat().st_size > LOG_KEEP_BYTES:  # keep one old log, never let it grow without bound
+            os.replace(log_path, log_path.with_name(LOG + ".1"))
     started = time.time()
     with open(log_path, "ab") as log, open(os.devnull, "rb") as devnull:
-        proc = subprocess.Popen([sys.executable, "-m", "wikimem.cli", "watch", str(root), *args],
+        # -v: one INFO line per build in the log
+        proc = subprocess.Popen([sys.executable, "-m", "wikimem.cli", "-v", "watch", str(root), *args],
                                 stdin=devnull, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                 close_fds=True)
     deadline = time.monotonic() + ready_timeout
@@ -190,9 +195,8 @@ def spawn_daemon(root: Path, args: list[str], ready_timeout: float = 60.0) -> di
             tail = _tail(log_path)
             raise WikimemError(f"the watcher exited at start (code {code}); {log_path}:\n{tail}")
         info = read_status(root)
-        if info.get("running") and info.get("pid") == proc.pid and info.get("state") in ("idle", "building",
-                                                                                           "embedding") \
-                and (info.get("started_at") or 0) >= started - 1:
+        if info.get("running") and info.get("pid") == proc.pid and info.get("builds", 0) >= 1 \
+                and (info.get("started_at") or 0) >= started - 1:  # the start-up reconcile is committed
             return {"pid": proc.pid, "ready": True, "log": str(log_path)}
         time.sleep(0.05)
     return {"pid": proc.pid, "ready": False, "log": str(log_path)}

@@ -5,12 +5,13 @@ One worker thread does all cache writing, in this order of priority:
 1. at start, a full incremental ``index(embed=False)``: whatever changed while nobody watched;
 2. when the quiet period after a burst of events is over, one ``index(paths=..., embed=False)``
    for everything the burst touched (lexical index, manifest and graph committed: searchable);
-3. otherwise, while vectors are missing, ``embed_pending`` in short slices, the recently edited
-   pages first. Pending edits are never made to wait for more than the slice that is running.
+3. otherwise, while vectors are missing, ``embed_pending`` in slices, the recently edited pages
+   first. An event arriving during a slice stops it after the batch being embedded (that batch is
+   committed), so an edit waits for at most one small batch, never for the backlog.
 
 Why one thread and not an embedding thread beside a build thread: the cache's writer lock is
 re-entrant per ``Cache`` object, not per thread, so two threads of one process could both enter
-it. Slices keep the wait short instead (``EMBED_SLICE_S``).
+it. Pre-empting the slice between batches keeps the wait short instead.
 
 Falling behind is never silent: an inotify queue overflow (watchdog logs it; a log hook hears it)
 means events were lost, so a full reconcile follows; when the OS watch limit is reached (at start,
@@ -37,11 +38,15 @@ from .events import EVENT_TYPES, Batch, Changes, EventHandler, PathFilter, expan
 log = logging.getLogger(__name__)
 
 DEFAULT_DEBOUNCE_MS = 300
-EMBED_SLICE_S = 0.5  # one embed_pending call; pending lexical work waits at most this (plus a batch)
+EMBED_SLICE_S = 5.0  # one embed_pending call; an edit arriving meanwhile stops it after the current batch
 LOCK_WAIT_S = 2.0  # for another process's writer (a manual `wikimem index`); then retry
 HEALTH_EVERY_S = 5.0  # idle wake-up to check the observer threads are alive
 POLL_INTERVAL_S = 2.0
 MAX_BACKOFF_S = 30.0
+
+
+class _Preempted(Exception):
+    """Raised between two embedding batches when an edit (or a stop) is waiting."""
 
 
 class _WatchdogLogHook(logging.Handler):
@@ -98,7 +103,7 @@ class Watcher:
             "vault": str(self.root), "pid": os.getpid(), "state": "stopped", "mode": None,
             "started_at": None, "debounce_ms": self.debounce_ms, "builds": 0, "last_build": None,
             "pages": None, "chunks": None, "vectors": None, "vectors_wanted": None, "coverage": None,
-            "embedded": 0, "embedder": None, "fallbacks": [], "last_error": None,
+            "embedded": 0, "slice": None, "embedder": None, "fallbacks": [], "last_error": None,
         }
 
     # -- public ------------------------------------------------------------------------------
@@ -302,7 +307,7 @@ class Watcher:
             "at": time.time(), "seconds": round(seconds, 4), "full": paths is None,
             "reason": batch.full, "files": None if paths is None else len(paths), "events": batch.events,
             "added": report.added, "changed": report.changed, "removed": report.removed,
-            "notices": list(report.notices)}
+            "stages": {k: round(v, 4) for k, v in report.seconds.items()}, "notices": list(report.notices)}
         for notice in report.notices:
             log.info("watch: %s", notice)
         log.info("watch: built %s in %.3f s (%d added, %d changed, %d removed)",
@@ -318,9 +323,20 @@ class Watcher:
 
     def _embed_slice(self) -> None:
         self._set_state("embedding")
+        done = [0]
+
+        def between_batches(stage: str, n: int, total: int) -> None:  # noqa: ARG001
+            done[0] = n
+            self._info["slice"] = {"embedded": n, "of": total}
+            if self._stop.is_set() or self.changes.pending():
+                raise _Preempted  # the batch just embedded is committed on the way out
+
         try:
             report = self.vault.embed_pending(max_seconds=EMBED_SLICE_S, first=sorted(self._recent),
-                                              wait=LOCK_WAIT_S)
+                                              progress=between_batches, wait=LOCK_WAIT_S)
+        except _Preempted:
+            self._info["embedded"] += done[0]
+            return
         except LockError as exc:
             self._info["last_error"] = str(exc)
             self._stop.wait(1.0)
