@@ -494,8 +494,12 @@ def watch(vault: Optional[str] = VaultArg,
         if as_json:
             _emit_json(info)
             return
+        since = ""
+        if info["running"] and info.get("started_at"):
+            from time import gmtime, strftime
+            since = strftime(", since %Y-%m-%d %H:%M:%S UTC", gmtime(info["started_at"]))
         out.print(f"{'running' if info['running'] else 'not running'}"
-                  f"{' (pid %s)' % info['pid'] if info['running'] else ''}: {v.root}", highlight=False)
+                  f"{' (pid %s%s)' % (info['pid'], since) if info['running'] else ''}: {v.root}", highlight=False)
         if info.get("state"):
             out.print(status_line(info), highlight=False, markup=False)
         return
@@ -727,8 +731,12 @@ def watch(vault: Optional[str] = VaultArg,
         if as_json:
             _emit_json(info)
             return
+        since = ""
+        if info["running"] and info.get("started_at"):
+            from time import gmtime, strftime
+            since = strftime(", since %Y-%m-%d %H:%M:%S UTC", gmtime(info["started_at"]))
         out.print(f"{'running' if info['running'] else 'not running'}"
-                  f"{' (pid %s)' % info['pid'] if info['running'] else ''}: {v.root}", highlight=False)
+                  f"{' (pid %s%s)' % (info['pid'], since) if info['running'] else ''}: {v.root}", highlight=False)
         if info.get("state"):
             out.print(status_line(info), highlight=False, markup=False)
         return
