@@ -2,6 +2,7 @@
 
     cp -r /tmp/bench/vault10k-src /tmp/bench/knowledge-10k
     flock /tmp/wikimem-heavy.lock python benchmarks/bench_secrets.py /tmp/bench/knowledge-10k --runs 3 --ds-notes 1000
+    python benchmarks/bench_secrets.py /tmp/bench/knowledge-10k --coverage-only   # rule coverage, seconds
 
 Both scanners see every note of the vault once per run (read from disk each time, as a lint pass
 would); detect-secrets runs with its default plugin set (``default_settings``, entropy detectors
@@ -46,21 +47,29 @@ def run_detect_secrets(paths: list[Path]) -> tuple[float, int]:
     return time.perf_counter() - t, found
 
 
-def coverage() -> dict[str, dict[str, bool]]:
-    """Which rule's positive example (from tests/test_secrets.py) each scanner flags."""
+def coverage() -> dict[str, dict]:
+    """Per rule of tests/test_secrets.py: is the positive example flagged, and which look-alikes
+    that must pass (a hash in a URL, ``sk-`` inside a word...) are flagged anyway, by each scanner."""
     from detect_secrets import SecretsCollection
     from detect_secrets.settings import default_settings
     from test_secrets import CASES
     from wikimem.knowledge.secrets import scan
+
+    def ds_flags(text: str, tmp: str, name: str) -> bool:
+        path = Path(tmp) / f"{name}.md"
+        path.write_text(text + "\n", encoding="utf-8")
+        coll = SecretsCollection()
+        coll.scan_file(str(path))
+        return bool(list(coll.data.items()))
+
     out = {}
     with tempfile.TemporaryDirectory() as tmp, default_settings():
-        for rule, (positive, _neg) in sorted(CASES.items()):
-            path = Path(tmp) / f"{rule}.md"
-            path.write_text(positive + "\n", encoding="utf-8")
-            coll = SecretsCollection()
-            coll.scan_file(str(path))
+        for rule, (positive, negatives) in sorted(CASES.items()):
             out[rule] = {"wikimem": rule in {f.rule for f in scan(positive)},
-                         "detect_secrets": bool(list(coll.data.items()))}
+                         "detect_secrets": ds_flags(positive, tmp, rule),
+                         "lookalikes_flagged_wikimem": [n for n in negatives if scan(n)],
+                         "lookalikes_flagged_detect_secrets": [n for i, n in enumerate(negatives)
+                                                               if ds_flags(n, tmp, f"{rule}-{i}")]}
     return out
 
 
@@ -73,8 +82,14 @@ def main() -> None:
                     help="notes detect-secrets scans (every 10th note, up to this many; 0: all). At ~6 notes/s "
                          "a full 10k pass holds the shared heavy-job lock for ~25 minutes, so by default the "
                          "figure is measured on a spread sample and scaled per note")
+    ap.add_argument("--coverage-only", action="store_true", help="only the rule coverage (seconds, not minutes)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "secrets-10k.json")
     args = ap.parse_args()
+    if args.coverage_only:
+        text = json.dumps(coverage(), indent=2, ensure_ascii=False)
+        (args.out.parent / "secrets-coverage.json").write_text(text + "\n", encoding="utf-8")
+        print(text)
+        return
     paths = notes(args.vault)
     result: dict = {"vault": str(args.vault), "notes": len(paths), "runs": args.runs,
                     "bytes": sum(p.stat().st_size for p in paths)}
