@@ -6,7 +6,7 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from wikimem.api import open_vault
+from wikimem.api import init_vault, open_vault
 from wikimem.cli import app
 from wikimem.errors import UsageError
 from wikimem.qa.writeback import parse_source
@@ -213,3 +213,17 @@ def test_an_alias_makes_a_reworded_question_the_same(examples):
     faiss = examples.query("Who released FAISS?")
     whoosh = examples.query("Who maintains Whoosh?")
     assert faiss.page_status == whoosh.page_status == "created" and faiss.page != whoosh.page
+
+
+def test_a_transcript_answer_cites_the_turn_and_names_the_speaker(tmp_path):
+    from conftest import FIXTURES
+
+    root = tmp_path / "v"
+    init_vault(root)
+    vault = open_vault(root, embedder="fake")
+    vault.ingest([FIXTURES / "ingest" / "chat.md"], kind="transcript")
+    vault.index()
+    answer = vault.query("Who will present the refinement phase?", write=False)
+    note = "raw/transcripts/Planning the reading group 2f84d26c"
+    assert answer.text.startswith(f"Bo: I can present the refinement phase. [[{note}#^t2]]")
+    assert answer.citations[0].block == "t2"

@@ -70,15 +70,18 @@ def sentences(text: str) -> list[Piece]:
     row reads "first cell: column = cell; ..."; a transcript turn keeps its speaker ("Ana: ...")."""
     out: list[Piece] = []
     paragraph: list[str] = []
-    state: dict = {"fence": False, "heading": None, "block": None, "header": None}
+    state: dict = {"fence": False, "heading": None, "block": None, "header": None, "speaker": None}
 
     def flush() -> None:
         if paragraph:
             joined = " ".join(paragraph)
-            out.extend(Piece(state["heading"], state["block"], s.strip()) for s in _SPLIT.split(joined)
-                       if s and s.strip())
+            for i, s in enumerate(p.strip() for p in _SPLIT.split(joined) if p and p.strip()):
+                if state["speaker"] and i:  # every sentence of a turn says who spoke it
+                    s = f"{state['speaker']}: {s}"
+                out.append(Piece(state["heading"], state["block"], s))
             paragraph.clear()
         state["block"] = None
+        state["speaker"] = None
 
     for raw in text.splitlines():
         line = raw.strip()
@@ -104,7 +107,8 @@ def sentences(text: str) -> list[Piece]:
         turn = _TURN.match(line)
         if turn:
             flush()
-            line = f"{turn.group('speaker')}: {line[turn.end():]}"
+            state["speaker"] = turn.group("speaker").strip()
+            line = f"{state['speaker']}: {line[turn.end():]}"
         if line.startswith("|"):
             flush()
             cells = [_clean(c) for c in line.strip("|").replace("\\|", "/").split("|")]
