@@ -699,9 +699,10 @@ def doctor(vault: Optional[str] = VaultArg,
     else:
         styles = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
         for c in report.checks:
-            out.print(f"[{styles[c.status]}]{c.status:<4}[/] {c.name:<18} {escape(c.detail)}", highlight=False)
+            out.print(f"[{styles[c.status]}]{c.status:<4}[/] {c.name:<18} {escape(c.detail)}", highlight=False,
+                      soft_wrap=True)
             if c.fix and c.status in ("fail", "warn"):
-                out.print(f"     [cyan]fix:[/] {escape(c.fix)}", highlight=False)
+                out.print(f"     [cyan]fix:[/] {escape(c.fix)}", highlight=False, soft_wrap=True)
     if not report.ok:
         raise typer.Exit(1)
 
