@@ -195,6 +195,42 @@ def test_hostile_inputs_are_clean_errors_and_write_nothing(server, vault):
     assert server.ok("search", {"query": "compost"})["hits"]  # still alive
 
 
+def _needs(*names):
+    missing = [n for n in names if not hasattr(Vault, n)]
+    return pytest.mark.skipif(bool(missing), reason=f"Vault lacks {missing} in this build")
+
+
+@_needs("neighbors", "stats", "communities", "lint")
+def test_graph_and_lint_tools(server):
+    near = server.ok("neighbors", {"path": "concepts/Compost.md"})
+    assert "concepts/Tomato.md" in json.dumps(near)
+    assert server.ok("stats")
+    groups = server.ok("communities", {"members": 1})
+    assert all(len(c["members"]) <= 1 and c["members_total"] >= len(c["members"]) for c in groups["communities"])
+    report = server.ok("lint", {"paths": ["concepts"], "limit": 2})
+    assert "summary" in report and len(report["findings"]) <= 2
+    assert report["findings_total"] >= len(report["findings"])
+    assert "escapes" in server.error("lint", {"paths": ["../x"]})
+    assert server.error("neighbors", {"path": "concepts/Nope.md"})
+
+
+@_needs("remember", "supersede", "history", "query", "write_page")
+def test_knowledge_tools(server, vault):
+    memory = server.ok("remember", {"fact": "I water the tomatoes at dawn.", "kind": "persona"})
+    assert memory["action"] == "written" and (vault / memory["path"]).exists()
+    assert server.ok("remember", {"fact": "I water the tomatoes at dawn.", "kind": "persona"})["action"] == "duplicate"
+    assert "secret" in server.error("remember", {"fact": "my key is AKIAABCDEFGHIJKLMNOP", "kind": "episodic"})
+    brief = server.ok("prime_context", {"cwd": "/x/garden"})
+    assert brief["items"][0]["kind"] == "persona" and "dawn" in brief["items"][0]["text"]
+    server.ok("supersede", {"old": "concepts/Old Tomato.md", "new": "concepts/Tomato.md"})
+    chain = server.ok("history", {"path": "concepts/Tomato.md"})
+    assert "concepts/Old Tomato.md" in json.dumps(chain)
+    versions = server.ok("read_page", {"path": "concepts/Old Tomato.md"})["versions"]
+    assert versions["current"] == "concepts/Tomato.md"
+    answer = server.ok("query", {"question": "What does compost feed?", "write": False})
+    assert "Compost" in json.dumps(answer)
+
+
 def test_concurrent_calls(server):
     async def many(client):
         results = []
@@ -230,11 +266,17 @@ def test_edit_on_disk_is_searchable(tmp_path):
         (root / "concepts/B.md").write_text("# B\n\nBlueberries ripen in July.\n")
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
-            hits = client.ok("search", {"query": "blueberries"})["hits"]
+            hits = client.ok("search", {"query": "blueberries", "mode": "lexical"})["hits"]
             if hits:
                 break
             time.sleep(0.3)
         assert hits and hits[0]["path"] == "concepts/B.md"
+        (root / "concepts/B.md").unlink()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and hits:
+            hits = client.ok("search", {"query": "blueberries", "mode": "lexical"})["hits"]
+            time.sleep(0.3)
+        assert hits == []
 
 
 def test_stdout_is_protocol_only(vault):

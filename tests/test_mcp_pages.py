@@ -73,6 +73,7 @@ def test_list_pages_filters_and_paging(vault):
         ["notes/Guide.md", "notes/Old.md", "notes/New.md", "notes/Newest.md", "other/Ref.md"])
     with pytest.raises(UsageError):
         vault.list_pages(limit=0)
+    assert vault.list_pages(folder="note_")["total"] == 0  # LIKE wildcards in a folder are literal
     with pytest.raises(PathEscapeError):
         vault.list_pages(folder="../elsewhere")
 

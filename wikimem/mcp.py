@@ -149,6 +149,40 @@ class Tools:
         """The version chain a page belongs to, oldest to newest, with what changed between versions."""
         return self.vault.history(path)
 
+    def neighbors(self, path: Path_, depth: Annotated[int, Field(ge=1, le=3)] = 1,
+                  fanout: Annotated[int, Field(ge=1, le=200, description="At most this many links per page.")] = 20,
+                  types: Annotated[Optional[list[Literal["links_to", "embeds", "supersedes", "tagged"]]], Field(
+                      description="Edge types to follow (default: all).")] = None) -> dict[str, Any]:
+        """Pages linked to or from a page within `depth` links, with the link types and weights."""
+        return self.vault.neighbors(path, depth=depth, fanout=fanout, types=types)
+
+    def communities(self, resolution: Annotated[float, Field(gt=0, le=10)] = 1.0,
+                    members: Annotated[int, Field(ge=0, le=1000, description="Member paths listed per "
+                                                                             "community.")] = 20) -> dict[str, Any]:
+        """Topic clusters of the link graph (Leiden, seeded): label, size, hubs, tags and members of each."""
+        report = _plain(self.vault.communities(resolution=resolution))
+        for community in report.get("communities", []):
+            community["members_total"] = len(community.get("members", []))
+            community["members"] = community.get("members", [])[:members]
+        return report
+
+    def lint(self, paths: Annotated[Optional[list[str]], Field(description="Files or folders to report on "
+                                                                           "(default: the whole vault).")] = None,
+             select: Optional[list[str]] = None, ignore: Optional[list[str]] = None,
+             limit: Annotated[int, Field(ge=0, le=2000, description="Findings listed at most.")] = 100) -> dict[str, Any]:
+        """Check pages (broken links, frontmatter, versions, orphans, secrets, ...): a summary and the
+        findings with rule codes, lines and messages. Never fixes anything from here."""
+        for rel in paths or ():
+            self.vault.files.abspath(rel.rstrip("/") or ".")
+        report = _plain(self.vault.lint(paths or (), select=select or (), ignore=ignore or ()))
+        report["findings_total"] = len(report.get("findings", []))
+        report["findings"] = report.get("findings", [])[:limit]
+        return report
+
+    def stats(self) -> dict[str, Any]:
+        """Vault counts from the cache: pages, links, orphans, hubs, communities, memories, vector coverage."""
+        return self.vault.stats()
+
     def query_no_write(self, question: Annotated[str, Field(description="A question about the vault's content.")],
                        k: Annotated[int, Field(ge=1, le=20, description="Passages to answer from.")] = 6,
                        folder: Optional[str] = None, type: Optional[str] = None,
@@ -169,6 +203,19 @@ class Tools:
             return self.query_no_write(question, k, folder, type, tags)
         with self._write:
             return self.vault.query(question, k=k, write=True, **_filters(folder, type, tags))
+
+    def remember(self, fact: Annotated[str, Field(description="One atomic fact, in a sentence or two.")],
+                 kind: Literal["persona", "episodic", "instruction", "decision"] = "episodic",
+                 about: Annotated[Optional[str], Field(description="The page it is about, e.g. '[[BM25]]'.")] = None,
+                 source: Annotated[Optional[str], Field(description="Where it came from, e.g. a wikilink.")] = None
+                 ) -> dict[str, Any]:
+        """Store a fact as a note under memories/ (kind persona and instruction ones are briefed by
+        prime_context). A duplicate is not written again; a fact updating one about the same subject
+        supersedes it. Secrets are refused."""
+        from .agent.guards import check_size
+        check_size("fact", fact)
+        with self._write:
+            return self.vault.remember(fact, kind=kind, about=about, source=source)
 
     def supersede(self, old: Annotated[str, Field(description="The page being replaced.")],
                   new: Annotated[str, Field(description="The page that replaces it.")]) -> dict[str, Any]:
@@ -204,7 +251,12 @@ SPECS = (
     ("history", "history", "history", "read"),
     ("query", "query", "query", "write"),
     ("query", "query_no_write", "query", "read-only"),
+    ("neighbors", "neighbors", "neighbors", "read"),
+    ("communities", "communities", "communities", "read"),
+    ("lint", "lint", "lint", "read"),
+    ("stats", "stats", "stats", "read"),
     ("write_page", "write_page", "write_page", "write"),
+    ("remember", "remember", "remember", "write"),
     ("supersede", "supersede", "supersede", "write"),
 )
 

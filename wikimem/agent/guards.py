@@ -24,12 +24,16 @@ def check_note_path(vault, rel: str) -> str:
     return rel
 
 
-def check_content(rel: str, content: str, max_bytes: int = MAX_WRITE_BYTES) -> None:
-    size = len(content.encode("utf-8", "surrogatepass"))
+def check_size(what: str, text: str, max_bytes: int = MAX_WRITE_BYTES) -> None:
+    size = len(text.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
-        raise UsageError(f"{rel}: content is {size} bytes, over the {max_bytes}-byte limit for one write")
-    if "\x00" in content:
-        raise UsageError(f"{rel}: content contains NUL bytes; notes are text")
+        raise UsageError(f"{what}: {size} bytes, over the {max_bytes}-byte limit for one write")
+    if "\x00" in text:
+        raise UsageError(f"{what}: contains NUL bytes; notes are text")
+
+
+def check_content(rel: str, content: str, max_bytes: int = MAX_WRITE_BYTES) -> None:
+    check_size(rel, content, max_bytes)
     front, _body = fm.parse(content.replace("\r\n", "\n"))
     if front.error:
         raise UsageError(f"{rel}: invalid frontmatter ({front.error}); fix the YAML between the --- lines")

@@ -151,9 +151,28 @@ def _rows(vault) -> list[tuple[str, str, str, str, list[str]]]:
     return out
 
 
+def _like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _listing_sql(prefix: str, type: str | None, tag: str | None) -> tuple[str, list[Any]]:
+    sql, args = ["note=1"], []
+    if prefix:
+        sql.append("path LIKE ? ESCAPE '\\'")
+        args.append(_like(prefix) + "%")
+    if type:
+        sql.append("type = ?")
+        args.append(type)
+    if tag:
+        sql.append("(tags LIKE ? ESCAPE '\\' OR tags LIKE ? ESCAPE '\\')")
+        args += [f'%"{_like(tag)}"%', f'%"{_like(tag)}/%']
+    return " AND ".join(sql), args
+
+
 def list_pages(vault, folder: str | None = None, type: str | None = None, tag: str | None = None,
                offset: int = 0, limit: int = 50) -> dict[str, Any]:
-    """Notes under ``folder`` / of ``type`` / carrying ``tag``, sorted by path, one page of them."""
+    """Notes under ``folder`` / of ``type`` / carrying ``tag`` (or a tag nested under it), sorted
+    by path, ``limit`` of them from ``offset``."""
     if offset < 0 or limit < 1:
         raise UsageError("offset must be >= 0 and limit >= 1")
     limit = min(limit, MAX_LIST)
@@ -161,15 +180,23 @@ def list_pages(vault, folder: str | None = None, type: str | None = None, tag: s
     if prefix:
         vault.files.abspath(prefix.rstrip("/"))  # refuses a folder outside the vault
     want_tag = tag.strip().lstrip("#").lower() if tag else None
-    rows = [r for r in _rows(vault)
-            if (not prefix or r[0].startswith(prefix)) and (not type or r[2] == type)
-            and (not want_tag or want_tag in r[4] or any(t.startswith(want_tag + "/") for t in r[4]))]
-    window = rows[offset:offset + limit]
+    db = manifest(vault)
+    if db is not None:
+        where, args = _listing_sql(prefix, type, want_tag)
+        total = db.execute(f"SELECT count(*) FROM files WHERE {where}", args).fetchone()[0]
+        rows = [(p, t or p, ty or "note", st or "active", json.loads(tags or "[]")) for p, t, ty, st, tags in
+                db.execute(f"SELECT path, title, type, status, tags FROM files WHERE {where} ORDER BY path "
+                           "LIMIT ? OFFSET ?", (*args, limit, offset))]
+    else:
+        matching = [r for r in _rows(vault)
+                    if (not prefix or r[0].startswith(prefix)) and (not type or r[2] == type)
+                    and (not want_tag or want_tag in r[4] or any(t.startswith(want_tag + "/") for t in r[4]))]
+        total, rows = len(matching), matching[offset:offset + limit]
     return {
-        "total": len(rows), "offset": offset, "limit": limit,
-        "next_offset": offset + limit if offset + limit < len(rows) else None,
+        "total": total, "offset": offset, "limit": limit,
+        "next_offset": offset + limit if offset + limit < total else None,
         "pages": [{"path": p, "title": t, "type": ty, "status": st, "tags": tags, "wikilink": wikilink(p)}
-                  for p, t, ty, st, tags in window],
+                  for p, t, ty, st, tags in rows],
     }
 
 

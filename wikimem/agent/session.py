@@ -49,6 +49,7 @@ class WarmSession:
                 self.watcher = vault.watch()
                 self.watcher.start()
                 log.info("watching %s for edits", vault.root)
+                self.watcher.wait_idle(vectors=False)  # the start-up reconcile; vectors keep filling in behind
                 return
             except WikimemError as exc:  # e.g. a `wikimem watch` daemon already follows this vault
                 self.watcher = None
