@@ -1,5 +1,6 @@
 """Secret scan cost on a vault: wikimem's regex rules against detect-secrets (issue 14, item 6).
 
+    pip install "detect-secrets>=1.5"          # only for this comparison; wikimem does not depend on it
     cp -r /tmp/bench/vault10k-src /tmp/bench/knowledge-10k
     flock /tmp/wikimem-heavy.lock python benchmarks/bench_secrets.py /tmp/bench/knowledge-10k --runs 3 --ds-notes 1000
     python benchmarks/bench_secrets.py /tmp/bench/knowledge-10k --coverage-only   # rule coverage, seconds
