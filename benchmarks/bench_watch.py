@@ -70,6 +70,7 @@ def main() -> None:
     ap.add_argument("--edits", type=int, default=100)
     ap.add_argument("--idle", type=float, default=60.0, help="seconds of idle CPU measurement (0: skip)")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--poll", action="store_true", help="run the watcher in polling mode (the fallback)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     work = Path(args.work or f"/tmp/bench/watch-10k-{args.embedder}")
@@ -82,7 +83,8 @@ def main() -> None:
         print(f"initial lexical build: {time.monotonic() - t:.0f} s", flush=True)
 
     started = time.time()
-    proc = subprocess.Popen([sys.executable, "-m", "wikimem.cli", "watch", str(work), "--embedder", args.embedder],
+    cmd = [sys.executable, "-m", "wikimem.cli", "watch", str(work), "--embedder", args.embedder]
+    proc = subprocess.Popen(cmd + (["--poll"] if args.poll else []),
                             env=env, stdout=subprocess.DEVNULL, stderr=open(work / ".wikimem/bench-watch.err", "w"))
     try:
         while not (watch_json(work).get("pid") == proc.pid and watch_json(work).get("state") in ("idle", "embedding")
@@ -138,7 +140,7 @@ def main() -> None:
         "command": " ".join(["python", "benchmarks/bench_watch.py", *sys.argv[1:]]),
         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "wikimem": __version__,
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, load avg {os.getloadavg()[0]:.2f} at the end",
-        "embedder": args.embedder, "notes": len(notes), "edits": len(latencies), "debounce_ms": status.get("debounce_ms"),
+        "embedder": args.embedder, "mode": status.get("mode"), "notes": len(notes), "edits": len(latencies), "debounce_ms": status.get("debounce_ms"),
         "edit_to_searchable_s": {"p50": round(statistics.median(latencies), 3), "p95": round(percentile(latencies, 0.95), 3),
                                  "max": round(max(latencies), 3), "min": round(min(latencies), 3)},
         "watcher_build_s": {"p50": round(statistics.median(builds), 4), "p95": round(percentile(builds, 0.95), 4),
@@ -148,7 +150,7 @@ def main() -> None:
         "watcher_memory_mb": memory, "reconcile_at_start_s": round(reconcile_s, 1),
         "vectors": {k: status.get(k) for k in ("vectors", "vectors_wanted", "coverage", "embedded")},
     }
-    out = Path(args.out or HERE / "results" / f"watch-10k-{args.embedder}.json")
+    out = Path(args.out or HERE / "results" / f"watch-10k-{args.embedder}{'-poll' if args.poll else ''}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
