@@ -177,3 +177,12 @@ def test_cli_json_exit_codes_and_sarif(lint_vault, tmp_path, monkeypatch):
     assert json.loads(ok.stdout)["findings"] == []
     monkeypatch.chdir(clean / "concepts")
     assert runner.invoke(app, ["lint", "--json"]).exit_code == 0  # the vault is found above the folder
+
+
+def test_secret_scan_results_follow_the_file(lint_vault):
+    first = [f for f in _lint(lint_vault, select=["WM507"]).findings]
+    assert [f.path for f in first] == ["notes/Secret.md"]
+    assert (lint_vault / ".wikimem" / "lint-secrets.json").is_file()
+    assert _lint(lint_vault, select=["WM507"]).findings == first  # served from the memo, same answer
+    (lint_vault / "notes/Secret.md").write_text("# Secret\n\nDeploy with the token from the password manager.\n")
+    assert _lint(lint_vault, select=["WM507"]).findings == []

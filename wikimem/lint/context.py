@@ -37,6 +37,7 @@ class LintContext:
         self.options = options
         self.code = ""  # the rule running now (set by the runner)
         self.notices: list[str] = []
+        self._prose: dict[str, str] = {}
 
     # -- findings -------------------------------------------------------------------------------
     def finding(self, path: str, line: int | None, message: str, *, column: int = 1, severity: str | None = None,
@@ -71,8 +72,20 @@ class LintContext:
                 yield self.pages[path]
 
     def is_superseded(self, path: str) -> bool:
-        page = self.pages.get(path)
-        return bool(page and page.status == "superseded") or path in self.superseded_by
+        return path in self.superseded
+
+    @cached_property
+    def superseded(self) -> frozenset[str]:
+        """Pages marked ``status: superseded`` or superseded by a current page."""
+        return frozenset([p for p, page in self.pages.items() if page.status == "superseded"] + list(self.superseded_by))
+
+    def prose(self, page: Page) -> str:
+        """The body without code, links and URLs (shared by the content rules, computed once)."""
+        text = self._prose.get(page.path)
+        if text is None:
+            from .rules.content import strip_markup
+            text = self._prose[page.path] = strip_markup(page.body)
+        return text
 
     # -- derived maps (built once) ----------------------------------------------------------------
     @cached_property

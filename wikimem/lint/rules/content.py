@@ -42,8 +42,8 @@ def missing_concept_page(ctx):
                                                    "but has no page")
 
 
-def _prose_tokens(body: str) -> list[str]:
-    return _WORD.findall(_NOT_PROSE.sub(" ", body).lower())
+def strip_markup(body: str) -> str:
+    return _NOT_PROSE.sub(" ", body) if ("`" in body or "[" in body or "~~~" in body or "://" in body) else body
 
 
 def _mention_line(page, name: str) -> int:
@@ -62,7 +62,8 @@ def unlinked_mention(ctx):
     Reciprocal Rank Fusion" in a page with no ``[[Reciprocal Rank Fusion]]``. Reported once per
     page and target."""
     min_length = number(ctx.rule_options(), "min_length", 4, f"SCHEMA.md lint.rules.{ctx.code}")
-    first_word: dict[str, list[tuple[tuple[str, ...], str, str]]] = {}
+    names: dict[tuple[str, ...], tuple[str, str]] = {}  # words -> (name as written, page)
+    lengths: dict[str, set[int]] = {}  # first word -> word counts of the names starting with it
     han: list[tuple[str, str, str]] = []
     for page in ctx.wiki_pages():
         if ctx.is_superseded(page.path):
@@ -75,29 +76,34 @@ def unlinked_mention(ctx):
                 han.append((name.lower(), name, page.path))
                 continue
             words = tuple(_WORD.findall(name.lower()))
-            if words:
-                first_word.setdefault(words[0], []).append((words, name, page.path))
+            if words and words not in names:
+                names[words] = (name, page.path)
+                lengths.setdefault(words[0], set()).add(len(words))
     for page in ctx.wiki_pages():
         if ctx.is_superseded(page.path):
             continue  # an old version naming its successor is history, not a missing link
         linked = {l.resolved for l in page.links if l.resolved} | {page.path}
-        written = _WORD.findall(_NOT_PROSE.sub(" ", page.body))
-        tokens = [t.lower() for t in written]
+        prose = ctx.prose(page)
+        tokens = _WORD.findall(prose.lower())
         found: dict[str, str] = {}
-        for i, tok in enumerate(tokens):
-            cands = first_word.get(tok)
-            if not cands:
-                continue
-            for words, name, target in cands:
-                if target in linked or target in found or tuple(tokens[i:i + len(words)]) != words:
+        if lengths.keys().isdisjoint(tokens):
+            tokens = []
+        written = None
+        for i in [i for i, tok in enumerate(tokens) if tok in lengths]:
+            for size in lengths[tokens[i]]:
+                hit = names.get(tuple(tokens[i:i + size]))
+                if hit is None or hit[1] in linked or hit[1] in found:
                     continue
-                if len(words) == 1 and written[i] != name:
-                    continue  # one word: only as written ("Empty", not "an empty page")
-                found[target] = name
+                if size == 1:  # one word: only as written ("Empty", not "an empty page")
+                    if written is None:
+                        written = set(_WORD.findall(prose))
+                    if hit[0] not in written:
+                        continue
+                found[hit[1]] = hit[0]
         if han:
-            prose = _NOT_PROSE.sub(" ", page.body).lower()
+            low_prose = prose.lower()
             for low, name, target in han:
-                if target not in linked and target not in found and low in prose:
+                if target not in linked and target not in found and low in low_prose:
                     found[target] = name
         for target, name in sorted(found.items()):
             yield ctx.finding(page.path, _mention_line(page, name),
@@ -117,10 +123,17 @@ def near_duplicate(ctx):
                                 "supersede one")
 
 
-def word_count(page) -> int:
-    """Words of prose; each Han or kana character counts as a word (as word processors count CJK)."""
-    tokens = _prose_tokens(page.body)
-    return sum(len(_HAN.findall(t)) + (1 if _HAN.sub("", t) else 0) for t in tokens)
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t].*)?$", re.M)
+_MARK = re.compile(r"(?<!\S)[^\w\s]+(?!\S)")  # tokens with no word character: "#", "-", "|", "---"
+
+
+def word_count(prose: str) -> int:
+    """Whitespace-separated words of prose; each Han or kana character counts as a word (as word
+    processors count CJK). Close enough for thresholds, and a C-speed split over 40 MB."""
+    marks = len(_MARK.findall(prose)) if not prose.isalnum() else 0
+    if prose.isascii():
+        return len(prose.split()) - marks
+    return len(_HAN.sub(" ", prose).split()) - marks + len(_HAN.findall(prose))
 
 
 @rule("WM504", "stub-page", severity="warning")
@@ -132,9 +145,9 @@ def stub_page(ctx):
     for page in ctx.wiki_pages():
         if ctx.is_superseded(page.path):
             continue
-        words = word_count(page)
-        heading_words = sum(len(_WORD.findall(h.text)) for h in page.headings)  # a lone title is empty
-        if words - heading_words <= 0:
+        prose = ctx.prose(page)
+        words = word_count(prose)
+        if not _WORD.search(_HEADING_LINE.sub("", prose)):  # nothing but headings: empty
             yield ctx.finding(page.path, 1, f"[[{page.title}]] is empty")
         elif words < minimum:
             yield ctx.finding(page.path, 1, f"[[{page.title}]] is a stub: {words} words (min_words is {minimum})",
@@ -149,12 +162,15 @@ def long_page(ctx):
     if not isinstance(maximum, int) or isinstance(maximum, bool):
         return
     for page in ctx.wiki_pages():
-        words = word_count(page)
+        words = word_count(ctx.prose(page))
         if words > maximum:
             yield ctx.finding(page.path, 1, f"[[{page.title}]] has {words} words (max_words is {maximum})")
 
 
 LEDGER = "lint-raw-ledger.json"
+# Secret-scan results by file sha256: the scan costs ~4 s per 10,000 notes, and a note's
+# findings change only when its bytes do (derived data: losing the file only costs time).
+SECRETS_MEMO = "lint-secrets.json"
 
 
 @rule("WM506", "raw-changed", severity="error")
@@ -172,36 +188,37 @@ def raw_changed(ctx):
                 if link.key == "sources" and link.resolved in raw:
                     recorded.setdefault(link.resolved, sha.lower())
     ledger_path = Path(ctx.vault.cache.dir) / LEDGER
-    ledger = _read_ledger(ledger_path)
+    ledger = _read_json(ledger_path)
     for path in sorted(raw):
         want = recorded.get(path) or ledger.get(path)
+        want = want if isinstance(want, str) else None
         if want and not raw[path].startswith(want) and not want.startswith(raw[path]):
             yield ctx.finding(path, 1, f"raw source {path} changed since it was ingested "
                                        f"(sha256 {raw[path][:12]}, recorded {want[:12]})")
     new = {p: s for p, s in raw.items() if p not in ledger}
     if new and ctx.vault.cache.writable():
-        _write_ledger(ledger_path, {**ledger, **new})
+        _write_json(ledger_path, {**ledger, **new})
 
 
-def _read_ledger(path: Path) -> dict[str, str]:
+def _read_json(path: Path) -> dict:
     if not path.is_file():
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+        return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}
 
 
-def _write_ledger(path: Path, data: dict[str, str]) -> None:
-    """First-seen hashes of raw/ files (a record, not derived data: kept out of rebuilds' way)."""
+def _write_json(path: Path, data: dict) -> None:
+    """lint's own files in the cache folder (the raw/ ledger, the secrets memo), written atomically."""
     import os
     try:
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(dict(sorted(data.items())), indent=0), encoding="utf-8")
+        tmp.write_text(json.dumps(dict(sorted(data.items())), separators=(",", ":")), encoding="utf-8")
         os.replace(tmp, path)
     except OSError as exc:
-        log.warning("raw/ ledger not written: %s", exc)
+        log.warning("%s not written: %s", path.name, exc)
 
 
 @rule("WM507", "secret", severity="error")
@@ -210,15 +227,25 @@ def secret(ctx):
     like strings: info), found by wikimem.knowledge.secrets.scan, the scan every write goes
     through. Example: ``OPENAI_API_KEY=sk-...`` pasted into a page."""
     from ...knowledge.secrets import scan
+    memo_path = Path(ctx.vault.cache.dir) / SECRETS_MEMO
+    memo = _read_json(memo_path)
+    fresh: dict[str, list] = {}
     for path in sorted(ctx.pages):
         page = ctx.pages[path]
-        parts = [(page.body, page.body_line)]
-        if page.frontmatter.raw:
-            parts.append((page.frontmatter.raw, 1))
-        for text, offset in parts:
-            for f in scan(text):
-                yield ctx.finding(path, f.line + offset, f"{f.message} (rule {f.rule})", column=f.column,
-                                  severity=f.severity)
+        found = memo.get(page.sha256) if page.sha256 else None
+        if not isinstance(found, list):
+            found = []
+            parts = [(page.body, page.body_line)]
+            if page.frontmatter.raw:
+                parts.append((page.frontmatter.raw, 1))
+            for text, offset in parts:
+                found += [[f.line + offset, f.column, f.severity, f"{f.message} (rule {f.rule})"] for f in scan(text)]
+        if page.sha256:
+            fresh[page.sha256] = found
+        for line, column, severity, message in found:
+            yield ctx.finding(path, line, message, column=column, severity=severity)
+    if fresh != memo and ctx.vault.cache.writable():
+        _write_json(memo_path, fresh)
 
 
 @rule("WM508", "stale-page", severity="info")

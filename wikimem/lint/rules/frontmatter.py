@@ -64,7 +64,7 @@ def wrong_field_type(ctx):
     Example: ``status: old`` (not active, superseded or draft) or ``created: last week``."""
     for path in sorted(ctx.pages):
         page = ctx.pages[path]
-        if page.frontmatter.error or path in ("SCHEMA.md",):
+        if page.frontmatter.error or not page.frontmatter.data or path == "SCHEMA.md":
             continue
         schema = fields.page_schema(page.type)
         if schema is None:
@@ -149,14 +149,18 @@ def tag_case(ctx):
             yield ctx.finding(page.path, line, f"inline tag '#{name}' is not lower case")
 
 
+_UPPER_TAG = re.compile(r"(?<!\S)#([\w/-]*[^\W\d_a-z][\w/-]*)")
+
+
 def _inline_upper(page):
-    lines = page.body.split("\n")
+    """Inline tags written with upper-case letters, once per tag (one regex pass per page)."""
+    if not any(t.source == "inline" for t in page.tags):
+        return
+    inline = {t.name: t.line for t in page.tags if t.source == "inline" and t.line is not None}
     seen = set()
-    for tag in page.tags:
-        if tag.source != "inline" or tag.line is None or tag.name in seen:
-            continue
-        text = lines[tag.line - page.body_line] if 0 <= tag.line - page.body_line < len(lines) else ""
-        m = re.search(r"(?<!\S)#(" + re.escape(tag.name) + r")(?![\w/-])", text, re.I)
-        if m and m.group(1) != tag.name:
-            seen.add(tag.name)
-            yield m.group(1), tag.line + 1
+    for m in _UPPER_TAG.finditer(page.body):
+        name = m.group(1).rstrip("/")
+        low = name.lower()
+        if low in inline and low not in seen and name != low:
+            seen.add(low)
+            yield name, inline[low] + 1
