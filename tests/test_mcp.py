@@ -188,6 +188,7 @@ def test_hostile_inputs_are_clean_errors_and_write_nothing(server, vault):
     assert "escape" in server.error("read_page", {"path": "../outside/x.md"})
     assert "symlink" in server.error("read_page", {"path": "escape/x.md"})
     assert server.error("search", {"query": "   "})
+    assert "4000" in server.error("search", {"query": "x" * 5000})
     assert server.error("list_pages", {"folder": "../.."})
     after = sorted(p.relative_to(vault.parent).as_posix() for p in vault.parent.rglob("*") if ".wikimem" not in p.parts)
     assert [p for p in after if p not in before] == []  # log.md may change; no new file anywhere
@@ -251,6 +252,9 @@ def test_read_only_lists_no_write_tools(vault):
         names = _names(client)
         assert "write_page" not in names and "remember" not in names and "supersede" not in names
         assert "search" in names
+        if "query" in names:
+            query = next(t for t in client.tools() if t.name == "query")
+            assert "write" not in query.input_schema["properties"]
         assert "Unknown tool" in client.error("write_page", {"path": "concepts/X.md", "content": "# X\n"})
     assert not (vault / "concepts/X.md").exists()
 

@@ -30,6 +30,7 @@ write_page so an edit made meanwhile is never overwritten. Link pages with the w
 raw/ holds immutable sources and cannot be written."""
 
 Path_ = Annotated[str, Field(description="Vault-relative path of a note, e.g. 'concepts/BM25.md'.")]
+MAX_QUERY = 4000  # characters: a search or a question longer than this is a mistake, not a query
 LOCK_WAIT_S = 30.0  # how long a tool waits for a build that holds the cache (the first one, mostly)
 Limit = Annotated[int, Field(ge=1, le=50, description="How many results.")]
 
@@ -94,7 +95,7 @@ class Tools:
         self._write = threading.Lock()  # one agent write at a time in this server
 
     # -- reading ------------------------------------------------------------------------------
-    def search(self, query: Annotated[str, Field(description="What to look for, any language.")],
+    def search(self, query: Annotated[str, Field(max_length=MAX_QUERY, description="What to look for, any language.")],
                top_k: Limit = 8,
                mode: Literal["hybrid", "lexical", "vector"] = "hybrid",
                folder: Optional[str] = None, type: Optional[str] = None,
@@ -137,7 +138,8 @@ class Tools:
         """Folders, page types, statuses and tags with note counts, and the SCHEMA.md summary."""
         return self.vault.taxonomy()
 
-    def prime_context(self, prompt: Annotated[Optional[str], Field(description="The session's first prompt.")] = None,
+    def prime_context(self, prompt: Annotated[Optional[str], Field(max_length=20 * MAX_QUERY,
+                                                                   description="The session's first prompt.")] = None,
                       cwd: Annotated[Optional[str], Field(description="The agent's working directory "
                                                                       "(its name is the project).")] = None,
                       budget_tokens: Annotated[int, Field(ge=50, le=20000)] = 1500) -> dict[str, Any]:
@@ -183,7 +185,7 @@ class Tools:
         """Vault counts from the cache: pages, links, orphans, hubs, communities, memories, vector coverage."""
         return self.vault.stats()
 
-    def query_no_write(self, question: Annotated[str, Field(description="A question about the vault's content.")],
+    def query_no_write(self, question: Annotated[str, Field(max_length=MAX_QUERY, description="A question about the vault's content.")],
                        k: Annotated[int, Field(ge=1, le=20, description="Passages to answer from.")] = 6,
                        folder: Optional[str] = None, type: Optional[str] = None,
                        tags: Optional[list[str]] = None) -> dict[str, Any]:
@@ -192,7 +194,7 @@ class Tools:
         return self.vault.query(question, k=k, write=False, **_filters(folder, type, tags))
 
     # -- writing (absent with --read-only) ---------------------------------------------------------
-    def query(self, question: Annotated[str, Field(description="A question about the vault's content.")],
+    def query(self, question: Annotated[str, Field(max_length=MAX_QUERY, description="A question about the vault's content.")],
               k: Annotated[int, Field(ge=1, le=20, description="Passages to answer from.")] = 6,
               write: Annotated[bool, Field(description="File the answer back as queries/<question>.md.")] = True,
               folder: Optional[str] = None, type: Optional[str] = None,
