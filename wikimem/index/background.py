@@ -13,7 +13,7 @@ import logging
 import time
 
 from ..model import BuildReport
-from .embedding import VectorState, embed_missing, save_index, sync_vectors, wanted_vectors
+from .embedding import VectorState, embed_missing, save_index, sync_vectors
 
 log = logging.getLogger(__name__)
 
@@ -39,17 +39,20 @@ def embed_pending(vault, max_seconds: float | None = None, first: set[str] | Non
     started = time.monotonic()
     with cache.writer_lock(wait=wait):
         state = sync_vectors(cache, embedder, rebuild=False)
+        generation = cache.meta().get("generation")
     last_save = time.monotonic()
     dirty = False
 
     def save(force: bool = False) -> None:
-        nonlocal last_save, dirty
+        nonlocal last_save, dirty, generation
         if not dirty or (not force and time.monotonic() - last_save < SAVE_EVERY_S):
             return
         with cache.writer_lock(wait=30.0):
-            if len(wanted_vectors(cache.db)) != len(state.want):  # a build committed meanwhile
+            now = cache.meta().get("generation")
+            if now != generation:  # a build committed meanwhile: the vectors wanted may differ
                 fresh = sync_vectors(cache, embedder, rebuild=False)
                 state.want, state.index, state.missing, state.held = fresh.want, fresh.index, fresh.missing, fresh.held
+                generation = now
             else:
                 save_index(cache, state.index, key, len(state.want))
         last_save, dirty = time.monotonic(), False

@@ -307,6 +307,8 @@ def _write_manifest(plan: BuildPlan, db) -> None:
         if plan.progress and n_new > 2000:
             plan.progress("indexing", done, n_new)
     lexical.flush(db, frequencies)
+    if touched:  # which commit this is: a background embedder notices the chunk set changed under it
+        cache.set_meta(db, generation=int(meta.get("generation") or 0) + 1)
     if touched or "speakers" not in meta:  # transcript speakers, for speaker-aware search
         speakers = sorted({s for (row,) in db.execute("SELECT DISTINCT speakers FROM chunks WHERE speakers != '[]'")
                            for s in json.loads(row)})
