@@ -62,14 +62,15 @@ def _when_unlocked(fn: Callable[..., Any], args, kwargs) -> Any:
             time.sleep(0.2)
 
 
-def _tool_error(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Run a tool; any failure becomes a ToolError (an MCP error result), never a traceback."""
+def _tool_error(fn: Callable[..., Any], wait_for_lock: bool) -> Callable[..., Any]:
+    """Run a tool; any failure becomes a ToolError (an MCP error result), never a traceback.
+    ``wait_for_lock``: retry while a build holds the cache (reads only: a write is never repeated)."""
     from mcp.server.mcpserver.exceptions import ToolError
 
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> Any:
         try:
-            return _plain(_when_unlocked(fn, args, kwargs))
+            return _plain(_when_unlocked(fn, args, kwargs) if wait_for_lock else fn(*args, **kwargs))
         except WikimemError as exc:
             raise ToolError(f"{type(exc).__name__}: {exc}") from None
         except (OSError, ValueError, TypeError) as exc:
@@ -302,7 +303,7 @@ def build_server(vault, read_only: bool = False, lifespan=None):
     server = MCPServer("wikimem", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan,
                        middleware=[RejectUnknownArguments(allowed)])
     for name, method, writes in offered:
-        server.add_tool(_tool_error(getattr(tools, method)), name=name,
+        server.add_tool(_tool_error(getattr(tools, method), wait_for_lock=not writes), name=name,
                         annotations=ToolAnnotations(read_only_hint=not writes, destructive_hint=False,
                                                     open_world_hint=False))
     return server
