@@ -38,6 +38,7 @@ class LintContext:
         self.code = ""  # the rule running now (set by the runner)
         self.notices: list[str] = []
         self._prose: dict[str, str] = {}
+        self._words: dict[str, list[str]] = {}
 
     # -- findings -------------------------------------------------------------------------------
     def finding(self, path: str, line: int | None, message: str, *, column: int = 1, severity: str | None = None,
@@ -86,6 +87,14 @@ class LintContext:
             from .rules.content import strip_markup
             text = self._prose[page.path] = strip_markup(page.body)
         return text
+
+    def words(self, page: Page) -> list[str]:
+        """The prose's word tokens, lower case (computed once per page)."""
+        words = self._words.get(page.path)
+        if words is None:
+            from .rules.content import _WORD
+            words = self._words[page.path] = _WORD.findall(self.prose(page).lower())
+        return words
 
     # -- derived maps (built once) ----------------------------------------------------------------
     @cached_property

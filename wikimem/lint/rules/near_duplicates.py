@@ -3,8 +3,10 @@
 
 A page's vector is the normalised mean of its chunks' vectors; pages are compared only with pages
 of the same type, in blocks (a 10,000 x 10,000 similarity matrix never exists at once). Pairs above
-the cosine threshold are then confirmed by lexical overlap, as wikimem.knowledge.similarity does
-for writes, so one calibration decides "same subject" everywhere.
+the cosine threshold are then confirmed by lexical overlap (Jaccard of the pages' word sets), with
+the thresholds wikimem.knowledge.similarity calibrated per embedder for writes, so one calibration
+decides "same subject" everywhere. (The calibration's overlap is over analyzer tokens, stemmed;
+word sets without stemming score a little lower, so this errs towards fewer findings.)
 """
 from __future__ import annotations
 
@@ -46,7 +48,7 @@ def _page_vectors(ctx, index) -> tuple[list[str], np.ndarray, list[str], int]:
 
 
 def near_duplicate_pairs(ctx):
-    from ...knowledge.similarity import lexical_overlap, thresholds_for
+    from ...knowledge.similarity import thresholds_for
     cache = ctx.vault.cache
     embedder = cache.embedder()
     index = cache.vectors(embedder.identity.dim) if embedder is not None else None
@@ -62,6 +64,15 @@ def near_duplicate_pairs(ctx):
     if missing:
         ctx.notice(f"{missing} chunk(s) have no vector yet; their pages were compared on the rest "
                    "(run `wikimem index` to embed them)")
+    word_sets: dict[str, frozenset[str]] = {}
+
+    def overlap(a: str, b: str) -> float:
+        for p in (a, b):
+            if p not in word_sets:
+                word_sets[p] = frozenset(ctx.words(ctx.pages[p]))
+        union = len(word_sets[a] | word_sets[b])
+        return len(word_sets[a] & word_sets[b]) / union if union else 1.0
+
     by_type: dict[str, list[int]] = {}
     for i, t in enumerate(types):
         by_type.setdefault(t, []).append(i)
@@ -78,5 +89,5 @@ def near_duplicate_pairs(ctx):
                     if row[j] < cos_bar:
                         continue
                     a, b = paths[members[i]], paths[members[j]]
-                    if lexical_overlap(ctx.pages[a].body, ctx.pages[b].body) >= lex_bar:
+                    if overlap(a, b) >= lex_bar:
                         yield a, b, float(row[j])
