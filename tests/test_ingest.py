@@ -35,7 +35,7 @@ def test_importer_golden(name):
 def test_claude_code_session_keeps_tool_turns_and_reports_the_truncated_line():
     data = _export("claude-session.jsonl")
     [(rel, text)] = data["notes"].items()
-    assert rel == "raw/transcripts/2025-07-14 Fix the flaky date parser test 5f0c1e2a.md"
+    assert rel == "raw/transcripts/2025-07-14 The test test_parse_date fails on 2025-03-30 (DST… 5f0c1e2a.md"
     assert data["problems"] == [["claude-session.jsonl:9", data["problems"][0][1]]]
     assert "truncated" in data["problems"][0][1]
     assert '[tool call: Read] {"file_path": "/home/ana/proj/dates.py"}' in text
@@ -46,6 +46,7 @@ def test_claude_code_session_keeps_tool_turns_and_reports_the_truncated_line():
     page = parse_page(rel, text)
     assert page.frontmatter.data["session_id"] == "5f0c1e2a-9b7d-4c1e-8a2b-3c4d5e6f7a8b"
     assert page.frontmatter.data["started"] == "2025-07-14T09:12:03"
+    assert page.frontmatter.data["summary"] == "Fix the flaky date parser test"
     assert page.frontmatter.data["participants"] == ["User", "Assistant", "Tool"]
     assert [c.blocks for c in chunk_transcript(page, 1, 1, 0)] == [(f"t{i}",) for i in range(1, 9)]
 
@@ -273,3 +274,22 @@ def test_a_folder_stands_for_its_files(vault, tmp_path):
     report = vault.ingest([folder])
     assert [i.status for i in report.items] == ["added", "added"]
     assert _raw_files(vault) == ["raw/articles/a.md", "raw/articles/b.txt"]
+
+
+def test_a_grown_session_gets_its_new_turns_as_a_continuation(vault, tmp_path):
+    """A Claude Code log still in use: the first import saw four lines, the next sees them all."""
+    lines = (FIX / "claude-session.jsonl").read_text(encoding="utf-8").splitlines()
+    log = tmp_path / "session.jsonl"
+    log.write_text("\n".join(lines[2:5]) + "\n", encoding="utf-8")  # user, assistant (text + tool call), result
+    [first] = vault.ingest([log]).items[0].raw
+    assert "^t4" in (vault.root / first).read_text(encoding="utf-8")
+    log.write_text("\n".join(lines[:8]) + "\n", encoding="utf-8")  # + the summary line and four more turns
+    item = vault.ingest([log]).items[0]
+    assert item.status == "added" and "1 continued" in item.message
+    [part] = item.raw
+    assert part == first[:-3] + " (part 2).md"
+    text = (vault.root / part).read_text(encoding="utf-8")
+    assert f'continues: "[[{first[:-3]}]]"' in text or f"continues: '[[{first[:-3]}]]'" in text
+    assert "^t5" in text and "^t8" in text and "^t4" not in text and "Let me read the parser" not in text
+    assert vault.ingest([log]).items[0].status == "unchanged"
+    assert (vault.root / first).read_text(encoding="utf-8").count("^t") == 4  # the first note never changes

@@ -224,6 +224,6 @@ def test_a_transcript_answer_cites_the_turn_and_names_the_speaker(tmp_path):
     vault.ingest([FIXTURES / "ingest" / "chat.md"], kind="transcript")
     vault.index()
     answer = vault.query("Who will present the refinement phase?", write=False)
-    note = "raw/transcripts/Planning the reading group 2f84d26c"
+    note = "raw/transcripts/Planning the reading group 264ebb3a"
     assert answer.text.startswith(f"Bo: I can present the refinement phase. [[{note}#^t2]]")
     assert answer.citations[0].block == "t2"

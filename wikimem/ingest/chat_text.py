@@ -71,7 +71,7 @@ def read(path: Path) -> Parsed:
         return Parsed((), (Problem(name, "every turn is empty; nothing to import"),), "text")
     date = front.get("date")
     date = str(date).replace(" ", "T") if date else None
-    extra = {"session_id": short_id(text)}
+    extra = {"session_id": short_id(name + "\n" + turns[0].text)}  # stable while the chat grows
     if date:
         extra["started"] = date
     title = str(front.get("title") or heading or path.stem)

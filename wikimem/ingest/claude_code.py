@@ -2,7 +2,9 @@
 
 One JSON object per line. ``user`` and ``assistant`` lines carry a ``message`` whose ``content`` is
 a string or a list of blocks (``text``, ``tool_use``, ``tool_result``, ``thinking``); ``summary``
-lines name the session. Every user, assistant and tool turn is kept verbatim (tool calls as their
+lines (written and rewritten by Claude Code as a session goes on) are kept as ``summary`` in the
+frontmatter; the title is the first user message, which does not change, so a re-import finds
+the note. Every user, assistant and tool turn is kept verbatim (tool calls as their
 JSON input, tool results as returned); private ``thinking`` blocks and ``isMeta`` bookkeeping lines
 are left out. A line that is not valid JSON (a log cut off mid-write) is reported and skipped;
 the session's other lines still import. A session with no turn at all is reported, not written.
@@ -114,9 +116,11 @@ def read(path: Path) -> Parsed:
             problems.append(Problem(f"{name}#{sid}", "session has no user or assistant turns; not imported"))
             continue
         first_user = next((t.text for t in turns if t.speaker == "User"), turns[0].text)
-        title = summaries[0] if summaries and len(sessions) == 1 else clip(first_user)
+        title = clip(first_user)  # not the summary line: Claude Code adds and rewrites those later
         started = _when(state["started"])
-        extra = {"session_id": sid}
+        extra: dict[str, Any] = {"session_id": sid}
+        if summaries and len(sessions) == 1:
+            extra["summary"] = summaries[-1]
         if started:
             extra["started"] = started.replace(" ", "T")
         if state["cwd"]:

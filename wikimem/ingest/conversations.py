@@ -16,11 +16,11 @@ from pathlib import Path
 
 from ..errors import ConflictError, WikimemError
 from ..knowledge import secrets
-from .transcript import Session, session_note
+from .transcript import Session, session_note, turn_markdown
 
 log = logging.getLogger(__name__)
 
-_UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]+')
+_UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]`\x00-\x1f]+')
 TRANSCRIPT_FOLDER = "raw/transcripts"
 
 
@@ -41,8 +41,9 @@ class Parsed:
 
 @dataclass(frozen=True)
 class Imported:
-    """What happened to one session: ``added`` (a new note), ``unchanged`` (imported before),
-    ``kept`` (imported before and the export differs now; the note is left as it was) or
+    """What happened to one session: ``added`` (a new note), ``continued`` (new turns of a
+    session imported before, as a new part), ``unchanged`` (imported before), ``kept`` (imported
+    before and the export differs in a way that cannot be continued; ``reason`` says how) or
     ``refused`` (``reason``: it holds a secret)."""
 
     status: str
@@ -94,28 +95,69 @@ def guess_format(path: Path) -> str:
     return "text"
 
 
+_TURN_ID = re.compile(r"\^t(\d+)[ \t]*$", re.M)
+
+
+def _parts(vault, folder: str, base_rel: str) -> list[str]:
+    """The notes already holding this session: found by the id at the end of the name (so a
+    changed title still finds them), the first note and then its ``(part N)`` continuations."""
+    sid8 = base_rel[:-3].rsplit(" ", 1)[-1]
+    root = vault.files.abspath(folder) if (vault.root / folder).exists() else None
+    if root is None:
+        return []
+    found = []
+    for path in root.glob("*.md"):
+        m = re.search(rf" {re.escape(sid8)}(?: \(part (\d+)\))?\.md$", path.name)
+        if m:
+            found.append((int(m.group(1) or 1), f"{folder.strip('/')}/{path.name}"))
+    return [rel for _, rel in sorted(found)]
+
+
+def _create(vault, rel: str, session: Session, status: str) -> Imported:
+    text = session_note(session)
+    sid = str(session.extra.get("session_id", ""))
+    try:
+        secrets.check(text, rel)  # raw/ is forever: a session holding a secret is not imported
+    except WikimemError as exc:
+        return Imported("refused", rel, sid, len(session.turns), str(exc))
+    try:
+        vault.files.create_note(rel, text)
+    except ConflictError:  # appeared meanwhile (another import): leave it alone
+        return Imported("kept", rel, sid, len(session.turns), "written meanwhile by another import")
+    log.info("imported %s (%d turns)", rel, len(session.turns))
+    return Imported(status, rel, sid, len(session.turns))
+
+
 def write_sessions(vault, sessions, folder: str = TRANSCRIPT_FOLDER) -> list[Imported]:
-    """Create a note for each session that has none yet; never touch an existing one."""
+    """Create a note for each session that has none yet; never touch an existing one. A session
+    that has grown since it was imported (a Claude Code log still in use, a ChatGPT conversation
+    taken up again) gets its new turns as a continuation note ``<name> (part N).md`` that links the
+    part before it; the turn ids go on counting (``^t9``, ``^t10``...)."""
     results: list[Imported] = []
     for session in sessions:
         rel = note_path(session, folder)
-        text = session_note(session)
         sid = str(session.extra.get("session_id", ""))
-        target = vault.files.abspath(rel)
-        if target.exists():
-            same = target.read_bytes() == text.encode("utf-8")
-            results.append(Imported("unchanged" if same else "kept", rel, sid, len(session.turns)))
+        parts = _parts(vault, folder, rel)
+        if not parts:
+            results.append(_create(vault, rel, session, "added"))
             continue
-        try:
-            secrets.check(text, rel)  # raw/ is forever: a session holding a secret is not imported
-        except WikimemError as exc:
-            results.append(Imported("refused", rel, sid, len(session.turns), str(exc)))
+        texts = [vault.files.read_note(p).text for p in parts]
+        covered = max((int(n) for t in texts for n in _TURN_ID.findall(t)), default=0)
+        turns = list(session.turns)
+        if len(turns) <= covered:
+            same = len(turns) == covered
+            results.append(Imported("unchanged" if same else "kept", parts[-1], sid, len(turns),
+                                    "" if same else "the export has fewer turns than the imported notes"))
             continue
-        try:
-            vault.files.create_note(rel, text)
-        except ConflictError:  # appeared meanwhile (another import): leave it alone
-            results.append(Imported("kept", rel, sid, len(session.turns)))
+        if covered and turn_markdown(turns[covered - 1]) not in texts[-1]:
+            results.append(Imported("kept", parts[-1], sid, len(turns),
+                                    "the conversation changed before its last imported turn; not continued"))
             continue
-        log.info("imported %s (%d turns)", rel, len(session.turns))
-        results.append(Imported("added", rel, sid, len(session.turns)))
+        number = len(parts) + 1
+        part_rel = f"{parts[0][:-3]} (part {number}).md"
+        extra = {**session.extra, "continues": f"[[{parts[-1][:-3]}]]"}
+        part = Session(title=f"{session.title} (part {number})", turns=turns[covered:],
+                       date=turns[covered].time.replace(" ", "T") if turns[covered].time and len(turns[covered].time) >= 16
+                       else session.date, participants=session.participants, source=session.source, extra=extra)
+        results.append(_create(vault, part_rel, part, "continued"))
     return results

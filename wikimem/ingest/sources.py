@@ -351,10 +351,10 @@ def _write_source_page(vault, info: Extract, kind: str, rel: str, text_note: str
 def _ingest_transcripts(vault, path: Path) -> IngestItem:
     parsed = read_export(path)
     results = write_sessions(vault, parsed.sessions)
-    added = [r.path for r in results if r.status == "added"]
+    added = [r.path for r in results if r.status in ("added", "continued")]
     same = [r.path for r in results if r.status in ("unchanged", "kept")]
     problems = list(parsed.problems)
-    problems += [Problem(r.path, "already imported, and the export now differs; raw/ notes are never changed")
+    problems += [Problem(r.path, f"already imported ({r.reason}); raw/ notes are never changed")
                  for r in results if r.status == "kept"]
     problems += [Problem(r.path, r.reason) for r in results if r.status == "refused"]
     warnings = []
@@ -372,7 +372,8 @@ def _ingest_transcripts(vault, path: Path) -> IngestItem:
         if warn:
             warnings.append(warn)
     status = "added" if added else ("unchanged" if results else "failed")
-    message = (f"{len(added)} session(s) added, {len(same)} already imported" if results
+    grown = sum(r.status == "continued" for r in results)
+    message = (f"{len(added) - grown} session(s) added, {grown} continued, {len(same)} already imported" if results
                else "no session could be imported")
     if not added and results:
         message += "; nothing to do"

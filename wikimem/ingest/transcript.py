@@ -56,7 +56,7 @@ def block_id(turn_id: str) -> str:
     return _ID_CHARS.sub("-", turn_id).strip("-")
 
 
-def _turn_markdown(turn: Turn) -> str:
+def turn_markdown(turn: Turn) -> str:
     speaker = turn.speaker.replace("*", "").strip() or "Unknown"
     head = f"**{speaker}**" + (f" ({turn.time})" if turn.time else "") + ":"
     text = turn.text.replace("\r\n", "\n").strip()
@@ -86,7 +86,7 @@ def session_note(session: Session) -> str:
     heading = session.title
     if session.label:
         heading = f"{session.title} · {session.label}"
-    body = "\n\n".join(_turn_markdown(t) for t in session.turns)
+    body = "\n\n".join(turn_markdown(t) for t in session.turns)
     yaml_text = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=10_000)
     return f"---\n{yaml_text}---\n# {heading}\n\n{body}\n"
 
