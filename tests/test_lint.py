@@ -186,3 +186,27 @@ def test_secret_scan_results_follow_the_file(lint_vault):
     assert _lint(lint_vault, select=["WM507"]).findings == first  # served from the memo, same answer
     (lint_vault / "notes/Secret.md").write_text("# Secret\n\nDeploy with the token from the password manager.\n")
     assert _lint(lint_vault, select=["WM507"]).findings == []
+
+
+@pytest.mark.parametrize("link,heading,ok", [
+    ("Functions#hasTag", "### `hasTag()`", True),
+    ("FAQ#How large can each remote vault be", "### How large can each remote vault be?", True),
+    ("M#Minecraft The Video Game", "# Minecraft: The Video Game", True),
+    ("M#a b c", "## a/b.(c)", True),
+    ("M#中文 标题", "## 中文：标题", True),
+    ("M#hasTags", "### `hasTag()`", False),
+    ("M#Minecraft", "# Minecraft: The Video Game", False),
+])
+def test_heading_anchors_match_like_obsidian(link, heading, ok):
+    from wikimem.parse import Resolver, parse_page
+    target = link.split("#")[0]
+    files = {f"{target}.md": f"{heading}\n\ntext\n", "s.md": f"[[{link}]]"}
+    pages = {p: parse_page(p, t) for p, t in files.items()}
+    resolved = Resolver(files, pages).resolve_page(pages["s.md"]).links[0]
+    assert resolved.resolved == f"{target}.md" and resolved.anchor_ok is ok
+
+
+def test_block_id_straight_after_an_embed():
+    from wikimem.parse import parse_page
+    page = parse_page("p.md", "![[image.png]]^block-id\n\ntext ^other\n\nnot]]^ a block\n")
+    assert [b.id for b in page.blocks] == ["block-id", "other"]

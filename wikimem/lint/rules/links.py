@@ -18,6 +18,15 @@ def _body_links(ctx, skip_index: bool = True):
 
 
 
+def _broken_anchors(ctx, block: bool):
+    """Links whose page exists but whose heading (or block id) does not."""
+    for page, link in _body_links(ctx, skip_index=False):
+        if link.resolved and link.anchor_ok is False and bool(link.block) == block:
+            what = f"block '^{link.block}'" if block else f"heading '{'#'.join(link.heading)}'"
+            yield ctx.finding(page.path, ctx.link_line(page, link),
+                              f"{what} not found in [[{link.target or page.title}]] ({link.resolved})")
+
+
 @rule("WM101", "broken-link", severity="error")
 def broken_link(ctx):
     """A link to a page that does not exist. Example: ``See [[No Such Page]].`` when no note is
@@ -35,22 +44,14 @@ def broken_heading(ctx):
     """A link to a heading the target page does not have. Example: ``[[BM25#Variants]]`` when
     BM25.md has no heading "Variants" (headings compare as Obsidian does: case and punctuation
     ignored)."""
-    for page, link in _body_links(ctx, skip_index=False):
-        if link.resolved and link.heading and link.anchor_ok is False:
-            where = link.target or page.title
-            yield ctx.finding(page.path, ctx.link_line(page, link),
-                              f"heading '{'#'.join(link.heading)}' not found in [[{where}]] ({link.resolved})")
+    yield from _broken_anchors(ctx, block=False)
 
 
 @rule("WM103", "broken-block-link", severity="warning")
 def broken_block(ctx):
     """A link to a block id the target page does not have. Example: ``[[BM25#^k1]]`` when no
     paragraph of BM25.md ends with ``^k1``."""
-    for page, link in _body_links(ctx, skip_index=False):
-        if link.resolved and link.block and link.anchor_ok is False:
-            where = link.target or page.title
-            yield ctx.finding(page.path, ctx.link_line(page, link),
-                              f"block '^{link.block}' not found in [[{where}]] ({link.resolved})")
+    yield from _broken_anchors(ctx, block=True)
 
 
 @rule("WM104", "ambiguous-link", severity="warning")
