@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import UsageError
@@ -140,7 +140,7 @@ def ask(vault, question: str, *, k: int = 6, write: bool = True, llm: str | None
     if not write:
         return answer
     if not answer.answered:
-        return Answer(**{**answer.__dict__, "notices": answer.notices + ("no answer, so no query page was written",)})
+        return replace(answer, notices=answer.notices + ("no answer, so no query page was written",))
     from .writeback import write_back
 
     return write_back(vault, answer)

@@ -14,6 +14,7 @@ import datetime as _dt
 import json
 import logging
 import re
+from dataclasses import replace
 from typing import Any
 
 import yaml
@@ -187,7 +188,7 @@ def _write_back(vault, answer: Answer) -> Answer:
                 notices.append(warn)
     except WikimemError as exc:
         notices.append(f"index.md not updated: {exc}")
-    return Answer(**{**answer.__dict__, "page": rel, "page_status": status, "notices": tuple(notices)})
+    return replace(answer, page=rel, page_status=status, notices=tuple(notices))
 
 
 def check_sources(vault, rel: str) -> list[tuple[str, str]]:
