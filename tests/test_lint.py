@@ -210,3 +210,16 @@ def test_block_id_straight_after_an_embed():
     from wikimem.parse import parse_page
     page = parse_page("p.md", "![[image.png]]^block-id\n\ntext ^other\n\nnot]]^ a block\n")
     assert [b.id for b in page.blocks] == ["block-id", "other"]
+
+
+def test_tag_case_inline_reported_and_crlf_kept_by_fix(tmp_path):
+    root = tmp_path / "v"
+    (root / "concepts").mkdir(parents=True)
+    (root / "concepts/A.md").write_bytes(b"---\r\ntags: [Graph]\r\n---\r\n# A\r\n\r\nAbout #Retrieval and #graph.\r\n")
+    found = _lint(root, select=["WM206"]).findings
+    assert [f.line for f in found] == [2, 6] and "#Retrieval" in found[1].message and found[0].fix
+    _lint(root, select=["WM206"], fix=True)
+    data = (root / "concepts/A.md").read_bytes()
+    assert b"graph\r\n---\r\n" in data and b"Graph" not in data and b"\n" not in data.replace(b"\r\n", b"")
+    assert b"#Retrieval" in data  # body tags are reported, never rewritten
+    assert [f.line for f in _lint(root, select=["WM206"]).findings] == [7]  # the list is now a block list

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..errors import LockError, NoteReadError, UsageError
+from ..errors import NoteReadError, UsageError
 from ..parse.schema import VaultSchema
 from .context import LintContext
 from .options import LintOptions, check_severity, load_options
@@ -79,12 +79,7 @@ def _in_paths(path: str, paths: list[str]) -> bool:
 
 def load_context(vault, refresh: bool = True) -> LintContext:
     """Pages from the cache, brought up to date first (lexical part: embedding is not lint's job)."""
-    if refresh:
-        try:
-            vault.index(embed=False, wait=5.0)
-        except LockError:
-            log.info("another process is updating the cache; linting its last committed state")
-    pages = vault.pages(refresh=False)
+    pages = vault.pages(refresh=refresh)  # lexical build first when this process may write the cache
     files = {path: (sha, size, mtime) for path, sha, size, mtime in
              vault.cache.db.execute("SELECT path, sha256, size, mtime_ns FROM files")}
     schema_text, schema, notices = None, VaultSchema(), []
