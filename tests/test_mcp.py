@@ -232,19 +232,31 @@ def test_knowledge_tools(server, vault):
     assert "Compost" in json.dumps(answer)
 
 
-def test_concurrent_calls(server):
+def test_concurrent_calls(server, vault):
+    writes = hasattr(Vault, "write_page")
+
     async def many(client):
         results = []
 
         async def one(i):
-            results.append(await client.call_tool("search", {"query": ["compost", "tomato", "soil"][i % 3]}))
+            if writes and i % 3 == 0:
+                args = {"path": f"concepts/Bulb {i}.md", "content": f"# Bulb {i}\n\nPlant bulb {i} in autumn.\n"}
+                results.append(await client.call_tool("write_page", args))
+            else:
+                results.append(await client.call_tool("search", {"query": ["compost", "tomato", "soil"][i % 3]}))
         async with anyio.create_task_group() as tg:
             for i in range(12):
                 tg.start_soon(one, i)
         return results
 
     results = server.portal.call(many, server.client)
-    assert len(results) == 12 and not any(r.is_error for r in results)
+    assert len(results) == 12 and not any(r.is_error for r in results), [r.content[0].text for r in results if r.is_error]
+    if writes:
+        for i in range(0, 12, 3):
+            assert (vault / f"concepts/Bulb {i}.md").read_text() == f"# Bulb {i}\n\nPlant bulb {i} in autumn.\n"
+        log_md = (vault / "log.md").read_text()
+        assert all(f"concepts/Bulb {i}.md" in log_md for i in range(0, 12, 3))
+        assert server.ok("search", {"query": "bulb autumn", "top_k": 10, "mode": "lexical"})["hits"]
 
 
 def test_read_only_lists_no_write_tools(vault):

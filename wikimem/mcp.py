@@ -14,7 +14,8 @@ import inspect
 import logging
 import threading
 import time
-from typing import Annotated, Any, Callable, Literal, Optional
+from contextlib import contextmanager
+from typing import Annotated, Any, Callable, Iterator, Literal, Optional
 
 from pydantic import Field
 
@@ -62,7 +63,31 @@ def _when_unlocked(fn: Callable[..., Any], args, kwargs) -> Any:
             time.sleep(0.2)
 
 
-def _tool_error(fn: Callable[..., Any], wait_for_lock: bool) -> Callable[..., Any]:
+class FirstBuildGate:
+    """While the vault has no usable cache yet, a tool call waits (a while) for the background first
+    build and calls go one at a time: concurrent calls would each try to bootstrap the cache."""
+
+    def __init__(self, vault, ready: threading.Event | None = None):
+        self.vault = vault
+        self.ready = ready
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        try:
+            problem = self.vault.cache.manifest_problem()
+        except Exception:  # noqa: BLE001 - whatever it is, go the careful way
+            problem = "unreadable"
+        if problem is None:
+            yield
+            return
+        if self.ready is not None:
+            self.ready.wait(LOCK_WAIT_S)
+        with self._lock:
+            yield
+
+
+def _tool_error(fn: Callable[..., Any], wait_for_lock: bool, gate: FirstBuildGate) -> Callable[..., Any]:
     """Run a tool; any failure becomes a ToolError (an MCP error result), never a traceback.
     ``wait_for_lock``: retry while a build holds the cache (reads only: a write is never repeated)."""
     from mcp.server.mcpserver.exceptions import ToolError
@@ -70,7 +95,8 @@ def _tool_error(fn: Callable[..., Any], wait_for_lock: bool) -> Callable[..., An
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> Any:
         try:
-            return _plain(_when_unlocked(fn, args, kwargs) if wait_for_lock else fn(*args, **kwargs))
+            with gate():
+                return _plain(_when_unlocked(fn, args, kwargs) if wait_for_lock else fn(*args, **kwargs))
         except WikimemError as exc:
             raise ToolError(f"{type(exc).__name__}: {exc}") from None
         except (OSError, ValueError, TypeError) as exc:
@@ -292,18 +318,20 @@ class RejectUnknownArguments:
         return await call_next(ctx)
 
 
-def build_server(vault, read_only: bool = False, lifespan=None):
-    """An MCPServer whose tools call into ``vault``."""
+def build_server(vault, read_only: bool = False, lifespan=None, ready: threading.Event | None = None):
+    """An MCPServer whose tools call into ``vault``; ``ready`` is set when the background start-up
+    has brought the cache up to date (calls wait for it only while there is no cache at all)."""
     from mcp.server import MCPServer
     from mcp.types import ToolAnnotations
 
     tools = Tools(vault, read_only=read_only)
+    gate = FirstBuildGate(vault, ready)
     offered = available(vault, read_only)
     allowed = {name: set(inspect.signature(getattr(tools, method)).parameters) for name, method, _ in offered}
     server = MCPServer("wikimem", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan,
                        middleware=[RejectUnknownArguments(allowed)])
     for name, method, writes in offered:
-        server.add_tool(_tool_error(getattr(tools, method), wait_for_lock=not writes), name=name,
+        server.add_tool(_tool_error(getattr(tools, method), wait_for_lock=not writes, gate=gate), name=name,
                         annotations=ToolAnnotations(read_only_hint=not writes, destructive_hint=False,
                                                     open_world_hint=False))
     return server
@@ -317,16 +345,17 @@ def serve(path: str | None, read_only: bool = False, watch: bool = True, **overr
     from .api import open_vault
 
     vault = open_vault(path, **{k: v for k, v in overrides.items() if v is not None})
+    session = WarmSession(vault, watch=watch)
 
     @asynccontextmanager
     async def lifespan(_server):
-        session = WarmSession(vault, watch=watch).start()  # after stdout is claimed by the transport
+        session.start()  # here, after the transport has claimed stdout
         try:
             yield {}
         finally:
             session.stop()
 
-    server = build_server(vault, read_only=read_only, lifespan=lifespan)
+    server = build_server(vault, read_only=read_only, lifespan=lifespan, ready=session.ready)
     log.info("wikimem MCP server on %s (%s)", vault.root, "read-only" if read_only else "read-write")
     try:
         server.run("stdio")
