@@ -60,7 +60,8 @@ def read(path: Path) -> Parsed:
         text = text[m.end():]
     heading, preamble, raw_turns = _parse(text)
     if not raw_turns:
-        return Parsed((), (Problem(name, "no `Speaker: text` lines found; not a chat (ingest it as an article?)"),), "text")
+        reason = "no `Speaker: text` lines found; not a chat (ingest it as an article?)"
+        return Parsed((), (Problem(name, reason),), "text")
     if preamble:
         return Parsed((), (Problem(name, f"text before the first turn ({preamble[0][:60]!r}); "
                                          "not a plain chat, nothing imported"),), "text")
@@ -75,5 +76,6 @@ def read(path: Path) -> Parsed:
     if date:
         extra["started"] = date
     title = str(front.get("title") or heading or path.stem)
-    return Parsed((Session(title=title, turns=turns, date=date, participants=tuple(dict.fromkeys(t.speaker for t in turns)),
-                           source=f"chat:{name}", extra=extra),), (), "text")
+    session = Session(title=title, turns=turns, date=date, participants=tuple(dict.fromkeys(t.speaker for t in turns)),
+                      source=f"chat:{name}", extra=extra)
+    return Parsed((session,), (), "text")

@@ -131,8 +131,8 @@ def _session(conv: dict, source: str) -> Session:
         speaker = SPEAKERS.get(role, str(role).title())
         if role == "tool" and author.get("name"):
             speaker = f"Tool {author['name']}"
-        turns.append(Turn(speaker, text, f"t{len(turns) + 1}", (_when(message.get("create_time")) or "").replace("T", " ") or None,
-                          attachments))
+        when = (_when(message.get("create_time")) or "").replace("T", " ") or None
+        turns.append(Turn(speaker, text, f"t{len(turns) + 1}", when, attachments))
     sid = str(conv.get("conversation_id") or conv.get("id") or "")
     if not turns:
         raise ValueError("conversation has no messages on its current branch")

@@ -156,8 +156,9 @@ def write_sessions(vault, sessions, folder: str = TRANSCRIPT_FOLDER) -> list[Imp
         number = len(parts) + 1
         part_rel = f"{parts[0][:-3]} (part {number}).md"
         extra = {**session.extra, "continues": f"[[{parts[-1][:-3]}]]"}
+        when = turns[covered].time or ""
         part = Session(title=f"{session.title} (part {number})", turns=turns[covered:],
-                       date=turns[covered].time.replace(" ", "T") if turns[covered].time and len(turns[covered].time) >= 16
-                       else session.date, participants=session.participants, source=session.source, extra=extra)
+                       date=when.replace(" ", "T") if len(when) >= 16 else session.date,
+                       participants=session.participants, source=session.source, extra=extra)
         results.append(_create(vault, part_rel, part, "continued"))
     return results

@@ -84,7 +84,8 @@ def guess_kind(path: Path) -> str:
         head = path.read_bytes()[:65536]
         if b'"mapping"' in head:
             return "transcript"
-        raise UsageError(f"{path.name}: a JSON file that is not a ChatGPT export; say --kind asset to keep it as an asset")
+        raise UsageError(f"{path.name}: a JSON file that is not a ChatGPT export; "
+                         "say --kind asset to keep it as an asset")
     if suffix in TEXT_SUFFIXES + HTML_SUFFIXES:
         return "article"
     if suffix in ASSET_SUFFIXES:
@@ -334,7 +335,9 @@ def _write_source_page(vault, info: Extract, kind: str, rel: str, text_note: str
     text = _page_text(vault, info, kind, rel, text_note, size, keep, summary)
     result = vault.write_page(page_rel, text, expected_sha256=expected, reason="ingest", check_similar=False)
     warnings = list(result.warnings)
-    summary = info.first_paragraph[:100].rsplit(" ", 1)[0] + "…" if len(info.first_paragraph) > 100 else info.first_paragraph
+    summary = info.first_paragraph
+    if len(summary) > 100:
+        summary = summary[:100].rsplit(" ", 1)[0] + "…"
     try:
         vault.add_to_index(page_rel, summary)
     except WikimemError as exc:

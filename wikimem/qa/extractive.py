@@ -143,15 +143,16 @@ def term_weights(cache, query_terms: list[str]) -> dict[str, float]:
         total = db.execute(f"SELECT count(*) FROM chunks c WHERE {_NOTES}").fetchone()[0] or 1
         weights = {}
         for term in query_terms:
-            df = db.execute(f"SELECT count(*) FROM lex JOIN chunks c ON c.vid = lex.rowid WHERE lex MATCH ? AND {_NOTES}",
-                            ('"' + term.replace('"', '""') + '"',)).fetchone()[0]
+            df = db.execute("SELECT count(*) FROM lex JOIN chunks c ON c.vid = lex.rowid "
+                            f"WHERE lex MATCH ? AND {_NOTES}", ('"' + term.replace('"', '""') + '"',)).fetchone()[0]
             weights[term] = math.log(1 + (total - df + 0.5) / (df + 0.5)) if df else 0.0
         return weights
     except Exception:  # noqa: BLE001 - no lexical index: every term counts the same
         return {t: 1.0 for t in query_terms}
 
 
-def candidates(question: str, hits: list[Hit], weights: dict[str, float], min_cover: float = MIN_COVER) -> list[Candidate]:
+def candidates(question: str, hits: list[Hit], weights: dict[str, float],
+               min_cover: float = MIN_COVER) -> list[Candidate]:
     """Sentences of the chunks that, taken whole (text, title and headings), hold at least
     ``min_cover`` of the question's term weight; each sentence must hold a question term itself."""
     q_terms = list(weights)
@@ -186,7 +187,7 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 # X use"); in a small vault they are rare, so their IDF is high and they would set the bar
 FRAMING = frozenset(stem(w) for w in """much many use used uses using value values way ways kind kinds
 thing things mean means meaning happen happens work works need needs get gets make makes usual usually
-typical typically exactly actually really""".split())
+typical typically exactly actually really explain describe tell know please""".split())
 
 
 def choose(question: str, hits: list[Hit], cache, max_sentences: int = MAX_SENTENCES,

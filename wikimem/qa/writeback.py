@@ -2,11 +2,11 @@
 
 The page's frontmatter says what was asked and when, how it was answered, and which chunks it
 cites, each with the sha256 of the chunk's text at the time (``"[[page#heading]] sha256:<hex>"``),
-so a later change to a cited chunk shows. The same or a near-identical question (most of its terms
-shared with an earlier one, or the same citations and a fair share of its terms; a page's title
-and aliases count as one name, so "RRF" and "reciprocal rank fusion" match) updates the earlier
-page instead of adding another: the first wording stays the title, later ones are kept in
-``also_asked``. Unknown frontmatter keys a person added to the page are kept.
+so a later change to a cited chunk shows. The same or a near-identical question updates the
+earlier page instead of adding another: most of its terms shared with an earlier wording, or
+mostly the same citations and a fair share of its terms (a page's title and aliases count as one
+name, so "RRF" and "reciprocal rank fusion" match). The first wording stays the title, later ones
+are kept in ``also_asked``. Unknown frontmatter keys a person added to the page are kept.
 """
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ from .query import QUERY_FOLDER, Answer
 log = logging.getLogger(__name__)
 
 SAME_QUESTION = 0.6  # term overlap (Jaccard) above which two questions are one
-SAME_SOURCES_QUESTION = 0.25  # ...or this much overlap when both cite exactly the same chunks
+SAME_SOURCES_QUESTION = 0.25  # ...or this much when the two answers cite mostly the same chunks
+SAME_SOURCES = 0.5  # "mostly": Jaccard of the two sets of cited chunks
 _UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]+')
 _HASHED = re.compile(r"^\s*(\[\[[^\]]+\]\])(?:\s+sha256:([0-9a-f]+))?\s*$")
 
@@ -116,9 +117,9 @@ def find_same(vault, answer: Answer):
         asked = [data.get("question")] + list(data.get("also_asked") or [])
         overlap = max((_jaccard(mine, question_terms(str(q), names)) for q in asked if q), default=0.0)
         theirs = {p[0] for p in map(parse_source, data.get("sources") or []) if p}
-        same_sources = bool(links) and theirs == links
-        if overlap >= SAME_QUESTION or (same_sources and overlap >= SAME_SOURCES_QUESTION):
-            score = overlap + (1.0 if same_sources else 0.0)
+        shared = _jaccard(links, theirs)
+        if overlap >= SAME_QUESTION or (shared >= SAME_SOURCES and overlap >= SAME_SOURCES_QUESTION):
+            score = overlap + shared
             if score > best_score:
                 best, best_score = (rel, note, data), score
     return best
