@@ -253,6 +253,7 @@ def relevant_pages(vault, project: str | None, prompt: str | None, skip: set[str
                 best[hit.path] = (share, rank, hit, matched)
             else:
                 best[hit.path] = (*seen[:3], matched)
+
     def weight(share: float, matched: set[str]) -> float:  # the prompt is today's task: it outranks the project
         return share * (1.0 if "prompt" in matched else 0.9) + 0.25 * (len(matched) - 1)
     ordered = sorted(best.values(), key=lambda v: (-weight(v[0], v[3]), v[1], v[2].path))
