@@ -324,3 +324,11 @@ def test_stdout_is_protocol_only(vault):
     assert [m.get("id") for m in out] == [1, 2]
     assert out[1]["result"]["isError"] and "relative to the vault" in out[1]["result"]["content"][0]["text"]
     assert rest.strip() == "" and proc.returncode == 0
+
+
+def test_missing_vault_is_a_clean_error(tmp_path):
+    import subprocess
+    proc = subprocess.run([sys.executable, "-m", "wikimem.cli", "mcp", str(tmp_path / "nope")], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert "vault folder not found" in proc.stderr and "Traceback" not in proc.stderr
