@@ -151,9 +151,9 @@ def parse(vault: Optional[str] = VaultArg,
     table.add_row("by type", ", ".join(f"{k} {n}" for k, n in summary["by_type"].items()))
     out.print(table)
     for path in summary["pages_with_errors"]:
-        out.print(f"[yellow]problem[/] {path}")
+        out.print(f"[yellow]problem[/] {escape(path)}", highlight=False, soft_wrap=True)
     for s in summary["skipped"]:
-        out.print(f"[yellow]skipped[/] {s['path']}: {s['reason']}")
+        out.print(f"[yellow]skipped[/] {escape(s['path'])}: {escape(s['reason'])}", highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -228,7 +228,7 @@ def search(query: str = typer.Argument(..., help="What to look for (any language
         raise typer.Exit(1)
     for i, hit in enumerate(result.hits, 1):
         where = " > ".join(hit.heading_path)
-        out.print(f"[bold]{i:>2}. {hit.title}[/]  [dim]{hit.path}{' # ' + where if where else ''}[/]",
+        out.print(f"[bold]{i:>2}. {escape(hit.title)}[/]  [dim]{escape(hit.path)}{' # ' + escape(where) if where else ''}[/]",
                   highlight=False)
         snippet = " ".join(hit.text.split())
         out.print(f"    {snippet[:240]}{'…' if len(snippet) > 240 else ''}", highlight=False, markup=False)

@@ -270,6 +270,16 @@ class VaultFiles:
             raise NoteReadError(rel, exc.strerror or str(exc), "unreadable") from exc
         return decode_note(rel, data, st.st_mtime_ns)
 
+    def check_note(self, rel: str) -> Skipped | None:
+        """Why the build would skip this note from the scan (too large, binary, not UTF-8,
+        unreadable, not a regular file), or None when it can be read. For ``status``: a file the
+        build skipped is reported as skipped, not as stale."""
+        try:
+            self.read_note(rel, trusted=True)
+        except NoteReadError as exc:
+            return Skipped(exc.path, exc.kind, exc.reason)
+        return None
+
     def _too_large(self, rel: str, size: str) -> NoteReadError:
         return NoteReadError(rel, f"file is {size}, over the {size_text(self.max_bytes)} limit "
                              "(set max_file_mb in .wikimem/config.toml to raise it)", "too_large")
