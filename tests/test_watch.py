@@ -320,3 +320,20 @@ def test_an_edit_does_not_wait_for_the_embedding_backlog(make_vault, monkeypatch
         assert w.wait_idle(60)
         assert w.status()["backlog"] == 0
     assert_equal_to_rebuild(v, tmp_path)
+
+
+def test_an_unexpected_build_error_is_retried_not_fatal(watcher, monkeypatch):
+    v, root = watcher.vault, Path(watcher.vault.root)
+    real, calls = v.index, []
+
+    def flaky(*args, **kwargs):
+        calls.append(kwargs.get("paths"))
+        if len(calls) == 1:
+            raise RuntimeError("a bug in one note's parser")
+        return real(*args, **kwargs)
+    monkeypatch.setattr(v, "index", flaky)
+    (root / "notes/kiwi.md").write_text("# Kiwi\n\nzebracorn\n")
+    assert _until(lambda: watcher.status()["last_error"] == "RuntimeError: a bug in one note's parser", 5)
+    assert _until(lambda: _paths(v, "zebracorn") == ["notes/kiwi.md"], 15)
+    assert watcher.running and watcher.status()["last_error"] is None
+    assert calls[0] == ["notes/kiwi.md"] and calls[1] is None  # the retry scans the whole vault

@@ -289,9 +289,10 @@ class Watcher:
         except LockError as exc:
             self._retry(batch, str(exc), backoff=1.0)
             return
-        except (WikimemError, OSError, sqlite3.Error) as exc:
+        except Exception as exc:  # noqa: BLE001 - a long-running watcher retries rather than dies
             self._failures += 1
-            log.warning("watch: build failed (%s); retrying with a full scan", exc)
+            log.warning("watch: build failed (%s: %s); retrying with a full scan", type(exc).__name__, exc,
+                        exc_info=not isinstance(exc, (WikimemError, OSError, sqlite3.Error)))
             batch.full = batch.full or "retry after a failed build"
             self._retry(batch, f"{type(exc).__name__}: {exc}", backoff=min(MAX_BACKOFF_S, 2.0 ** self._failures))
             return
@@ -341,8 +342,9 @@ class Watcher:
             self._info["last_error"] = str(exc)
             self._stop.wait(1.0)
             return
-        except (WikimemError, OSError, sqlite3.Error) as exc:
-            log.warning("watch: embedding stopped (%s); it resumes after the next edit", exc)
+        except Exception as exc:  # noqa: BLE001 - vectors wait; the lexical side keeps following edits
+            log.warning("watch: embedding stopped (%s: %s); it resumes after the next edit", type(exc).__name__, exc,
+                        exc_info=not isinstance(exc, (WikimemError, OSError, sqlite3.Error)))
             self._info["last_error"] = f"{type(exc).__name__}: {exc}"
             self._backlog = False
             return
