@@ -227,3 +227,18 @@ def test_a_transcript_answer_cites_the_turn_and_names_the_speaker(tmp_path):
     note = "raw/transcripts/Planning the reading group 264ebb3a"
     assert answer.text.startswith(f"Bo: I can present the refinement phase. [[{note}#^t2]]")
     assert answer.citations[0].block == "t2"
+
+
+def test_an_answer_quoting_a_secret_is_given_but_not_filed(tmp_path):
+    root = tmp_path / "v"
+    init_vault(root)
+    (root / "entities" / "Deploy.md").write_text(
+        "# Deploy\n\nThe deploy bucket key is AKIAZ7VRSQ5TJN2DOE4B and the bucket lives in eu-west-1.\n",
+        encoding="utf-8")
+    vault = open_vault(root, embedder="fake")
+    vault.index()
+    answer = vault.query("What is the deploy bucket key?")
+    assert answer.answered and "AKIAZ7VRSQ5TJN2DOE4B" in answer.text
+    assert answer.page is None and any("no query page was written" in n for n in answer.notices)
+    assert list((root / "queries").iterdir()) == []
+    assert [p.name for p in (root / "queries").parent.rglob("*.tmp")] == []

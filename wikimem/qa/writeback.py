@@ -138,12 +138,18 @@ def _body(answer: Answer, title: str) -> str:
 
 def write_back(vault, answer: Answer) -> Answer:
     """Create or update the query page. Two processes filing the same question at once: the
-    loser's conflict-checked write is refused, and it retries once as an update of the winner's page."""
+    loser's conflict-checked write is refused, and it retries once as an update of the winner's page.
+    An answer quoting a secret from a note is still given, but not filed (the writer refuses it)."""
+    from ..knowledge.secrets import SecretError
+
     try:
-        return _write_back(vault, answer)
-    except ConflictError:
-        log.info("query page changed while being written; retrying once")
-        return _write_back(vault, answer)
+        try:
+            return _write_back(vault, answer)
+        except ConflictError:
+            log.info("query page changed while being written; retrying once")
+            return _write_back(vault, answer)
+    except SecretError as exc:
+        return replace(answer, notices=answer.notices + (f"no query page was written: {exc}",))
 
 
 def _write_back(vault, answer: Answer) -> Answer:
