@@ -446,8 +446,8 @@ def query(question: str = typer.Argument(..., help="The question (any language).
           since: Optional[str] = typer.Option(None, "--since", help="Updated on or after YYYY-MM-DD."),
           until: Optional[str] = typer.Option(None, "--until", help="Updated on or before YYYY-MM-DD."),
           as_json: bool = JsonOpt) -> None:
-    """Answer a question from the vault with [[page#heading]] citations and file the answer back as
-    queries/<question>.md (the same question again updates that page)."""
+    """Answer a question from the vault, each sentence cited as a wikilink to its page and heading, and
+    file the answer back as queries/<question>.md (the same question again updates that page)."""
     from .api import open_vault
 
     v = _run(lambda: open_vault(vault))
