@@ -423,10 +423,11 @@ def ingest(paths: list[str] = typer.Argument(..., help="Files to bring into raw/
     else:
         styles = {"added": "green", "unchanged": "dim", "failed": "red"}
         for item in report.items:
-            out.print(f"[{styles.get(item.status, 'white')}]{item.status:<9}[/] {item.source}: {item.message}",
-                      highlight=False)
+            out.print(f"[{styles.get(item.status, 'white')}]{item.status:<9}[/] {escape(item.source)}: "
+                      f"{escape(item.message)}", highlight=False)
             for problem in item.problems:
-                out.print(f"  [yellow]not imported[/] {problem.where}: {problem.reason}", highlight=False)
+                out.print(f"  [yellow]not imported[/] {escape(problem.where)}: {escape(problem.reason)}",
+                          highlight=False)
     if not report.ok:
         raise typer.Exit(1)
 
@@ -458,13 +459,13 @@ def query(question: str = typer.Argument(..., help="The question (any language).
         _emit_json(answer.to_dict())
     else:
         for notice in answer.notices:
-            err.print(f"[yellow]note:[/] {notice}", highlight=False)
+            err.print(f"[yellow]note:[/] {escape(notice)}", highlight=False)
         out.print(answer.text if answer.answered else "The vault has no answer to this question.",
                   highlight=False, markup=False)
         for flag in answer.flags:
-            err.print(f"[yellow]unverified:[/] {flag}", highlight=False)
+            err.print(f"[yellow]unverified:[/] {escape(flag)}", highlight=False)
         if answer.page:
-            out.print(f"[dim]{answer.page_status} {answer.page} ({answer.mode})[/]", highlight=False)
+            out.print(f"[dim]{answer.page_status} {escape(answer.page)} ({answer.mode})[/]", highlight=False)
     if not answer.answered:
         raise typer.Exit(1)
 
