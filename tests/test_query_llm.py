@@ -156,3 +156,17 @@ def test_ingest_llm_failure_leaves_the_page_extractive(server, tmp_path):
     assert item.status == "added" and "did not reply with the JSON" in item.message
     page = (root / item.page).read_text(encoding="utf-8")
     assert "## Summary" not in page and "## First paragraph" in page
+
+
+def test_cli_prints_flags_with_brackets_verbatim(server, vault):
+    from typer.testing import CliRunner
+
+    from wikimem.cli import app
+
+    server.reply = "IndexIDMap2 supports remove_ids [1]. See [/Elasticsearch] for more. And [[Whoosh]] [7]."
+    result = CliRunner().invoke(app, ["query", QUESTION, "-V", str(vault.root), "--no-write", "--llm", "ollama",
+                                      "--llm-model", "tiny", "--llm-url", server.url],
+                                env={"WIKIMEM_EMBEDDER": "fake"})
+    assert result.exit_code == 0, result.output
+    assert "[7], which is not one of" in result.output and "Traceback" not in result.output
+    assert "uncited: See [/Elasticsearch] for more." in result.output
