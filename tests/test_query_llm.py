@@ -170,3 +170,9 @@ def test_cli_prints_flags_with_brackets_verbatim(server, vault):
     assert result.exit_code == 0, result.output
     assert "[7], which is not one of" in result.output and "Traceback" not in result.output
     assert "uncited: See [/Elasticsearch] for more." in result.output
+
+
+def test_a_wikilink_the_model_writes_itself_counts_as_a_citation(server, vault):
+    server.reply = "IndexIDMap2 lets FAISS remove vectors by id [[FAISS]]."
+    answer = vault.query(QUESTION, write=False, llm="openai", llm_model="tiny", llm_url=server.url + "/v1")
+    assert answer.flags == () and [c.path for c in answer.citations] == ["entities/FAISS.md"]

@@ -108,8 +108,14 @@ def check_citations(reply: str, hits: Sequence[Hit], cite: Callable) -> tuple[st
         marks = _MARK.findall(sentence)
         wikis = _WIKI.findall(sentence)
         for w in wikis:
-            if w.split("|")[0].split("#")[0].strip().casefold() not in known:
+            name = w.split("|")[0].split("#")[0].strip().casefold()
+            if name not in known:
                 flags.append(f"cites [[{w}]], which was not among the retrieved notes")
+                continue
+            for hit, c in zip(hits, links):  # a link the model wrote itself: record that chunk's hash too
+                if name in (c.link[2:-2].split("#")[0].casefold(), hit.path.casefold(), hit.title.casefold()):
+                    used.setdefault(c.link, c)
+                    break
         if not marks and not wikis:
             flags.append(f"uncited: {sentence[:120]}")
 
