@@ -293,3 +293,21 @@ def test_a_grown_session_gets_its_new_turns_as_a_continuation(vault, tmp_path):
     assert "^t5" in text and "^t8" in text and "^t4" not in text and "Let me read the parser" not in text
     assert vault.ingest([log]).items[0].status == "unchanged"
     assert (vault.root / first).read_text(encoding="utf-8").count("^t") == 4  # the first note never changes
+
+
+def test_two_ingests_of_one_file_at_once_add_one_copy(vault, tmp_path, monkeypatch):
+    """The other ingest lands the same bytes under the same name between our look-up and our write."""
+    from wikimem.ingest import sources
+
+    src = tmp_path / "a.png"
+    src.write_bytes(b"\x89PNG same bytes")
+    real = sources.atomic_write_bytes
+
+    def racing(path, data, before_replace=None):
+        path.write_bytes(data)  # the other process wins
+        return real(path, data, before_replace=before_replace)
+
+    monkeypatch.setattr(sources, "atomic_write_bytes", racing)
+    item = vault.ingest([src]).items[0]
+    assert item.status == "unchanged" and "added meanwhile" in item.message
+    assert _raw_files(vault) == ["raw/assets/a.png"]

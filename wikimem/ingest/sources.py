@@ -207,7 +207,13 @@ def _ingest_file(vault, path: Path, kind: str, llm: dict[str, Any] | None = None
 
         secrets.check(info.markdown, path.name)  # raw/ is forever: a secret never gets in
     rel = _free_name(vault, KIND_FOLDERS[kind], path.name, data)
-    add_raw(vault, rel, data)
+    try:
+        add_raw(vault, rel, data)
+    except ConflictError:
+        if find_in_raw(vault, data) == rel:  # another ingest of the same file got there first
+            return IngestItem(str(path), kind, "unchanged", (rel,),
+                              message=f"already in the vault as {rel} (added meanwhile); nothing to do")
+        raise
     written = [rel]
     text_note = None
     if info is not None and suffix not in TEXT_SUFFIXES:
