@@ -29,14 +29,17 @@ sys.path.insert(0, str(ROOT))
 from wikimem.config import load_settings  # noqa: E402
 from wikimem.embed import get_embedder  # noqa: E402
 from wikimem.knowledge.similarity import (CALIBRATION_FILE, LEXICAL, Thresholds, lexical_overlap,  # noqa: E402
-                                          normalise, thresholds_to_dict)
+                                          normalise, numbers, thresholds_to_dict)
 
 PAIRS = ROOT / "benchmarks" / "similarity_pairs.json"
 
 
 def signals(embedder, pairs: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(cosine, lexical overlap, exact) per pair; ``exact`` is 1 for texts equal after normalise,
+    0 for different numbers (never a duplicate), 0.5 otherwise."""
     lex = np.array([lexical_overlap(p["a"], p["b"]) for p in pairs], dtype=np.float64)
-    exact = np.array([normalise(p["a"]) == normalise(p["b"]) for p in pairs])
+    exact = np.array([1.0 if normalise(p["a"]) == normalise(p["b"]) else
+                      0.0 if numbers(p["a"]) != numbers(p["b"]) else 0.5 for p in pairs])
     if embedder is None:
         return np.ones(len(pairs)), lex, exact
     texts = sorted({t for p in pairs for t in (p["a"], p["b"])})
@@ -47,7 +50,8 @@ def signals(embedder, pairs: list[dict]) -> tuple[np.ndarray, np.ndarray, np.nda
 
 
 def predict(t: Thresholds, cos, lex, exact) -> np.ndarray:
-    dup = exact | ((cos >= t.duplicate_cos) & (lex >= t.duplicate_lex))
+    """The same decision as ``similarity.compare``."""
+    dup = (exact == 1.0) | ((exact > 0) & (cos >= t.duplicate_cos) & (lex >= t.duplicate_lex))
     upd = ~dup & (cos >= t.update_cos) & (lex >= t.update_lex)
     return np.where(dup, "duplicate", np.where(upd, "update", "different"))
 
@@ -140,8 +144,11 @@ def main() -> None:
                 for lang in ("en", "zh")}
     result = {"embedder": key, "pairs": len(pairs), "thresholds": thresholds_to_dict(t),
               "in_sample": in_sample, "cross_validated_2fold": cv, "per_language_in_sample": per_lang,
-              "signals_by_label": by_label, "calibrated": _dt.date.today().isoformat()}
-    print(json.dumps(result, indent=2, ensure_ascii=False))
+              "signals_by_label": by_label, "calibrated": _dt.date.today().isoformat(),
+              "pairs_scored": [{"a": p["a"], "b": p["b"], "label": p["label"], "cos": round(float(c), 4),
+                                "lex": round(float(x), 4), "predicted": str(y)}
+                               for p, c, x, y in zip(pairs, cos, lex, predict(t, cos, lex, exact))]}
+    print(json.dumps({k: v for k, v in result.items() if k != "pairs_scored"}, indent=2, ensure_ascii=False))
     out = ROOT / "benchmarks" / "results" / f"similarity-{args.embedder}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

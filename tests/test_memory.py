@@ -11,7 +11,7 @@ from wikimem.cli import app
 from wikimem.errors import UsageError
 from wikimem.knowledge.memory import classify_sentence, propose_from_transcript, slug
 from wikimem.knowledge.secrets import SecretError
-from wikimem.knowledge.similarity import lexical_overlap, normalise
+from wikimem.knowledge.similarity import lexical_overlap, normalise, numbers
 
 from test_writer import KEY, vault  # noqa: F401 - the shared fresh-vault fixture
 
@@ -92,6 +92,18 @@ def test_slug_is_safe_and_keeps_chinese():
     assert slug("用户住在上海。") == "用户住在上海"
     assert slug("../../etc/passwd") == "etc-passwd"
     assert slug("!!!") == "memory"
+
+
+def test_numbers_are_compared_as_values():
+    assert numbers("项目的发布日期定在六月一日。") == numbers("项目的发布日期定在6月1日。") == ("1", "6")
+    assert numbers("用户每天跑步五公里") != numbers("用户每天跑步十公里")
+    assert numbers("请一律用简体中文回答") == () and numbers("1,000 requests") == ("1000",)
+
+
+def test_different_numbers_are_an_update_not_a_duplicate(vault):
+    first = vault.remember("The API rate limit is 100 requests per minute.", kind="episodic")
+    res = vault.remember("The API rate limit is 500 requests per minute.", kind="episodic")
+    assert res.action == "written" and res.supersedes == first.path
 
 
 def test_normalise_and_lexical_overlap():

@@ -43,9 +43,11 @@ class Thresholds:
     update_cos: float
     update_lex: float
 
-    def classify(self, cos: float | None, lex: float) -> str:
+    def classify(self, cos: float | None, lex: float, same_numbers: bool = True) -> str:
+        """``same_numbers``: both texts state the same numbers. Embeddings barely move when only a
+        value changes ("runs 5 km" -> "runs 10 km"), so different numbers are never a duplicate."""
         c = 1.0 if cos is None else cos
-        if c >= self.duplicate_cos and lex >= self.duplicate_lex:
+        if c >= self.duplicate_cos and lex >= self.duplicate_lex and same_numbers:
             return "duplicate"
         if c >= self.update_cos and lex >= self.update_lex:
             return "update"
@@ -74,6 +76,31 @@ def normalise(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).casefold()
     text = "".join(" " if unicodedata.category(ch)[0] in _PUNCT_CATEGORIES else ch for ch in text)
     return _SPACE.sub(" ", text).strip()
+
+
+_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+# Chinese numerals count only before a unit or classifier ("五公里", "六月一日"), so words such as
+# 一律 or 统一 are not numbers.
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*|[零〇一二两三四五六七八九十]{1,4}(?=[个次天年月日号点时分秒周岁公米千克斤元块倍%％])")
+
+
+def _cn_value(run: str) -> str:
+    """Chinese numerals below 100 -> digits ("十五" -> "15"); anything else is kept as written."""
+    if "十" not in run:
+        return "".join(str(_CN_DIGITS[c]) for c in run) if all(c in _CN_DIGITS for c in run) else run
+    tens, _, units = run.partition("十")
+    if len(run) > 3 or any(c not in _CN_DIGITS for c in tens + units):
+        return run
+    return str((_CN_DIGITS[tens] if tens else 1) * 10 + (_CN_DIGITS[units] if units else 0))
+
+
+def numbers(text: str) -> tuple[str, ...]:
+    """The numbers a text states, sorted, Chinese numerals as digits: "6月1日" == "六月一日"."""
+    out = []
+    for m in _NUMBER.finditer(unicodedata.normalize("NFKC", text)):
+        tok = m.group(0)
+        out.append(tok.replace(",", "") if tok[0].isdigit() else _cn_value(tok))
+    return tuple(sorted(out))
 
 
 def lexical_overlap(a: str, b: str) -> float:
@@ -146,7 +173,7 @@ def compare(embedder, thresholds: Thresholds, text: str, others: dict[str, str])
         if p in exact:
             label = "duplicate"
         elif p in embed:
-            label = thresholds.classify(c, lex[p])
+            label = thresholds.classify(c, lex[p], numbers(text) == numbers(others[p]))
         else:
             label = "different"
         out.append(Match(p, label, c, lex[p]))
