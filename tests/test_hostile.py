@@ -205,3 +205,25 @@ def test_size_message_in_mib(make_vault):
     loaded = open_vault(root, embedder="none", max_file_mb=2).load()
     reason = {s.path: s.reason for s in loaded.skipped}["big.md"]
     assert "3.0 MiB, over the 2.0 MiB limit" in reason
+
+
+def test_vault_path_that_is_not_utf8_is_refused_clearly(tmp_path):
+    from wikimem.errors import UsageError
+    root = os.path.join(os.fsencode(tmp_path), b"caf\xe9")
+    os.makedirs(root)
+    with pytest.raises(UsageError, match=r"caf\\xe9.*not valid UTF-8|not valid UTF-8.*caf\\xe9"):
+        open_vault(os.fsdecode(root))
+
+
+def test_implicit_vault_must_look_like_one(tmp_path, monkeypatch):
+    from wikimem.errors import UsageError
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UsageError, match="WIKIMEM_VAULT"):
+        open_vault()
+    assert open_vault(tmp_path).root == tmp_path.resolve()  # named explicitly: fine
+    monkeypatch.setenv("WIKIMEM_VAULT", str(tmp_path))
+    assert open_vault().root == tmp_path.resolve()
+    monkeypatch.delenv("WIKIMEM_VAULT")
+    (tmp_path / "SCHEMA.md").write_text("# S\n")
+    assert open_vault().root == tmp_path.resolve()
+    assert not (tmp_path / ".wikimem").exists()

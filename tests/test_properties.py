@@ -144,3 +144,58 @@ def test_chunk_ids_are_stable(text):
     a = [c.id for c in chunk_page(parse_page("concepts/p.md", text))]
     b = [c.id for c in chunk_page(parse_page("concepts/p.md", text))]
     assert a == b and len(set(a)) == len(a)
+
+
+# -- arbitrary values for every frontmatter key wikimem interprets (issue 9 item 2) -----------------
+INTERPRETED = ("title", "type", "status", "tags", "aliases", "alias", "supersedes", "created", "updated", "date",
+               "modified", "chunk_window", "chunk_stride", "kind")
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=20), st.dates(),
+                    st.datetimes(), st.sampled_from(["2024-02-30", "2024-13-45", "two", "maybe", "[[Old]]", "#tag",
+                                                     "transcript", "superseded", "entity", "0", "-3", ""]))
+VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) |
+                      st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8)
+RAW_YAML = st.sampled_from([  # YAML text no dumper writes
+    "2024-02-30", "2023-02-29 10:00:00", "&a [*a]", "&a {k: *a}", "[" * 300 + "]" * 300, "!!binary aGk=",
+    "!!set {a, b}", "9" * 5000, ".nan", "-.inf", "[[Old]]", "[[Old]], [[New]]", "{a: [1, {b: c}]}", "~",
+    "'" + "x" * 100_000 + "'", "!!timestamp 2024-02-30", "*undefined", "[1, 2", "|\n  block\n  text",
+    "!!python/object/apply:os.system [ls]", "? [a]\n  : b", "!!float nan", "0x1F", "1_000", "12:30:00"])
+
+
+@st.composite
+def hostile_frontmatter(draw):
+    keys = draw(st.lists(st.sampled_from(INTERPRETED), min_size=1, max_size=5, unique=True))
+    lines = []
+    for key in keys:
+        if draw(st.booleans()):
+            lines.append(f"{key}: {draw(RAW_YAML)}\n")
+        else:
+            lines.append(fm._dump_key(key, draw(VALUES)))
+    return "".join(lines)
+
+
+def _is_date_or_none(value):
+    from wikimem.parse.page import valid_date
+    return value is None or valid_date(value) == value
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hostile_frontmatter(), st.sampled_from(["concepts/p.md", "raw/transcripts/t.md"]),
+       st.sampled_from(["# H\n\nbody text.\n", "**Bob**: Yes.\n\n**Al**: no\n\n**Bob**: Yes.\n\n**Al**: ok\n", ""]))
+def test_any_value_of_an_interpreted_key_is_a_problem_not_a_crash(front, path, body):
+    import json
+
+    from wikimem.model import PAGE_TYPES, page_from_record, page_to_record
+    from wikimem.parse.page import STATUSES
+
+    page = parse_page(path, f"---\n{front}---\n{body}")
+    assert isinstance(page.title, str) and page.title
+    assert page.type in PAGE_TYPES and page.status in STATUSES
+    assert _is_date_or_none(page.created) and _is_date_or_none(page.updated)
+    assert all(isinstance(a, str) and a for a in page.aliases)
+    assert all(isinstance(s, str) and s for s in page.supersedes)
+    assert all(isinstance(t.name, str) and t.name for t in page.tags)
+    assert all(isinstance(e, str) for e in page.errors)
+    chunks = chunk_page(page)
+    assert len({c.id for c in chunks}) == len(chunks)
+    record = json.loads(json.dumps(page_to_record(page), allow_nan=False))  # what the manifest stores
+    assert page_from_record(record) == page

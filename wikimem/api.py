@@ -21,6 +21,7 @@ from .model import BuildReport, Chunk, Hit, Page, SearchResult, Skipped  # noqa:
 from .parse import Resolver, VaultSchema, chunk_page, parse_page, parse_schema
 from .parse import frontmatter as fm
 from .vault import FileInfo, VaultFiles
+from .vault.files import bad_name, shown_name
 
 log = logging.getLogger(__name__)
 
@@ -81,12 +82,13 @@ def default_vault_path(path: str | os.PathLike[str] | None) -> Path:
     """``path``, else ``$WIKIMEM_VAULT``, else the current folder, but only when that folder looks
     like a vault (``.wikimem/``, ``SCHEMA.md`` or ``.obsidian/``): a search typed in the wrong
     folder must not silently index it and leave a cache behind."""
-    if path:
-        return Path(path).expanduser()
-    env = os.environ.get("WIKIMEM_VAULT")
-    if env:
-        return Path(env).expanduser()
-    cwd = Path.cwd()
+    chosen = path or os.environ.get("WIKIMEM_VAULT") or None
+    root = Path(chosen).expanduser() if chosen else Path.cwd()
+    if bad_name(str(root)):  # it would end up in URIs, JSON and SQLite, none of which take such bytes
+        raise UsageError(f"the vault folder's path is not valid UTF-8 ({shown_name(str(root))}); rename it")
+    if chosen:
+        return root
+    cwd = root
     if not any((cwd / marker).exists() for marker in VAULT_MARKERS):
         raise UsageError(f"{cwd} is not a vault (it has no .wikimem/, SCHEMA.md or .obsidian/); name the vault "
                          "(--vault PATH or the vault argument) or set WIKIMEM_VAULT, or run `wikimem init .` "
