@@ -7,7 +7,7 @@ Definitions, so the numbers can be checked by hand:
   as of the last build, ``broken`` at none.
 - orphans: pages no other page links to (links from the structural pages ``index.md``, ``log.md``,
   ``SCHEMA.md``, ``communities.md`` do not count: the catalogue links to everything).
-- hubs: the pages with the most inbound links from other pages.
+- hubs: the pages the most other pages link to (inbound: how many pages).
 - communities: ``wikimem communities`` with default settings (its stored result when the graph has
   not changed since).
 """
@@ -31,7 +31,6 @@ def stats(vault, communities: bool = True) -> dict[str, Any]:
     db = db_of(vault)
     rows = db.execute("SELECT path, type, status, tags FROM files WHERE note=1 ORDER BY path").fetchall()
     pages = [r[0] for r in rows]
-    page_set = set(pages)
     by_type = Counter(r[1] or "note" for r in rows)
     by_folder = Counter(_folder(r[0]) for r in rows)
     tags: Counter[str] = Counter()
@@ -49,14 +48,12 @@ def stats(vault, communities: bool = True) -> dict[str, Any]:
         "WHERE f.note=1 AND json_extract(l.value, '$[0]') != '' "
         "AND (json_extract(l.value, '$[1]') != 'frontmatter' "
         "     OR json_extract(l.value, '$[6]') IN ('supersedes', 'sources', 'source', 'related'))").fetchone()
-    marks = ",".join("?" * len(PAGE_EDGE_TYPES))
-    inbound: Counter[str] = Counter()
-    edge_count = 0
-    for src, dst in db.execute(f"SELECT src, dst FROM edges WHERE type IN ({marks})", PAGE_EDGE_TYPES):
-        if src != dst and dst in page_set and src in page_set:
-            edge_count += 1
-            if src not in STRUCTURAL_PAGES:
-                inbound[dst] += 1
+    types = ",".join(f"'{t}'" for t in PAGE_EDGE_TYPES)  # constants, not input
+    structural = ",".join("?" * len(STRUCTURAL_PAGES))
+    # the build writes page edges between notes only (tag edges aside), so no join with files
+    edge_count = db.execute(f"SELECT count(*) FROM edges WHERE type IN ({types}) AND src != dst").fetchone()[0]
+    inbound = dict(db.execute(f"SELECT dst, count(DISTINCT src) FROM edges WHERE type IN ({types}) AND src != dst "
+                              f"AND src NOT IN ({structural}) GROUP BY dst", sorted(STRUCTURAL_PAGES)).fetchall())
     orphans = sorted(p for p in pages if p not in STRUCTURAL_PAGES and not inbound.get(p))
     hubs = [{"path": p, "inbound": n} for p, n in sorted(inbound.items(), key=lambda pn: (-pn[1], pn[0]))[:TOP_HUBS]]
 
