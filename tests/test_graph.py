@@ -233,3 +233,18 @@ def test_empty_vault(make_vault):
     root = make_vault({"README.txt": "no notes"})
     report = indexed(root).communities()
     assert report.communities == () and report.pages == 0
+
+
+def test_stored_result_follows_an_edit(make_vault):
+    root, truth = planted_vault(make_vault, clusters=3, size=8, seed=5)
+    v = indexed(root)
+    before = v.communities()
+    moved = "c0/page 0-0.md"
+    targets = " ".join(f"[[c1/page 1-{i}]]" for i in range(8))
+    (root / moved).write_text(f"# Moved\n\nNow about group one: {targets}\n", encoding="utf-8")
+    v.index()
+    from wikimem.graph.communities import detect
+    after = v.communities()
+    assert after.to_dict() == detect(v, reuse=False).to_dict()  # the stored copy is never stale
+    assert before.membership()[moved] == before.membership()["c0/page 0-1.md"]
+    assert after.membership()[moved] == after.membership()["c1/page 1-0.md"]
