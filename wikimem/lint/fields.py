@@ -93,3 +93,42 @@ def errors(value: Any, schema: dict[str, Any], where: str = "") -> Iterator[tupl
         for key, sub in schema.get("properties", {}).items():
             if key in value and value[key] is not None:
                 yield from errors(value[key], sub, f"{where}.{key}" if where else key)
+
+
+@lru_cache(maxsize=None)
+def _flat(page_type: str) -> tuple[dict[str, list[dict]], tuple[str, ...]] | None:
+    """A page schema's top level flattened (allOf and $ref merged): property -> its sub-schemas,
+    and the required keys; lets ``page_errors`` visit only the keys a page has."""
+    root = page_schema(page_type)
+    if root is None:
+        return None
+    props: dict[str, list[dict]] = {}
+    required: list[str] = []
+
+    def visit(schema: dict) -> None:
+        if "$ref" in schema and load(schema["$ref"]) is not None:
+            visit(load(schema["$ref"]))
+        for sub in schema.get("allOf", ()):
+            visit(sub)
+        for key, sub in schema.get("properties", {}).items():
+            props.setdefault(key, []).append(sub)
+        required.extend(k for k in schema.get("required", ()) if k not in required)
+    visit(root)
+    return props, tuple(required)
+
+
+def page_errors(data, page_type: str) -> Iterator[tuple[str, str]]:
+    """``errors(data, page_schema(page_type))`` for a frontmatter mapping, visiting only its keys
+    (the page schemas are objects of optional properties joined by allOf / $ref)."""
+    flat = _flat(page_type)
+    if flat is None:
+        return
+    props, required = flat
+    for key in required:
+        if data.get(key) is None:
+            yield key, "missing"
+    for key, value in data.items():
+        if value is None or key not in props:
+            continue
+        for sub in props[key]:
+            yield from errors(value, sub, key)

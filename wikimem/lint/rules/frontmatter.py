@@ -70,7 +70,7 @@ def wrong_field_type(ctx):
         if schema is None:
             ctx.notice("schema/ JSON Schemas not found; field types not checked")
             return
-        for key, message in fields.errors(dict(page.frontmatter.data), schema):
+        for key, message in fields.page_errors(page.frontmatter.data, page.type):
             if message == "missing":
                 continue  # WM202
             top = key.split(".", 1)[0].split("[", 1)[0]
@@ -149,16 +149,18 @@ def tag_case(ctx):
             yield ctx.finding(page.path, line, f"inline tag '#{name}' is not lower case")
 
 
-_UPPER_TAG = re.compile(r"(?<!\S)#([\w/-]*[^\W\d_a-z][\w/-]*)")
+_UPPER_TAG = re.compile(r"#([\w/-]*[^\W\d_a-z][\w/-]*)")  # a literal first: re finds '#' fast
 
 
 def _inline_upper(page):
     """Inline tags written with upper-case letters, once per tag (one regex pass per page)."""
-    if not any(t.source == "inline" for t in page.tags):
-        return
     inline = {t.name: t.line for t in page.tags if t.source == "inline" and t.line is not None}
-    seen = set()
-    for m in _UPPER_TAG.finditer(page.body):
+    if not inline:
+        return
+    body, seen = page.body, set()
+    for m in _UPPER_TAG.finditer(body):
+        if m.start() and not body[m.start() - 1].isspace():
+            continue
         name = m.group(1).rstrip("/")
         low = name.lower()
         if low in inline and low not in seen and name != low:
