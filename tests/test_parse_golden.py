@@ -47,3 +47,17 @@ def test_malformed_yaml_keeps_body(tricky_vault):
 def test_size_limit_is_configurable(tricky_vault):
     loaded = open_vault(tricky_vault, max_file_mb=10).load()
     assert "notes/huge.md" in loaded.pages
+
+
+def test_a_missing_golden_file_fails_and_is_not_written():
+    import pytest
+
+    from conftest import GOLDEN
+    with pytest.raises(pytest.fail.Exception, match="--update-golden"):
+        golden("no-such-golden-file", {"a": 1})
+    assert not (GOLDEN / "no-such-golden-file.json").exists()
+
+
+def test_wikimem_environment_is_cleared_for_every_test():
+    import os
+    assert not [k for k in os.environ if k.startswith("WIKIMEM_")]
