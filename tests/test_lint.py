@@ -182,7 +182,7 @@ def test_cli_json_exit_codes_and_sarif(lint_vault, tmp_path, monkeypatch):
 def test_secret_scan_results_follow_the_file(lint_vault):
     first = [f for f in _lint(lint_vault, select=["WM507"]).findings]
     assert [f.path for f in first] == ["notes/Secret.md"]
-    assert (lint_vault / ".wikimem" / "lint-secrets.json").is_file()
+    assert (lint_vault / ".wikimem" / "lint-pages.json").is_file()
     assert _lint(lint_vault, select=["WM507"]).findings == first  # served from the memo, same answer
     (lint_vault / "notes/Secret.md").write_text("# Secret\n\nDeploy with the token from the password manager.\n")
     assert _lint(lint_vault, select=["WM507"]).findings == []
@@ -223,3 +223,14 @@ def test_tag_case_inline_reported_and_crlf_kept_by_fix(tmp_path):
     assert b"graph\r\n---\r\n" in data and b"Graph" not in data and b"\n" not in data.replace(b"\r\n", b"")
     assert b"#Retrieval" in data  # body tags are reported, never rewritten
     assert [f.line for f in _lint(root, select=["WM206"]).findings] == [7]  # the list is now a block list
+
+
+def test_memoised_mentions_follow_new_page_names(tmp_path):
+    root = tmp_path / "v"
+    (root / "concepts").mkdir(parents=True)
+    (root / "concepts/A.md").write_text("# A\n\nRanked with Reciprocal Rank Fusion, then filtered.\n")
+    assert _lint(root, select=["WM502"]).findings == []
+    assert _lint(root, select=["WM502"]).findings == []  # warm: from the memo
+    (root / "concepts/Reciprocal Rank Fusion.md").write_text("# Reciprocal Rank Fusion\n\nSum of 1/(k+rank).\n")
+    found = _lint(root, select=["WM502"]).findings
+    assert [(f.path, f.line) for f in found] == [("concepts/A.md", 3)] and "Reciprocal Rank Fusion" in found[0].message

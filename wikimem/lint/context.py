@@ -39,6 +39,8 @@ class LintContext:
         self.notices: list[str] = []
         self._prose: dict[str, str] = {}
         self._words: dict[str, list[str]] = {}
+        from .memo import PageMemo
+        self.memo = PageMemo(vault.cache.dir, vault.cache.writable())
 
     # -- findings -------------------------------------------------------------------------------
     def finding(self, path: str, line: int | None, message: str, *, column: int = 1, severity: str | None = None,

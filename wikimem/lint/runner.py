@@ -110,6 +110,7 @@ def run_rules(ctx: LintContext, rules: list[Rule], paths: list[str],
             findings.append(replace(f, severity=override or f.severity or r.severity))
         if timings is not None:
             timings[r.code] = timings.get(r.code, 0.0) + time.perf_counter() - started
+    ctx.memo.save(page.sha256 for page in ctx.pages.values())
     findings.sort(key=Finding.sort_key)
     return findings
 

@@ -72,6 +72,34 @@ def _positions(tokens: list[str], first_words) -> list[int]:
     return sorted(found)
 
 
+def _fingerprint(items) -> str:
+    import hashlib
+    return hashlib.sha256("\n".join(map(str, items)).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _names_in(ctx, page, names, lengths, han) -> list[str]:
+    """Every name (its lower-case words joined by spaces, or a Han name) the page's prose says."""
+    prose, tokens = ctx.prose(page), ctx.words(page)
+    said: list[str] = []
+    written = None
+    for i in _positions(tokens, lengths.keys()):
+        for size in lengths[tokens[i]]:
+            words = tuple(tokens[i:i + size])
+            hit = names.get(words)
+            if hit is None:
+                continue
+            if size == 1:  # one word: only as written ("Empty", not "an empty page")
+                if written is None:
+                    written = set(_WORD.findall(prose))
+                if hit[0] not in written:
+                    continue
+            said.append(" ".join(words))
+    if han:
+        low_prose = prose.lower()
+        said += [low for low, _, _ in han if low in low_prose]
+    return sorted(set(said))
+
+
 @rule("WM502", "unlinked-mention", severity="info")
 def unlinked_mention(ctx):
     """A page names another page (its title or an alias, whole words, option ``min_length`` chars,
@@ -97,30 +125,18 @@ def unlinked_mention(ctx):
             if words and words not in names:
                 names[words] = (name, page.path)
                 lengths.setdefault(words[0], set()).add(len(words))
+    fingerprint = "mentions:" + _fingerprint(sorted(names) + sorted(h[0] for h in han) + [str(min_length)])
     for page in ctx.wiki_pages():
         if ctx.is_superseded(page.path):
             continue  # an old version naming its successor is history, not a missing link
         linked = {l.resolved for l in page.links if l.resolved} | {page.path}
-        prose = ctx.prose(page)
-        tokens = ctx.words(page)
+        said = ctx.memo.get(page.sha256, fingerprint, lambda: _names_in(ctx, page, names, lengths, han),
+                            family="mentions:")
         found: dict[str, str] = {}
-        written = None
-        for i in _positions(tokens, lengths.keys()):
-            for size in lengths[tokens[i]]:
-                hit = names.get(tuple(tokens[i:i + size]))
-                if hit is None or hit[1] in linked or hit[1] in found:
-                    continue
-                if size == 1:  # one word: only as written ("Empty", not "an empty page")
-                    if written is None:
-                        written = set(_WORD.findall(prose))
-                    if hit[0] not in written:
-                        continue
+        for key in said:
+            hit = names.get(tuple(key.split(" "))) or next(((n, t) for low, n, t in han if low == key), None)
+            if hit is not None and hit[1] not in linked and hit[1] not in found:
                 found[hit[1]] = hit[0]
-        if han:
-            low_prose = prose.lower()
-            for low, name, target in han:
-                if target not in linked and target not in found and low in low_prose:
-                    found[target] = name
         for target, name in sorted(found.items()):
             yield ctx.finding(page.path, _mention_line(page, name),
                               f"mentions '{name}' without linking [[{ctx.pages[target].title}]]")
@@ -159,9 +175,8 @@ def stub_page(ctx):
     for page in ctx.wiki_pages():
         if ctx.is_superseded(page.path):
             continue
-        prose = ctx.prose(page)
-        words = word_count(prose, ctx.words(page))
-        if words < 64 and not _WORD.search(_HEADING_LINE.sub("", prose)):  # nothing but headings: empty
+        words = ctx.memo.get(page.sha256, "words", lambda: word_count(ctx.prose(page), ctx.words(page)))
+        if words < 64 and not _WORD.search(_HEADING_LINE.sub("", ctx.prose(page))):  # only headings: empty
             yield ctx.finding(page.path, 1, f"[[{page.title}]] is empty")
         elif words < minimum:
             yield ctx.finding(page.path, 1, f"[[{page.title}]] is a stub: {words} words (min_words is {minimum})",
@@ -176,15 +191,12 @@ def long_page(ctx):
     if not isinstance(maximum, int) or isinstance(maximum, bool):
         return
     for page in ctx.wiki_pages():
-        words = word_count(ctx.prose(page), ctx.words(page))
+        words = ctx.memo.get(page.sha256, "words", lambda: word_count(ctx.prose(page), ctx.words(page)))
         if words > maximum:
             yield ctx.finding(page.path, 1, f"[[{page.title}]] has {words} words (max_words is {maximum})")
 
 
 LEDGER = "lint-raw-ledger.json"
-# Secret-scan results by file sha256: the scan costs ~4 s per 10,000 notes, and a note's
-# findings change only when its bytes do (derived data: losing the file only costs time).
-SECRETS_MEMO = "lint-secrets.json"
 
 
 @rule("WM506", "raw-changed", severity="error")
@@ -225,7 +237,7 @@ def _read_json(path: Path) -> dict:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    """lint's own files in the cache folder (the raw/ ledger, the secrets memo), written atomically."""
+    """The raw/ ledger, written atomically."""
     import os
     try:
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
@@ -241,25 +253,20 @@ def secret(ctx):
     like strings: info), found by wikimem.knowledge.secrets.scan, the scan every write goes
     through. Example: ``OPENAI_API_KEY=sk-...`` pasted into a page."""
     from ...knowledge.secrets import scan
-    memo_path = Path(ctx.vault.cache.dir) / SECRETS_MEMO
-    memo = _read_json(memo_path)
-    fresh: dict[str, list] = {}
+
+    def secrets_in(page) -> list:
+        found = []
+        parts = [(page.body, page.body_line)]
+        if page.frontmatter.raw:
+            parts.append((page.frontmatter.raw, 1))
+        for text, offset in parts:
+            found += [[f.line + offset, f.column, f.severity, f"{f.message} (rule {f.rule})"] for f in scan(text)]
+        return found
+
     for path in sorted(ctx.pages):
         page = ctx.pages[path]
-        found = memo.get(page.sha256) if page.sha256 else None
-        if not isinstance(found, list):
-            found = []
-            parts = [(page.body, page.body_line)]
-            if page.frontmatter.raw:
-                parts.append((page.frontmatter.raw, 1))
-            for text, offset in parts:
-                found += [[f.line + offset, f.column, f.severity, f"{f.message} (rule {f.rule})"] for f in scan(text)]
-        if page.sha256:
-            fresh[page.sha256] = found
-        for line, column, severity, message in found:
+        for line, column, severity, message in ctx.memo.get(page.sha256, "secrets", lambda: secrets_in(page)):
             yield ctx.finding(path, line, message, column=column, severity=severity)
-    if fresh != memo and ctx.vault.cache.writable():
-        _write_json(memo_path, fresh)
 
 
 @rule("WM508", "stale-page", severity="info")
