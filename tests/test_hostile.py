@@ -227,3 +227,9 @@ def test_implicit_vault_must_look_like_one(tmp_path, monkeypatch):
     (tmp_path / "SCHEMA.md").write_text("# S\n")
     assert open_vault().root == tmp_path.resolve()
     assert not (tmp_path / ".wikimem").exists()
+
+
+def test_wikimemignore_that_is_a_fifo_does_not_hang_the_scan(make_vault):
+    root = make_vault(GOOD)
+    os.mkfifo(root / ".wikimemignore")
+    everything(root)

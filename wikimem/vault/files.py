@@ -105,9 +105,11 @@ class IgnoreRules:
     def load(cls, root: Path) -> "IgnoreRules":
         path = root / ".wikimemignore"
         try:
-            return cls(path.read_text(encoding="utf-8", errors="replace").splitlines())
-        except OSError:
+            with os.fdopen(_open_regular(".wikimemignore", path), "rb") as fh:  # a FIFO must not hang a scan
+                data = fh.read(DEFAULT_MAX_BYTES)
+        except (OSError, NoteReadError):
             return cls([])
+        return cls(data.decode("utf-8", errors="replace").splitlines())
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         result = False
