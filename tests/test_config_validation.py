@@ -87,3 +87,14 @@ def test_cli_bad_setting_is_one_line_and_exit_2(make_vault):
     r = _cli("status", str(root), "--json", env={"WIKIMEM_SPEAKER_STRIP": "maybe"})
     assert r.returncode == 2 and json.loads(r.stdout) == {"error": json.loads(r.stdout)["error"], "code": 2}
     assert "speaker_strip" in json.loads(r.stdout)["error"]
+
+
+def test_config_file_that_is_not_a_file_or_not_text(make_vault):
+    root = make_vault({"a.md": "# A\n"})
+    (root / ".wikimem" / "config.toml").mkdir(parents=True)
+    with pytest.raises(ConfigError, match="is not a file"):
+        open_vault(root)
+    (root / ".wikimem" / "config.toml").rmdir()
+    (root / ".wikimem" / "config.toml").write_bytes(b"embedder = '\xff'\n")
+    with pytest.raises(ConfigError, match="config.toml"):
+        open_vault(root)

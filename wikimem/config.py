@@ -136,6 +136,8 @@ def load_settings(vault_root: Path | None, overrides: Mapping[str, Any] | None =
     values: dict[str, Any] = {}
     if vault_root is not None:
         path = vault_root / ".wikimem" / "config.toml"
+        if path.exists() and not path.is_file():
+            raise ConfigError(f"{path} is not a file; remove it or make it a TOML file of settings")
         if path.is_file():
             try:
                 data = tomllib.loads(path.read_text(encoding="utf-8"))
