@@ -15,10 +15,15 @@ KEY = "sk-ant-" + "api03-Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0LzXcVbNm"
 LOG_LINE = re.compile(r"^- \d{4}-\d{2}-\d{2} \d{2}:\d{2} · (\S+) · (.+)$")
 
 
+def fresh_vault(tmp_path, embedder: str = "fake"):
+    """A new `wikimem init` vault opened with ``embedder``."""
+    init_vault(tmp_path / "v")
+    return open_vault(tmp_path / "v", embedder=embedder)
+
+
 @pytest.fixture
 def vault(tmp_path):
-    init_vault(tmp_path / "v")
-    v = open_vault(tmp_path / "v", embedder="fake")
+    v = fresh_vault(tmp_path)
     yield v
     v.close()
 
