@@ -318,7 +318,26 @@ class RejectUnknownArguments:
         return await call_next(ctx)
 
 
-def build_server(vault, read_only: bool = False, lifespan=None, ready: threading.Event | None = None):
+class HandshakeDone:
+    """Middleware: sets ``event`` when the client has started using the server (its tools listed or
+    a tool called), so the background warm-up starts after the handshake instead of competing with
+    it for the interpreter (start-to-ready)."""
+
+    def __init__(self, event: threading.Event):
+        self.event = event
+
+    async def __call__(self, ctx, call_next):
+        if ctx.method == "tools/call":
+            self.event.set()  # a call may wait for the warm-up: never make it wait for this too
+        try:
+            return await call_next(ctx)
+        finally:
+            if ctx.method.startswith("tools/"):
+                self.event.set()
+
+
+def build_server(vault, read_only: bool = False, lifespan=None, ready: threading.Event | None = None,
+                 started: threading.Event | None = None):
     """An MCPServer whose tools call into ``vault``; ``ready`` is set when the background start-up
     has brought the cache up to date (calls wait for it only while there is no cache at all)."""
     from mcp.server import MCPServer
@@ -328,8 +347,11 @@ def build_server(vault, read_only: bool = False, lifespan=None, ready: threading
     gate = FirstBuildGate(vault, ready)
     offered = available(vault, read_only)
     allowed = {name: set(inspect.signature(getattr(tools, method)).parameters) for name, method, _ in offered}
+    middleware: list[Any] = [RejectUnknownArguments(allowed)]
+    if started is not None:
+        middleware.insert(0, HandshakeDone(started))
     server = MCPServer("wikimem", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan,
-                       middleware=[RejectUnknownArguments(allowed)])
+                       middleware=middleware)
     for name, method, writes in offered:
         server.add_tool(_tool_error(getattr(tools, method), wait_for_lock=not writes, gate=gate), name=name,
                         annotations=ToolAnnotations(read_only_hint=not writes, destructive_hint=False,
@@ -355,7 +377,7 @@ def serve(path: str | None, read_only: bool = False, watch: bool = True, **overr
         finally:
             session.stop()
 
-    server = build_server(vault, read_only=read_only, lifespan=lifespan, ready=session.ready)
+    server = build_server(vault, read_only=read_only, lifespan=lifespan, ready=session.ready, started=session.go)
     log.info("wikimem MCP server on %s (%s)", vault.root, "read-only" if read_only else "read-write")
     try:
         server.run("stdio")

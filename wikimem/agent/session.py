@@ -1,9 +1,9 @@
-"""Keeping a vault warm for a long-lived agent server: after start-up, in a background thread,
-load the embedder, bring the cache up to date with the vault, then follow edits (the watcher,
-when ``Vault.watch`` exists) or fill in missing vectors.
+"""Keeping a vault warm for a long-lived agent server: once the client's handshake is done (or
+after a few seconds), in a background thread, load the embedder, bring the cache up to date with
+the vault, then follow edits (the watcher, when ``Vault.watch`` exists) or fill in missing vectors.
 
-The server answers from the first millisecond: a search before the catch-up finishes answers
-from the last committed cache state (and says so in its notices), never blocks on this thread.
+The server answers at once: a search before the catch-up finishes answers from the last committed
+cache state. Only a vault with no cache at all makes tool calls wait for this thread's first build.
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from ..errors import LockError, WikimemError
 log = logging.getLogger(__name__)
 
 EMBED_SLICE_S = 5.0  # one embed_pending call; the stop flag is checked between slices
+HANDSHAKE_GRACE_S = 3.0  # longest the warm-up waits for a client to finish its handshake
 
 
 class WarmSession:
@@ -25,6 +26,7 @@ class WarmSession:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.ready = threading.Event()  # set when the catch-up finished (tests and benchmarks wait on it)
+        self.go = threading.Event()  # set by the server once the client's handshake is done
 
     def start(self) -> "WarmSession":
         self._thread = threading.Thread(target=self._run, name="wikimem-warm", daemon=True)
@@ -33,7 +35,9 @@ class WarmSession:
 
     def _run(self) -> None:
         try:
-            self._warm()
+            self.go.wait(HANDSHAKE_GRACE_S)  # let the handshake have the interpreter first
+            if not self._stop.is_set():
+                self._warm()
         except Exception:  # noqa: BLE001 - a background failure is logged, the server keeps serving
             log.exception("background start-up failed; the server keeps answering from the cache as it is")
         finally:
@@ -75,6 +79,7 @@ class WarmSession:
 
     def stop(self) -> None:
         self._stop.set()
+        self.go.set()
         if self.watcher is not None:
             try:
                 self.watcher.stop()
