@@ -116,9 +116,8 @@ def _filters(folder: str | None, type: str | None, tags: list[str] | None) -> di
 class Tools:
     """The tools, bound to one open vault. Each method is one tool (name = method name)."""
 
-    def __init__(self, vault, read_only: bool = False):
+    def __init__(self, vault):
         self.vault = vault
-        self.read_only = read_only
         self._write = threading.Lock()  # one agent write at a time in this server
 
     # -- reading ------------------------------------------------------------------------------
@@ -343,7 +342,7 @@ def build_server(vault, read_only: bool = False, lifespan=None, ready: threading
     from mcp.server import MCPServer
     from mcp.types import ToolAnnotations
 
-    tools = Tools(vault, read_only=read_only)
+    tools = Tools(vault)
     gate = FirstBuildGate(vault, ready)
     offered = available(vault, read_only)
     allowed = {name: set(inspect.signature(getattr(tools, method)).parameters) for name, method, _ in offered}
