@@ -234,3 +234,24 @@ def test_memoised_mentions_follow_new_page_names(tmp_path):
     (root / "concepts/Reciprocal Rank Fusion.md").write_text("# Reciprocal Rank Fusion\n\nSum of 1/(k+rank).\n")
     found = _lint(root, select=["WM502"]).findings
     assert [(f.path, f.line) for f in found] == [("concepts/A.md", 3)] and "Reciprocal Rank Fusion" in found[0].message
+
+
+def test_query_citing_changed_text(tmp_path):
+    root = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, root)
+    v = open_vault(root, embedder="fake")
+    try:
+        v.index()
+        answer = v.query("What does the b parameter of BM25 do?")
+    finally:
+        v.close()
+    assert answer.page, "the extractive answer is filed under queries/"
+    before = [f for f in _lint(root, select=["WM408"]).findings if f.path == answer.page]
+    assert before == []
+    front = (root / answer.page).read_text(encoding="utf-8")
+    cited = front.split("sources:", 1)[1].split("[[", 1)[1].split("]]", 1)[0].split("#")[0].split("|")[0]
+    target = next(p for p in root.rglob("*.md") if p.relative_to(root).with_suffix("").as_posix() == cited
+                  or p.stem == cited)
+    target.write_text("# Rewritten\n\nEvery sentence of this page is different now.\n", encoding="utf-8")
+    after = [f for f in _lint(root, select=["WM408"]).findings if f.path == answer.page]
+    assert after and "changed after this answer" in after[0].message

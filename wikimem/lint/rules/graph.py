@@ -145,19 +145,47 @@ def query_max_age(ctx):
                                             f"(query_max_age_days is {limit})")
 
 
+def _cited_hashes(ctx, page) -> list[tuple[str, str, str | None]]:
+    """(link as written, resolved path or None, sha256 of the cited chunk's text or None) for each
+    ``sources`` entry, in the ``"[[page#heading]] sha256:<hex>"`` form query write-back records."""
+    from ...qa.writeback import parse_source
+    resolved = {l.target: l.resolved for l in page.links if l.key == "sources"}
+    out = []
+    for entry in page.frontmatter.data.get("sources") or []:
+        parsed = parse_source(entry)
+        if parsed is None:
+            continue
+        link, digest = parsed
+        target = link[2:-2].split("|")[0].split("#")[0].strip()
+        out.append((link, resolved.get(target), digest))
+    return out
+
+
 @rule("WM408", "query-sources-changed", severity="warning")
 def query_sources_changed(ctx):
-    """A query page cites a source (``sources:``) updated after the answer was written, so the
-    answer may be out of date. Example: a query ``updated: 2026-01-01`` citing a page with
-    ``updated: 2026-03-01``."""
+    """A query page cites a source that changed after the answer was written, so the answer may be
+    out of date: the cited chunk's text is no longer in the page (``sources`` entries written as
+    ``"[[page#heading]] sha256:<hex>"`` by ``wikimem query``), or, for plain ``"[[page]]"``
+    entries, the source's ``updated`` date is later than the query's. Example: a query
+    ``updated: 2026-01-01`` citing a page with ``updated: 2026-03-01``."""
+    from ...qa.query import chunk_hash
+    hashes: dict[str, set[str]] = {}
     for page in ctx.wiki_pages():
-        written = _date(page.updated or page.created)
-        if page.type != "query" or written is None:
+        if page.type != "query" or page.frontmatter.error:
             continue
-        for link in page.links:
-            if link.key != "sources" or not link.resolved or link.resolved not in ctx.pages:
+        written = _date(page.updated or page.created)
+        line = ctx.key_line(page, "sources")
+        for link, path, digest in _cited_hashes(ctx, page):
+            if path is None or path not in ctx.pages:
+                continue  # a missing page is WM101's
+            if digest:
+                if path not in hashes:
+                    hashes[path] = {chunk_hash(text) for (text,) in ctx.vault.cache.db.execute(
+                        "SELECT text FROM chunks WHERE path=?", (path,))}
+                if digest not in hashes[path]:
+                    yield ctx.finding(page.path, line, f"the text cited from {link} changed after this answer "
+                                                       f"was written ({path})")
                 continue
-            changed = _date(ctx.pages[link.resolved].updated)
-            if changed and changed > written:
-                yield ctx.finding(page.path, ctx.link_line(page, link),
-                                  f"source [[{link.target}]] changed on {changed} after this answer ({written})")
+            changed = _date(ctx.pages[path].updated)
+            if written and changed and changed > written:
+                yield ctx.finding(page.path, line, f"source {link} changed on {changed} after this answer ({written})")
