@@ -65,7 +65,6 @@ class Rule:
     slug: str
     severity: str
     check: Callable[..., Iterator[Finding]]
-    needs: tuple[str, ...] = ()  # "vectors": skipped with a notice when the cache has none
 
     @property
     def summary(self) -> str:
@@ -77,7 +76,7 @@ class Rule:
 RULES: dict[str, Rule] = {}
 
 
-def rule(code: str, slug: str, severity: str = "warning", needs: tuple[str, ...] = ()):
+def rule(code: str, slug: str, severity: str = "warning"):
     """Register a rule function under ``code``; a duplicate code is a programming error."""
     if severity not in SEVERITIES:
         raise ValueError(f"{code}: unknown severity {severity!r}")
@@ -85,7 +84,7 @@ def rule(code: str, slug: str, severity: str = "warning", needs: tuple[str, ...]
     def register(fn: Callable[..., Iterator[Finding]]):
         if code in RULES:
             raise ValueError(f"lint rule {code} registered twice")
-        RULES[code] = Rule(code, slug, severity, fn, tuple(needs))
+        RULES[code] = Rule(code, slug, severity, fn)
         return fn
     return register
 

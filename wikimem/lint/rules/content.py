@@ -142,7 +142,7 @@ def unlinked_mention(ctx):
                               f"mentions '{name}' without linking [[{ctx.pages[target].title}]]")
 
 
-@rule("WM503", "near-duplicate", severity="warning", needs=("vectors",))
+@rule("WM503", "near-duplicate", severity="warning")
 def near_duplicate(ctx):
     """Two current pages of the same type whose embeddings are nearly the same: merge candidates
     or contradicting versions of one subject. Threshold: option ``threshold``, default the
