@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import random
 import shutil
 import statistics
 import sys
@@ -54,7 +55,8 @@ def load_queries(path: Path) -> list[dict]:
 
 
 def wanted_pages(queries: list[dict], limit: int | None) -> dict[str, Path]:
-    """Vault path -> source file. ``limit``: keep every target and the first ``limit`` others."""
+    """Vault path -> source file. ``limit``: keep every answer page, its translation, and ``limit``
+    other pages drawn with a fixed seed."""
     dropped = {"en/" + q["target"].split("/", 1)[1] for q in queries if q["kind"] == "xl-en2zh"}
     pages: dict[str, Path] = {}
     for lang, folder in LANGS.items():
@@ -66,10 +68,12 @@ def wanted_pages(queries: list[dict], limit: int | None) -> dict[str, Path]:
     missing = sorted({q["target"] for q in queries} - set(pages))  # an ``also`` page may be absent
     if missing:
         sys.exit(f"targets not in the vault: {missing}")
-    if limit is not None:
-        targets = {q["target"] for q in queries}
-        others = [rel for rel in pages if rel not in targets][:limit]
-        pages = {rel: pages[rel] for rel in sorted(targets | set(others))}
+    if limit is not None:  # a development subset: the answers, their translations, and a seeded sample
+        answers = {a for q in queries for a in (q["target"], *q.get("also", ()))}
+        keep = {rel for a in answers for rel in (a, "en/" + a[3:], "zh/" + a[3:]) if rel in pages}
+        others = sorted(rel for rel in pages if rel not in keep)
+        keep |= set(random.Random(17).sample(others, min(limit, len(others))))
+        pages = {rel: pages[rel] for rel in sorted(keep)}
     return pages
 
 
@@ -86,6 +90,52 @@ def sync_vault(root: Path, pages: dict[str, Path]) -> None:
         if not dst.exists() or dst.read_bytes() != src.read_bytes():
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dst)
+
+
+def _value(text: str):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return tuple(json.loads(x) for x in text.split(",")) if "," in text else text
+
+
+def override(spec: str) -> None:
+    """``module.NAME=value``: set a ranking constant (measurement only; the default is the code's)."""
+    import importlib
+    target, _, value = spec.partition("=")
+    module, _, name = target.rpartition(".")
+    full = module if module.startswith("wikimem.") else (
+        f"wikimem.index.{module}" if module == "lexical" else f"wikimem.search.{module}")
+    mod = importlib.import_module(full)
+    if not hasattr(mod, name):
+        sys.exit(f"{full} has no {name}")
+    setattr(mod, name, _value(value))
+
+
+def settle(spec: str) -> tuple[str, object]:
+    key, _, value = spec.partition("=")
+    return key, _value(value)
+
+
+def remember_queries(vault, path: Path) -> None:
+    """Query vectors memoised in the work folder: re-runs embed no query twice (measurement only)."""
+    import numpy as np
+    embedder = vault.cache.embedder()
+    if embedder is None:
+        return
+    memo = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    original = embedder.embed_query
+
+    def embed_query(text):
+        if text not in memo:
+            memo[text] = [float(x) for x in original(text)]
+            path.write_text(json.dumps(memo), encoding="utf-8")
+        return np.asarray(memo[text], dtype="float32")
+    try:
+        embedder.embed_query = embed_query
+    except (AttributeError, TypeError):
+        log_note = "query vectors not memoised (the embedder refuses attributes)"
+        print(log_note, file=sys.stderr)
 
 
 def rank_of(paths: list[str], answers: set[str]) -> int | None:
@@ -144,6 +194,11 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--out", type=Path, default=None, help="JSON results (default: print only)")
     ap.add_argument("--detail", type=Path, default=None, help="per-query ranks as JSON")
     ap.add_argument("--label", default="", help="a name for this configuration, kept in the JSON")
+    ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                    help="override a ranking constant for this run, e.g. evidence.TITLE_WEIGHT=0.2 or "
+                         "lexical.FIELD_WEIGHTS=3,1.5,1 (modules: wikimem.search.*, wikimem.index.lexical)")
+    ap.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE",
+                    help="a vault setting for this run (e.g. weight_lexical=0.8)")
     ap.add_argument("--index-only", action="store_true", help="build the vault and its cache, ask nothing")
     args = ap.parse_args(argv)
 
@@ -153,7 +208,9 @@ def main(argv: list[str] | None = None) -> dict:
         queries = [q for q in queries if q["kind"] in args.kind]
     root = args.work / "vault"
     sync_vault(root, pages)
-    vault = open_vault(root, embedder=args.embedder)
+    for spec in args.set:
+        override(spec)
+    vault = open_vault(root, embedder=args.embedder, **dict(settle(kv) for kv in args.setting))
     started = time.monotonic()
     last = [0.0]
 
@@ -168,12 +225,13 @@ def main(argv: list[str] | None = None) -> dict:
     if args.index_only:
         vault.close()
         return {}
+    remember_queries(vault, args.work / f"query-vectors-{args.embedder}.json")
     modes = MODES if args.mode == "all" else (args.mode,)
     detail: list[dict] = []
     results = {mode: score(queries, vault, mode, detail) for mode in modes}
     vault.close()
     print(table(results))
-    doc = {"label": args.label, "embedder": args.embedder, "pages": len(pages), "queries": len(queries),
+    doc = {"label": args.label, "overrides": args.set + args.setting, "embedder": args.embedder, "pages": len(pages), "queries": len(queries),
            "limit_pages": args.limit_pages, "build_seconds": build_s, "wikimem": __version__,
            "python": platform.python_version(), "results": results,
            "command": "python benchmarks/tldr.py " + " ".join(sys.argv[1:] if argv is None else argv)}

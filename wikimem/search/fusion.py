@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..model import Hit
+from . import evidence
 from .steps import graph_step, neighbour_context, speaker_boost
 
 
@@ -49,7 +50,10 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
     """``where``/``args``: the search's filters as SQL (for pulled-in pages); ``uri``: path -> link;
     ``turn_ids``: in a vault with transcripts, which vector candidates are transcript turns."""
     cache = vault.cache
+    other = evidence.foreign(cache.db, query, [cid for cid, _ in vector]) if evidence.language_steps_on() else set()
+    vector = evidence.balance_languages(vector, other)
     parts: dict[str, dict[str, Any]] = {}
+    shares: dict[str, dict[str, float]] = {}  # each side's share, for candidates in another script
     for side, groups, weight, floor in (("bm25", [lexical], settings.weight_lexical, 0.0),
                                         ("vector", _groups(vector, turn_ids), settings.weight_vector, None)):
         for ranked in groups:
@@ -58,6 +62,10 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
                 p[f"{side}_rank"] = rank
                 p[side] = round(score, 6)
                 p["fused"] += weight * share
+                if cid in other:
+                    shares.setdefault(cid, {})[side] = share
+    if mode == "hybrid":
+        evidence.impute_lexical(parts, shares, settings.weight_lexical)
     light = cache.paths_by_id(parts)  # light rows: full chunks are read for the final hits only
     paths = {cid: row[0] for cid, row in light.items()}
     speaker_boost(parts, light, query, settings)
@@ -65,6 +73,7 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
         graph_step(cache, parts, paths, settings, where, args, new_parts)
     scores = {cid: p["fused"] + p["graph"] for cid, p in parts.items() if cid in paths}
     neighbour_context(scores, parts, light, settings)
+    evidence.page_evidence(cache.db, query, scores, parts, light)
     # the speaker boost comes last: the lift says which exchange is relevant, the boost which of
     # its turns the named person spoke (boosting first lifts the other speaker's replies with it)
     ranked = sorted(((round((score + parts[cid]["context"]) * (1.0 + parts[cid]["speaker"]), 10), cid, parts[cid])

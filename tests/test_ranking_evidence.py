@@ -1,0 +1,105 @@
+"""Page-level evidence and language balance (wikimem/search/evidence.py, issue 17)."""
+from __future__ import annotations
+
+import pytest
+
+from wikimem.api import open_vault
+from wikimem.search import evidence
+from wikimem.search.evidence import balance_languages, foreign, impute_lexical, page_evidence, script
+
+LONG = " ".join(f"filler{i}" for i in range(150))  # pushes the page past one chunk
+
+
+def test_script_counts_prose_not_code():
+    assert script("用 GPG 加密和解密文件") == "han"
+    assert script("把 Markdown 文档转换成 PDF") == "han"
+    assert script("how do I unpack a tar archive") == "latin"
+    # a Chinese page's commands are ASCII: they do not make it English
+    assert script("- 创建存档：\n\n`tar cf {{path/to/target.tar}} {{path/to/file1 path/to/file2}}`") == "han"
+    assert script("- Extract: `tar xf 目标.tar`") == "latin"
+    assert script("") == "latin"
+
+
+@pytest.fixture
+def bilingual(make_vault):
+    root = make_vault({
+        "en/sed.md": "# sed\n\n> Edit text in a scriptable manner.\n\n- Replace all occurrences of a word:\n\n`sed 's/a/b/g' file`\n",
+        "zh/grep.md": "# grep\n\n> 在文件中查找模式。\n\n- 在文件中搜索模式：\n\n`grep pattern file`\n",
+        "notes/long.md": "# Long\n\n## One\n\nalpha " + LONG + "\n\n## Two\n\nalpha " + LONG + "\n",
+        "notes/short.md": "# Short\n\nalpha beta\n",
+        "notes/git rebase.md": "---\naliases: [rebasing]\n---\n# git rebase\n\nMove commits onto another base.\n",
+    })
+    v = open_vault(root, embedder="fake")
+    v.index()
+    yield v
+    v.close()
+
+
+def _ids(v, path):
+    return [r[0] for r in v.cache.db.execute("SELECT id FROM chunks WHERE path=? ORDER BY ord", (path,))]
+
+
+def test_balance_lifts_other_language_only(bilingual):
+    en, zh = _ids(bilingual, "en/sed.md")[0], _ids(bilingual, "zh/grep.md")[0]
+    db = bilingual.cache.db
+    assert foreign(db, "批量替换字符串", [en, zh]) == {en}
+    assert foreign(db, "replace text", [en, zh]) == {zh}
+    ranked = [(zh, 0.850), (en, 0.840)]
+    other = foreign(db, "批量替换字符串", [en, zh])
+    assert balance_languages(ranked, other, bias=0.0) == ranked  # off: untouched
+    out = balance_languages(ranked, other, bias=0.02)
+    assert [c for c, _ in out] == [en, zh]  # the English page, lifted past the Chinese one
+    assert dict(out)[zh] == pytest.approx(0.850)
+    assert dict(out)[en] == pytest.approx(0.860)
+    # an English query lifts the Chinese page instead, and same-language order stays
+    out = balance_languages([(en, 0.85), (zh, 0.80)], foreign(db, "replace text", [en, zh]), bias=0.02)
+    assert out == [(en, 0.85), (zh, pytest.approx(0.82))]
+
+
+def test_impute_lexical_only_raises_foreign_candidates():
+    parts = {"a": {"fused": 0.9}, "b": {"fused": 1.0}, "c": {"fused": 0.5}}
+    shares = {"a": {"vector": 0.9}, "c": {"bm25": 0.6, "vector": 0.5}}  # "b" is in the query's script
+    impute_lexical(parts, shares, weight_lexical=1.0, share=0.0)
+    assert parts["a"]["fused"] == 0.9
+    impute_lexical(parts, shares, weight_lexical=1.0, share=0.5)
+    assert parts["a"]["fused"] == pytest.approx(0.9 + 0.45) and parts["a"]["imputed"] == pytest.approx(0.45)
+    assert parts["b"] == {"fused": 1.0}
+    assert parts["c"] == {"fused": 0.5}  # its own lexical share is already higher: never lowered
+
+
+def test_page_support_keeps_order_within_page(bilingual):
+    a, b = _ids(bilingual, "notes/long.md")[:2]
+    (c,) = _ids(bilingual, "notes/short.md")
+    light = bilingual.cache.paths_by_id([a, b, c])
+    scores = {a: 0.60, b: 0.50, c: 0.70}
+    parts = {k: {} for k in scores}
+    page_evidence(bilingual.cache.db, "alpha", scores, parts, light, share=0.5, weight=0.0)
+    assert scores[a] == pytest.approx(0.85) and scores[b] == pytest.approx(0.80)
+    assert scores[c] == pytest.approx(0.70)  # a page with one candidate chunk gains nothing
+    assert scores[a] > scores[c] > 0.69 and "page" not in parts[c]
+
+
+def test_title_bonus_needs_every_title_word(bilingual):
+    (g,) = _ids(bilingual, "notes/git rebase.md")
+    (s,) = _ids(bilingual, "notes/short.md")
+    light = bilingual.cache.paths_by_id([g, s])
+    db = bilingual.cache.db
+    for query, lifted in (("how do I skip a commit in a git rebase", True),
+                          ("git skip a commit", False),  # half the title is not the title
+                          ("undo the rebasing", True)):  # an alias counts as a title
+        scores, parts = {g: 0.5, s: 0.6}, {g: {}, s: {}}
+        page_evidence(db, query, scores, parts, light, share=0.0, weight=0.3)
+        assert (scores[g] == pytest.approx(0.8)) is lifted, query
+        assert scores[s] == pytest.approx(0.6)
+
+
+def test_search_uses_the_steps_end_to_end(bilingual, monkeypatch):
+    query = "rebase commits onto base"
+    before = [h.path for h in bilingual.search(query, mode="lexical").hits]
+    monkeypatch.setattr(evidence, "TITLE_WEIGHT", 5.0)
+    hits = bilingual.search("alpha git rebase", mode="lexical").hits
+    assert hits[0].path == "notes/git rebase.md"
+    assert hits[0].components["page"] == pytest.approx(5.0)
+    monkeypatch.setattr(evidence, "TITLE_WEIGHT", 0.0)
+    assert [h.path for h in bilingual.search(query, mode="lexical").hits] == before
+    assert all("page" not in h.components for h in bilingual.search("alpha", mode="lexical").hits)

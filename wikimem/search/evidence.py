@@ -1,0 +1,139 @@
+"""Page-level evidence and language balance: re-rank steps for ordinary notes (issue 17).
+
+One best chunk is weak evidence for a page on real documentation: the chunk that holds the
+answer ("- Extract files matching a pattern: `tar xf … --wildcards`") often lacks the words that
+say what the page is about (its title, its opening description), and a page whose several chunks
+all match is likelier to be the right one than a page with one lucky chunk. These steps score a
+candidate chunk with its page's other evidence:
+
+- ``page_support``: a chunk gains ``share`` of the best other candidate chunk of its page (the
+  order of chunks within a page never changes: the best chunk gains least).
+- ``title_bonus``: a chunk gains ``weight`` when the query contains every word of its page's title
+  (or of one alias) — "how do I rebase with git" names the page "git rebase".
+- ``balance_languages`` (vector side, before fusion): multilingual embedders score text in the
+  query's own language a little higher than a translation of the same meaning (multilingual-e5:
+  about 0.01-0.02 cosine), so a question asked in Chinese about a page that exists only in English
+  loses to loosely related Chinese pages. Candidates written in another script than the query get
+  ``bias`` added to their cosine.
+
+Transcript turns (chunks with speakers) are left alone: there the unit of retrieval is the turn,
+and the transcript steps (steps.py) handle its context. Each step is off when its constant is 0.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Iterable
+
+from ..index.analysis import tokens
+
+PAGE_SHARE = 0.0
+TITLE_WEIGHT = 0.0
+LANGUAGE_BIAS = 0.0
+CROSS_LEXICAL = 0.0
+
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
+_CODE = re.compile(r"`[^`\n]*`|\{\{[^}]*\}\}|<https?://[^>]*>|https?://\S+")
+LETTERS_PER_HAN = 5  # a Han character carries about as much meaning as a five-letter run of Latin
+
+
+def script(text: str) -> str:
+    """``"han"`` or ``"latin"``: whichever carries more of the prose's meaning, counting a Han
+    character as ``LETTERS_PER_HAN`` Latin letters. Code spans, placeholders and URLs are left out
+    (a Chinese page's commands are still written in ASCII)."""
+    prose = _CODE.sub(" ", text)
+    han = len(_HAN.findall(prose))
+    latin = len(_LATIN.findall(prose))
+    return "han" if han and han * LETTERS_PER_HAN >= latin else "latin"
+
+
+def foreign(db, query: str, ids: list[str]) -> set[str]:
+    """The chunk ids among ``ids`` written in another script than ``query`` (transcript turns are
+    never counted: their steps live in steps.py)."""
+    want = script(query)
+    out: set[str] = set()
+    for start in range(0, len(ids), 500):
+        part = ids[start:start + 500]
+        marks = ",".join("?" * len(part))
+        for cid, text, speakers in db.execute(f"SELECT id, text, speakers FROM chunks WHERE id IN ({marks})", part):
+            if speakers in ("", "[]") and script(text) != want:
+                out.add(cid)
+    return out
+
+
+def balance_languages(vector: list[tuple[str, float]], other: set[str], bias: float | None = None
+                      ) -> list[tuple[str, float]]:
+    """Vector candidates ``(chunk id, cosine)`` with ``bias`` added to those in ``other`` (another
+    script than the query's), re-sorted."""
+    bias = LANGUAGE_BIAS if bias is None else bias
+    if bias <= 0 or not other:
+        return vector
+    out = [(cid, score + bias if cid in other else score) for cid, score in vector]
+    out.sort(key=lambda h: (-round(h[1], 6), h[0]))
+    return out
+
+
+def impute_lexical(parts, shares: dict[str, dict[str, float]], weight_lexical: float,
+                   share: float | None = None) -> None:
+    """BM25 cannot match a Chinese question against English text (or only on stray ASCII words),
+    so its silence about a page in another script is no evidence against it. Such a candidate's
+    lexical share is raised to ``share`` times its vector share (0 <= share <= 1) instead of
+    counting as a miss. ``shares``: chunk id -> {"bm25": share, "vector": share} for candidates in
+    another script than the query."""
+    share = CROSS_LEXICAL if share is None else share
+    if share <= 0:
+        return
+    for cid, got in shares.items():
+        gain = share * got.get("vector", 0.0) - got.get("bm25", 0.0)
+        if gain > 0:
+            parts[cid]["fused"] += weight_lexical * gain
+            parts[cid]["imputed"] = round(weight_lexical * gain, 8)
+
+
+def _title_words(db, paths: Iterable[str]) -> dict[str, list[set[str]]]:
+    """Each page's title and aliases as sets of index terms (empty names dropped)."""
+    paths = sorted(set(paths))
+    out: dict[str, list[set[str]]] = {}
+    for start in range(0, len(paths), 500):
+        part = paths[start:start + 500]
+        marks = ",".join("?" * len(part))
+        for path, title, aliases in db.execute(f"SELECT path, title, aliases FROM files WHERE path IN ({marks})", part):
+            names = [title or ""]
+            try:
+                names += [a for a in json.loads(aliases or "[]") if isinstance(a, str)]
+            except ValueError:
+                pass
+            out[path] = [words for words in (set(tokens(n)) for n in names) if words]
+    return out
+
+
+def page_evidence(db, query: str, scores: dict[str, float], parts, light,
+                  share: float | None = None, weight: float | None = None) -> None:
+    """Add page support and the title bonus to ``scores`` (chunk id -> score) in place, recording
+    them in ``parts[cid]["page"]``. ``light``: chunk id -> (path, speakers, ordinal)."""
+    share = PAGE_SHARE if share is None else share
+    weight = TITLE_WEIGHT if weight is None else weight
+    if share <= 0 and weight <= 0:
+        return
+    by_page: dict[str, list[str]] = {}
+    for cid in scores:
+        row = light.get(cid)
+        if row and not row[1]:  # ordinary notes only
+            by_page.setdefault(row[0], []).append(cid)
+    asked = set(tokens(query)) if weight > 0 else set()
+    titles = _title_words(db, by_page) if weight > 0 else {}
+    for path, cids in by_page.items():
+        base = {cid: scores[cid] for cid in cids}
+        named = weight if any(words <= asked for words in titles.get(path, ())) else 0.0
+        for cid in cids:
+            others = [s for c, s in base.items() if c != cid]
+            gain = (share * max(others) if others and share > 0 else 0.0) + named
+            if gain:
+                scores[cid] += gain
+                parts[cid]["page"] = round(gain, 8)
+
+
+def language_steps_on() -> bool:
+    """Whether a language step is on (finding each candidate's script costs a read of its text)."""
+    return LANGUAGE_BIAS > 0 or CROSS_LEXICAL > 0
