@@ -109,3 +109,32 @@ def test_cli_neighbors_and_path(vault):
     assert bad.exit_code == 2
     unknown = runner.invoke(app, ["path", "a.md", "zzz", "-V", root])
     assert unknown.exit_code == 1 and "no such page" in unknown.output
+
+
+def test_path_lengths_match_igraph_on_a_random_graph(make_vault):
+    import random
+
+    import igraph
+    rng = random.Random(4)
+    n = 40
+    links = {i: rng.sample([j for j in range(n) if j != i], rng.choice([0, 1, 1, 2])) for i in range(n)}
+    root = make_vault({f"p{i}.md": f"# P{i}\n\n" + " ".join(f"[[p{j}]]" for j in links[i]) + "\n" for i in range(n)})
+    v = open_vault(root, embedder="none")
+    v.index()
+    g = igraph.Graph(n=n, edges=sorted({(min(i, j), max(i, j)) for i in links for j in links[i]}))
+    gd = igraph.Graph(n=n, edges=[(i, j) for i in links for j in links[i]], directed=True)
+    for s, t in [(rng.randrange(n), rng.randrange(n)) for _ in range(30)]:
+        for graph, directed in ((g, False), (gd, True)):
+            want = graph.distances(s, t, mode="out")[0][0]
+            report = v.path(f"p{s}.md", f"p{t}.md", directed=directed)
+            if want == float("inf"):
+                assert not report.found
+            else:
+                assert report.found and report.length == want
+                steps = [st.path for st in report.steps]
+                if directed:  # edges are seen from the step before: all followed as written
+                    assert all(e.direction == "out" for st in report.steps[1:] for e in st.edges)
+                assert steps[0] == f"p{s}.md" and steps[-1] == f"p{t}.md"
+                for x, y in zip(steps, steps[1:]):  # every step is a real link
+                    i, j = int(x[1:-3]), int(y[1:-3])
+                    assert j in links[i] if directed else (j in links[i] or i in links[j])

@@ -90,8 +90,12 @@ def _tags(text: str | None) -> tuple[str, ...]:
     return tuple(sorted(str(t) for t in value)) if isinstance(value, list) else ()
 
 
-def page_infos(db: sqlite3.Connection) -> dict[str, PageInfo]:
-    rows = db.execute("SELECT path, title, type, status, tags FROM files WHERE note=1 ORDER BY path")
+def page_infos(db: sqlite3.Connection, paths: Iterable[str] | None = None) -> dict[str, PageInfo]:
+    """Pages (all, or just ``paths``) by path, sorted."""
+    from ..index.cache import select_in
+    columns = "SELECT path, title, type, status, tags FROM files WHERE note=1"
+    rows = (db.execute(columns + " ORDER BY path") if paths is None
+            else sorted(select_in(db, columns + " AND path IN ({marks})", sorted(set(paths)))))
     return {p: PageInfo(p, title or p.rsplit("/", 1)[-1].removesuffix(".md"), type_ or "note", status or "active",
                         _tags(tags)) for p, title, type_, status, tags in rows}
 
@@ -108,20 +112,22 @@ def load_page_graph(vault, include_structural: bool = False) -> PageGraph:
     return PageGraph(tuple(info), info, edges)
 
 
-def resolve_page(vault, name: str, info: dict[str, PageInfo] | None = None) -> str:
+def resolve_page(vault, name: str, db: sqlite3.Connection | None = None) -> str:
     """A page the user named: a vault-relative path (``.md`` optional), a file name or a title
-    (case-insensitive). Unknown -> WikimemError; several matches -> WikimemError listing them."""
-    info = info if info is not None else page_infos(db_of(vault))
+    (case-insensitive). Unknown -> WikimemError; several matches -> WikimemError listing them.
+    An exact path is one indexed lookup; only other names read the list of pages."""
+    db = db if db is not None else db_of(vault)
     wanted = name.strip().replace("\\", "/").removeprefix("./")
     if wanted.startswith("[[") and wanted.endswith("]]"):
         wanted = wanted[2:-2].split("|", 1)[0].split("#", 1)[0]
+    exact = page_infos(db, (wanted, wanted + ".md"))
     for candidate in (wanted, wanted + ".md"):
-        if candidate in info:
+        if candidate in exact:
             return candidate
     low = wanted.lower().removesuffix(".md")
-    matches = sorted(p for p, i in info.items()
+    matches = sorted(p for p, title in db.execute("SELECT path, title FROM files WHERE note=1")
                      if p.lower().removesuffix(".md") == low or p.rsplit("/", 1)[-1].lower().removesuffix(".md") == low
-                     or i.title.lower() == low)
+                     or (title or "").lower() == low)
     if len(matches) == 1:
         return matches[0]
     if matches:
