@@ -11,7 +11,9 @@ The vault is a copy of /tmp/bench/vault10k-src (made on first use) indexed with 
 - communities_warm: ``detect()`` when the stored result matches the graph (reads the graph and
   checks its fingerprint, then reuses the result);
 - leiden_only: the Leiden call alone, igraph's implementation (used) and leidenalg's (one run);
-- stats: ``Vault.stats`` with the community result stored (and ``stats_cold`` without it);
+- stats: ``Vault.stats``: warm (the counts and communities kept for this cache state, i.e. asked
+  again before the next build), and cold (nothing kept: the first ask after a build), cold with
+  and without community detection;
 - neighbors depth 1 and 2 (fan-out 20) and path, over 25 pages drawn with a fixed seed;
 - cli_communities: ``wikimem communities --json`` as a subprocess (interpreter start and imports
   included), warm.
@@ -34,7 +36,7 @@ from wikimem.api import open_vault
 from wikimem.graph import communities as C
 from wikimem.graph.neighbors import neighbors, path
 from wikimem.graph.pagegraph import load_page_graph
-from wikimem.graph.stats import stats
+from wikimem.graph.stats import RESULT_FILE as STATS_FILE, stats
 
 
 def timed(fn, runs: int) -> tuple[list[float], object]:
@@ -56,6 +58,7 @@ def main() -> int:
     ap.add_argument("--vault", default="/tmp/bench/graph-10k")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--no-leidenalg", action="store_true", help="skip the (slow) leidenalg comparison")
+    ap.add_argument("--no-cli", action="store_true", help="skip the subprocess runs")
     args = ap.parse_args()
     root = Path(args.vault)
     if not root.exists():
@@ -93,11 +96,20 @@ def main() -> int:
                                      "modularity": round(g.modularity(part.membership, weights="weight"), 4)}
 
     times, _ = timed(lambda: stats(v), args.runs)
-    out["stats_s"] = summary(times)
-    (v.cache.dir / C.RESULT_FILE).unlink(missing_ok=True)
-    t = time.perf_counter()
-    stats(v)
-    out["stats_cold_s"] = round(time.perf_counter() - t, 3)
+    out["stats_warm_s"] = summary(times)
+
+    def cold_stats():
+        for name in (C.RESULT_FILE, STATS_FILE):
+            (v.cache.dir / name).unlink(missing_ok=True)
+        t = time.perf_counter()
+        stats(v, communities=False)
+        cold_counts.append(time.perf_counter() - t)
+        stats(v)
+
+    cold_counts: list[float] = []
+    times, _ = timed(cold_stats, args.runs)
+    out["stats_cold_without_communities_s"] = summary(cold_counts)
+    out["stats_cold_with_communities_s"] = summary(times)
 
     rng = random.Random(15)
     sample = rng.sample(list(graph.paths), 25)
@@ -109,12 +121,13 @@ def main() -> int:
     out["path_ms"] = {"median": round(statistics.median(per) * 1000, 2), "max": round(max(per) * 1000, 2)}
 
     cli = []
-    for _ in range(args.runs):
+    for _ in range(0 if args.no_cli else args.runs):
         t = time.perf_counter()
         subprocess.run([sys.executable, "-m", "wikimem.cli", "communities", str(root), "--json"], check=True,
                        stdout=subprocess.DEVNULL)
         cli.append(time.perf_counter() - t)
-    out["cli_communities_warm_s"] = summary(cli)
+    if cli:
+        out["cli_communities_warm_s"] = summary(cli)
     out["load_average_after"] = os.getloadavg()
 
     dest = Path(__file__).parent / "results" / "graph-10k.json"

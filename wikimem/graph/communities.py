@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UsageError
-from .pagegraph import PageGraph, db_of, load_page_graph, merge_edges
+from .pagegraph import PageGraph, db_of, load_page_graph, merge_edges, read_stored, state_key, write_stored
 
 log = logging.getLogger(__name__)
 
@@ -246,40 +246,6 @@ def _key(graph: PageGraph, resolution: float, seed: int, semantic: bool, k: int,
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
-def _build_key(vault, params: list) -> str:
-    """Which committed cache state a result was computed from: the live manifest file and the
-    time of its last commit (every build, per-path build and vector commit sets it). Equal keys
-    mean equal graphs, so the stored result is reused without reading the graph; after any commit
-    the graph's own fingerprint decides."""
-    cache = vault.cache
-    meta = cache.meta()
-    raw = json.dumps([params, cache.manifest_path.name, meta.get("last_build"), meta.get("created")])
-    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
-
-
-def _stored(vault, key: str | None = None, build: str | None = None) -> CommunityReport | None:
-    path = vault.cache.dir / RESULT_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if (key is not None and data.get("key") == key) or (build is not None and data.get("build") == build):
-            return CommunityReport.from_dict(data["report"])
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    return None
-
-
-def _store(vault, key: str, build: str, report: CommunityReport) -> None:
-    from ..vault.files import atomic_write_bytes
-    cache = vault.cache
-    if not cache.dir.is_dir() or not cache.writable():
-        return
-    data = json.dumps({"key": key, "build": build, "report": report.to_dict()}, ensure_ascii=False, sort_keys=True)
-    try:
-        atomic_write_bytes(cache.dir / RESULT_FILE, data.encode("utf-8"))
-    except OSError as exc:  # a shortcut only: failing to keep it changes nothing
-        log.info("could not store the community result: %s", exc)
-
-
 def detect(vault, resolution: float = DEFAULT_RESOLUTION, seed: int = DEFAULT_SEED, semantic: bool = False,
            k: int = DEFAULT_K, reuse: bool = True) -> CommunityReport:
     """Communities of the vault's page graph as the cache holds it (run ``index`` first)."""
@@ -289,21 +255,21 @@ def detect(vault, resolution: float = DEFAULT_RESOLUTION, seed: int = DEFAULT_SE
         raise UsageError(f"k must be between 1 and 100, got {k}")
     db_of(vault)  # no cache: IndexStaleError saying to run index
     params = [ALGORITHM, resolution, seed, semantic, k if semantic else None]
-    build = _build_key(vault, params)
+    build = state_key(vault, params)
     if reuse:
-        stored = _stored(vault, build=build)
+        stored = read_stored(vault, RESULT_FILE, build=build)
         if stored is not None:
-            return stored
+            return CommunityReport.from_dict(stored)
     graph = load_page_graph(vault)
     vectors_id = None
     if semantic:
         faiss_meta = vault.cache.meta().get("artifacts", {}).get("faiss") or {}
         vectors_id = json.dumps(faiss_meta, sort_keys=True)
     key = _key(graph, resolution, seed, semantic, k, vectors_id)
-    stored = _stored(vault, key=key) if reuse else None
+    stored = read_stored(vault, RESULT_FILE, key=key) if reuse else None
     if stored is not None:
-        _store(vault, key, build, stored)  # the same graph after a commit: next time without reading it
-        return stored
+        write_stored(vault, RESULT_FILE, stored, key=key, build=build)  # same graph: next time without reading it
+        return CommunityReport.from_dict(stored)
     extra = None
     notices: list[str] = []
     if semantic:
@@ -313,7 +279,7 @@ def detect(vault, resolution: float = DEFAULT_RESOLUTION, seed: int = DEFAULT_SE
             notices.append(notice)
         extra = knn_edges(have, vectors, k, SEMANTIC_WEIGHT) if len(have) else {}
     report = compute(graph, resolution, seed, extra, tuple(notices))
-    _store(vault, key, build, report)
+    write_stored(vault, RESULT_FILE, report.to_dict(), key=key, build=build)
     return report
 
 

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from ..errors import IndexStaleError, WikimemError
+
+log = logging.getLogger(__name__)
 
 STRUCTURAL_PAGES = frozenset({"index.md", "log.md", "SCHEMA.md", "communities.md"})
 PAGE_EDGE_TYPES = ("links_to", "embeds", "supersedes")
@@ -72,6 +75,41 @@ def merge_edges(a, b, weight, n: int):
     import numpy as np
     keys, inverse = np.unique(a * max(n, 1) + b, return_inverse=True)
     return keys // max(n, 1), keys % max(n, 1), np.bincount(inverse, weights=weight, minlength=len(keys))
+
+
+def state_key(vault, params: list) -> str:
+    """Which committed cache state a derived result was computed from: the live manifest file and
+    the time of its last commit (every build, per-path build and vector commit sets it), plus the
+    parameters. Equal keys mean equal tables, so a result stored under the key can be reused."""
+    cache = vault.cache
+    meta = cache.meta()
+    raw = json.dumps([params, cache.manifest_path.name, meta.get("last_build"), meta.get("created")])
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def read_stored(vault, name: str, **match: str | None) -> Any:
+    """The ``data`` of ``.wikimem/<name>`` when one of ``match``'s fields equals the stored one."""
+    try:
+        stored = json.loads((vault.cache.dir / name).read_text(encoding="utf-8"))
+        if any(value is not None and stored.get(field) == value for field, value in match.items()):
+            return stored["data"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return None
+
+
+def write_stored(vault, name: str, data: Any, **keys: str) -> None:
+    """Keep a derived result in ``.wikimem/<name>`` (atomic; skipped on a read-only cache): a
+    shortcut only, so failing to keep it changes nothing."""
+    from ..vault.files import atomic_write_bytes
+    cache = vault.cache
+    if not cache.dir.is_dir() or not cache.writable():
+        return
+    text = json.dumps({**keys, "data": data}, ensure_ascii=False, sort_keys=True)
+    try:
+        atomic_write_bytes(cache.dir / name, text.encode("utf-8"))
+    except OSError as exc:
+        log.info("could not keep %s: %s", name, exc)
 
 
 def db_of(vault) -> sqlite3.Connection:

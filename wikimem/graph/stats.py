@@ -1,5 +1,7 @@
 """``wikimem stats``: what the vault holds, counted from the cache (``files``, ``edges`` and
-``chunks`` tables, the stored page records and ``Vault.status``); nothing is re-parsed.
+``chunks`` tables, the stored page records and the manifest's meta); nothing is re-parsed. The
+table counts are kept in ``.wikimem/stats.json`` per committed cache state (see
+``pagegraph.state_key``), so asking again before the next build reads them back.
 
 Definitions, so the numbers can be checked by hand:
 - links: the links that become graph edges (body links, plus ``supersedes``/``sources``/``source``/
@@ -17,8 +19,10 @@ import json
 from collections import Counter
 from typing import Any
 
-from .pagegraph import PAGE_EDGE_TYPES, STRUCTURAL_PAGES, db_of
+from .pagegraph import PAGE_EDGE_TYPES, STRUCTURAL_PAGES, db_of, read_stored, state_key, write_stored
 
+RESULT_FILE = "stats.json"
+STATS_VERSION = 1  # bump when a count's definition changes
 TOP_TAGS = 25
 TOP_HUBS = 10
 
@@ -29,6 +33,39 @@ def _folder(path: str) -> str:
 
 def stats(vault, communities: bool = True) -> dict[str, Any]:
     db = db_of(vault)
+    key = state_key(vault, [STATS_VERSION])
+    counts = read_stored(vault, RESULT_FILE, build=key)
+    if counts is None:
+        counts = _counts(db)
+        write_stored(vault, RESULT_FILE, counts, build=key)
+    result: dict[str, Any] = {"vault": str(vault.root), **counts, **_embedding(vault)}
+    if communities:
+        from .communities import detect
+        report = detect(vault)
+        sizes = [c.size for c in report.communities]
+        result["communities"] = {"count": len(sizes), "clustered": sum(1 for s in sizes if s >= 2),
+                                 "largest": max(sizes, default=0),
+                                 "top": [{"id": c.id, "size": c.size, "label": c.label} for c in report.communities[:10]]}
+    return result
+
+
+def _embedding(vault) -> dict[str, Any]:
+    """Vector coverage as ``wikimem status`` counts it, from the manifest's meta alone (status also
+    walks the vault for stale files, which is its job, not this one's)."""
+    cache = vault.cache
+    meta = cache.meta()
+    chunks = cache.chunk_count()
+    damaged = cache.artifact_problems(meta)
+    vectors = int(meta.get("vectors") or 0) if meta.get("embedder") and "faiss" not in damaged else 0
+    wanted = int(meta.get("vectors_wanted") or chunks)
+    return {"chunks": chunks,
+            "embedding": {"embedder": meta.get("embedder"), "vectors": vectors,
+                          "coverage": round(vectors / wanted, 4) if wanted else 1.0},
+            "cache_bytes": cache.size_bytes()}
+
+
+def _counts(db) -> dict[str, Any]:
+    """Everything that depends only on the manifest's tables (kept per committed cache state)."""
     rows = db.execute("SELECT path, type, status, tags FROM files WHERE note=1 ORDER BY path").fetchall()
     pages = [r[0] for r in rows]
     by_type = Counter(r[1] or "note" for r in rows)
@@ -63,9 +100,7 @@ def stats(vault, communities: bool = True) -> dict[str, Any]:
     raw_notes = db.execute("SELECT count(*) FROM files WHERE note=1 AND path LIKE 'raw/%'").fetchone()[0]
     chunk_pages = db.execute("SELECT count(DISTINCT path) FROM chunks").fetchone()[0]
 
-    status = vault.status()
-    result: dict[str, Any] = {
-        "vault": str(vault.root),
+    return {
         "pages": len(pages),
         "by_type": dict(sorted(by_type.items())),
         "by_folder": dict(sorted(by_folder.items())),
@@ -79,18 +114,5 @@ def stats(vault, communities: bool = True) -> dict[str, Any]:
         "raw_sources": {"files": raw_files, "bytes": raw_bytes, "notes": raw_notes},
         "query_pages": by_type.get("query", 0),
         "memories": {"count": sum(memories.values()), "by_kind": dict(sorted(memories.items()))},
-        "chunks": status.get("chunks", 0),
         "pages_with_chunks": chunk_pages,
-        "embedding": {"embedder": status.get("embedder"), "vectors": status.get("vectors", 0),
-                      "coverage": status.get("vector_coverage", 0.0)},
-        "cache_bytes": status.get("cache_bytes", 0),
-        "stale_files": len(status.get("stale_files") or []),
     }
-    if communities:
-        from .communities import detect
-        report = detect(vault)
-        sizes = [c.size for c in report.communities]
-        result["communities"] = {"count": len(sizes), "clustered": sum(1 for s in sizes if s >= 2),
-                                 "largest": max(sizes, default=0),
-                                 "top": [{"id": c.id, "size": c.size, "label": c.label} for c in report.communities[:10]]}
-    return result
