@@ -49,6 +49,7 @@ def test_stats_follow_an_edit(make_vault):
     root = make_vault(FILES)
     v = open_vault(root, embedder="none")
     v.index()
+    assert "concepts/old.md" in v.stats(communities=False)["orphans"]["pages"]  # now kept for this state
     (root / "concepts" / "orphan.md").write_text("# Orphan\n\nNow links [[concepts/old]].\n", encoding="utf-8")
     v.index()
     s = v.stats(communities=False)
