@@ -103,3 +103,28 @@ def test_search_uses_the_steps_end_to_end(bilingual, monkeypatch):
     monkeypatch.setattr(evidence, "TITLE_WEIGHT", 0.0)
     assert [h.path for h in bilingual.search(query, mode="lexical").hits] == before
     assert all("page" not in h.components for h in bilingual.search("alpha", mode="lexical").hits)
+
+
+def test_transcript_turns_are_left_alone(make_vault, monkeypatch):
+    """The steps act on ordinary notes only: a transcript's turns keep their scores (LoCoMo's
+    ranking cannot move), while a note in the same vault is lifted."""
+    from wikimem.ingest import Session, Turn, session_note
+    session = Session(title="Ana and Bo, session 1", number=1, date="2023-05-08T13:56:00", label="",
+                      participants=("Ana", "Bo"), source="test",
+                      turns=[Turn("Ana", f"我去了陶艺课 pottery {i} " + LONG, f"D1:{i}") for i in range(1, 7)])
+    root = make_vault({"raw/transcripts/s1.md": session_note(session),
+                       "notes/pottery.md": "# Pottery\n\nPottery class notes.\n\n" + ("pottery " + LONG + "\n\n") * 3})
+    v = open_vault(root, embedder="fake")
+    v.index()
+    db = v.cache.db
+    turns = [r[0] for r in db.execute("SELECT id FROM chunks WHERE speakers != '[]'")]
+    notes = [r[0] for r in db.execute("SELECT id FROM chunks WHERE speakers = '[]'")]
+    assert len(turns) >= 2 and len(notes) >= 2
+    assert foreign(db, "pottery class", turns) == set()  # Chinese turns are not "another script" here
+    light = v.cache.paths_by_id(turns + notes)
+    scores = {cid: 0.5 for cid in turns + notes}
+    parts = {cid: {} for cid in scores}
+    page_evidence(db, "pottery", scores, parts, light, share=0.5, weight=0.3)
+    assert all(scores[c] == 0.5 and parts[c] == {} for c in turns)
+    assert all(scores[c] > 0.5 for c in notes)
+    v.close()
