@@ -128,3 +128,16 @@ def test_transcript_turns_are_left_alone(make_vault, monkeypatch):
     assert all(scores[c] == 0.5 and parts[c] == {} for c in turns)
     assert all(scores[c] > 0.5 for c in notes)
     v.close()
+
+
+def test_language_bias_only_in_hybrid(bilingual, monkeypatch):
+    """Vector-only search has no BM25 to keep a page ahead of its own translation: no bias there."""
+    def run(mode):
+        return [(h.path, h.score) for h in bilingual.search("批量替换字符串", mode=mode).hits]
+    monkeypatch.setattr(evidence, "LANGUAGE_BIAS", 0.0)
+    vector_before, hybrid_before = run("vector"), run("hybrid")
+    monkeypatch.setattr(evidence, "LANGUAGE_BIAS", 0.5)
+    assert run("vector") == vector_before
+    hybrid_after = run("hybrid")
+    assert hybrid_after != hybrid_before
+    assert hybrid_after[0][0] != "zh/grep.md"  # a bias this large puts an English page first

@@ -10,7 +10,7 @@ candidate chunk with its page's other evidence:
   order of chunks within a page never changes: the best chunk gains least).
 - ``title_bonus``: a chunk gains ``weight`` when the query contains every word of its page's title
   (or of one alias) — "how do I rebase with git" names the page "git rebase".
-- ``balance_languages`` (vector side, before fusion): multilingual embedders score text in the
+- ``balance_languages`` (vector side, before fusion, hybrid searches only): multilingual embedders score text in the
   query's own language a little higher than a translation of the same meaning (multilingual-e5:
   about 0.01-0.02 cosine), so a question asked in Chinese about a page that exists only in English
   loses to loosely related Chinese pages. Candidates written in another script than the query get
