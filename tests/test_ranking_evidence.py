@@ -141,3 +141,19 @@ def test_language_bias_only_in_hybrid(bilingual, monkeypatch):
     hybrid_after = run("hybrid")
     assert hybrid_after != hybrid_before
     assert hybrid_after[0][0] != "zh/grep.md"  # a bias this large puts an English page first
+
+
+def test_language_pool_changes_no_vector_only_ranking(bilingual, monkeypatch):
+    """The ranker fetches LANGUAGE_POOL times the candidates so the bias can reach just below the
+    cut; fusion keeps the usual number, so a vector-only search ranks and scores exactly as
+    without the pool (scores are min-max over the candidates: a longer list would move them)."""
+    v = open_vault(bilingual.root, embedder="fake", candidates=2)
+    def run():
+        return [(h.path, h.score) for h in v.search("批量替换字符串", mode="vector", limit=2).hits]
+    monkeypatch.setattr(evidence, "LANGUAGE_POOL", 1)
+    before = run()
+    monkeypatch.setattr(evidence, "LANGUAGE_POOL", 3)
+    assert run() == before
+    monkeypatch.setattr(evidence, "vector_candidates", lambda *a: 10 ** 6)  # without the cut
+    assert run() != before
+    v.close()

@@ -14,7 +14,9 @@ candidate chunk with its page's other evidence:
   query's own language a little higher than a translation of the same meaning (multilingual-e5:
   about 0.01-0.02 cosine), so a question asked in Chinese about a page that exists only in English
   loses to loosely related Chinese pages. Candidates written in another script than the query get
-  ``bias`` added to their cosine.
+  ``bias`` added to their cosine; the ranker fetches ``LANGUAGE_POOL`` times the usual number of
+  vector candidates so that such pages from just below the cut can enter, and the best ``n`` are
+  kept after the bias (in vector-only search: the same ``n`` as without the pool).
 
 - ``impute_lexical`` (hybrid): a candidate in another script than the query gets a lexical share
   from its vector share, since BM25 cannot see it.
@@ -34,6 +36,7 @@ from ..index.analysis import tokens
 PAGE_SHARE = 0.0  # off: +0.011 MRR@10 on tldr, but examples/ held-aside 0.895 -> 0.885
 TITLE_WEIGHT = 0.0  # off: no gain on tldr (0.682 -> 0.683), +0.004 on examples/
 LANGUAGE_BIAS = 0.03  # on: tldr cross-lingual MRR@10 0.21/0.23 -> 0.34/0.33, examples/ 0.895 -> 0.912
+LANGUAGE_POOL = 2  # on: the bias re-ranks the top 2n vector candidates, the best n are kept
 CROSS_LEXICAL = 0.0  # off: with LANGUAGE_BIAS it ranks a page's translation above the page itself
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -136,6 +139,13 @@ def page_evidence(db, query: str, scores: dict[str, float], parts, light,
             if gain:
                 scores[cid] += gain
                 parts[cid]["page"] = round(gain, 8)
+
+
+def vector_candidates(settings, limit: int, per_page: int) -> int:
+    """How many vector candidates fusion keeps: the search's ``n`` (search/__init__.py), although
+    rankers.vector fetched ``LANGUAGE_POOL`` times as many for ordinary notes, so that the
+    language bias can bring in candidates from just below the cut."""
+    return max(settings.candidates, limit * max(per_page, 1) * 2)
 
 
 def language_steps_on() -> bool:

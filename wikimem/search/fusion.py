@@ -56,6 +56,8 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
     if mode == "hybrid" and evidence.language_steps_on():
         other = evidence.foreign(cache.db, query, [cid for cid, _ in vector])
         vector = evidence.balance_languages(vector, other)
+    if turn_ids is None:  # a vault without transcripts: rankers.vector over-fetched for the bias
+        vector = vector[:evidence.vector_candidates(settings, limit, per_page)]
     parts: dict[str, dict[str, Any]] = {}
     shares: dict[str, dict[str, float]] = {}  # each side's share, for candidates in another script
     for side, groups, weight, floor in (("bm25", [lexical], settings.weight_lexical, 0.0),

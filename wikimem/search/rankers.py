@@ -59,9 +59,10 @@ def vector(cache, index, qvec, tvec, n: int, excluded: set[int], allowed,
     notes by the query as written (``qvec``), turns by ``tvec`` (the query without speakers' names)
     when given. So nothing tuned for transcripts can move a note in or out of the candidates, and
     fusion scales each group by its own scores (see fusion.fuse)."""
-    ranked = _ranking(cache, index, qvec, n if not has_turns else 2 * n, excluded, allowed)
-    if not has_turns:
-        return ranked[:n], set()
+    from .evidence import LANGUAGE_POOL
+    ranked = _ranking(cache, index, qvec, LANGUAGE_POOL * n if not has_turns else 2 * n, excluded, allowed)
+    if not has_turns:  # fusion re-ranks the pool by language and keeps the best n (evidence.py)
+        return ranked[:LANGUAGE_POOL * n], set()
     turns = cache.transcript_vids(v for v, _ in ranked)
     notes = [(v, s) for v, s in ranked if v not in turns][:n]
     if tvec is not None:
