@@ -98,11 +98,12 @@ def main() -> None:
         v = open_vault(work, embedder=args.embedder)
         v.search("warm up", mode="lexical")
         rng = random.Random(args.seed)
+        run = f"{int(time.time()):x}"
         notes = sorted(p.relative_to(work).as_posix() for p in work.rglob("*.md") if ".wikimem" not in p.parts)
         latencies, builds, search_ms = [], [], []
         for i in range(args.edits):
             rel = rng.choice(notes)
-            token = f"wmtok{i}q{rng.randrange(10**6)}"
+            token = f"wmtok{run}x{i}"  # unique across runs: earlier runs' lines stay in the notes
             before = watch_json(work).get("builds", 0)
             t0 = time.perf_counter()
             with open(work / rel, "a", encoding="utf-8") as fh:
