@@ -360,8 +360,9 @@ class Vault:
     # -- the knowledge graph (wikimem.graph) -------------------------------------------------
     def communities(self, *, resolution: float = 1.0, seed: int = 42, semantic: bool = False, k: int = 5,
                     write: bool = False, obsidian_graph: bool = False):
-        """Leiden communities of the page graph -> CommunityReport; ``write`` also compiles
-        communities.md, ``obsidian_graph`` colours Obsidian's graph view (see wikimem.graph)."""
+        """Leiden communities of the page graph -> CommunityReport. With ``write`` (compile
+        communities.md) or ``obsidian_graph`` (colour Obsidian's graph view): (report, {"page":
+        CompileResult, "obsidian_graph": ObsidianResult}) with the ones asked for (see wikimem.graph)."""
         from .graph.communities import detect
         report = detect(self, resolution=resolution, seed=seed, semantic=semantic, k=k)
         written = {}
