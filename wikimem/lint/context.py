@@ -12,6 +12,7 @@ from ..parse.schema import VaultSchema
 from ..vault.files import is_raw_path
 from .options import LintOptions
 from .registry import Finding, Fix
+from .text import WORD, strip_markup
 
 SPECIAL_PAGES = ("SCHEMA.md", "index.md", "log.md")
 NOTE_SUFFIXES = (".md", ".markdown")
@@ -86,7 +87,6 @@ class LintContext:
         """The body without code, links and URLs (shared by the content rules, computed once)."""
         text = self._prose.get(page.path)
         if text is None:
-            from .rules.content import strip_markup
             text = self._prose[page.path] = strip_markup(page.body)
         return text
 
@@ -94,8 +94,7 @@ class LintContext:
         """The prose's word tokens, lower case (computed once per page)."""
         words = self._words.get(page.path)
         if words is None:
-            from .rules.content import _WORD
-            words = self._words[page.path] = _WORD.findall(self.prose(page).lower())
+            words = self._words[page.path] = WORD.findall(self.prose(page).lower())
         return words
 
     # -- derived maps (built once) ----------------------------------------------------------------

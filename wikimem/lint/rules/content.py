@@ -11,15 +11,12 @@ from ...vault.files import is_raw_path
 from ..context import SPECIAL_PAGES, is_note_target
 from ..options import number
 from ..registry import rule
+from ..text import NOT_PROSE as _NOT_PROSE
+from ..text import WORD as _WORD
 
 log = logging.getLogger(__name__)
 
-_WORD = re.compile(r"\w+")
 _HAN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
-# Code, links and URLs: not prose. Each alternative starts by consuming its first character, picked
-# by one character class, so most positions fail at once (2.3x faster than plain alternation).
-_NOT_PROSE = re.compile(r"[`~!\[h](?:(?<=`)``.*?```|(?<=~)~~.*?~~~|(?<=`)[^`\n]*`|(?<=!)\[\[[^\]\n]*\]\]"
-                        r"|(?<=\[)\[[^\]\n]*\]\]|(?<=\[)[^\]\n]*\]\([^)\n]*\)|(?<=h)ttps?://\S+)", re.S)
 _HAN_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
 
 
@@ -46,8 +43,6 @@ def missing_concept_page(ctx):
                                                    "but has no page")
 
 
-def strip_markup(body: str) -> str:
-    return _NOT_PROSE.sub(" ", body) if ("`" in body or "[" in body or "~~~" in body or "://" in body) else body
 
 
 def _mention_line(page, name: str) -> int:
