@@ -95,5 +95,8 @@ def near_duplicate_pairs(ctx):
                     if row[j] < cos_bar:
                         continue
                     a, b = paths[members[i]], paths[members[j]]
-                    if overlap(a, b) >= lex_bar:
+                    pa, pb = ctx.pages[a], ctx.pages[b]
+                    shared = ctx.memo.get(pa.sha256, f"overlap:{pb.sha256}", lambda: overlap(a, b),
+                                          family="overlap:") if pb.sha256 else overlap(a, b)
+                    if shared >= lex_bar:
                         yield a, b, float(row[j])
