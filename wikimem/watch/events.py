@@ -90,6 +90,11 @@ class Changes:
             self._batch.full = self._batch.full or reason
             self._touch(was_empty)
 
+    @property
+    def last_event(self) -> float:
+        """time.monotonic() of the last event (0.0: none yet)."""
+        return self._last
+
     def pending(self) -> int:
         """How many paths (files and folders) wait for the next build."""
         with self.cond:

@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_DEBOUNCE_MS = 300
 EMBED_SLICE_S = 5.0  # one embed_pending call; an edit arriving meanwhile stops it after the current batch
+EMBED_AFTER_QUIET_S = 1.5  # the backlog resumes after this long without events
 LOCK_WAIT_S = 2.0  # for another process's writer (a manual `wikimem index`); then retry
 HEALTH_EVERY_S = 5.0  # idle wake-up to check the observer threads are alive
 POLL_INTERVAL_S = 2.0
@@ -243,6 +244,11 @@ class Watcher:
                         idle = True
                     elif due is not None and due > 0:
                         self.changes.cond.wait(due)
+                        continue
+                    elif due is None and time.monotonic() - self.changes.last_event < EMBED_AFTER_QUIET_S:
+                        # someone is editing: the next edit is likely soon, and starting a slice has a
+                        # fixed cost before its first batch (when an edit cannot pre-empt it)
+                        self.changes.cond.wait(EMBED_AFTER_QUIET_S - (time.monotonic() - self.changes.last_event))
                         continue
                     else:
                         idle = False
