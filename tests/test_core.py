@@ -261,3 +261,25 @@ def test_an_edit_writes_a_small_delta_not_the_whole_vector_index(vault, tmp_path
     other_process = open_vault(vault.root, embedder="fake")  # loads the file, then applies the delta
     assert _state(other_process) == _fresh(vault.root, tmp_path)
     assert _state(vault) == _state(other_process)
+
+
+def test_the_writer_lock_holds_between_threads_of_one_process(vault):
+    """A watcher thread and an MCP request thread share one Vault: never two writers at once."""
+    from wikimem.errors import LockError
+    entered = threading.Event()
+    release = threading.Event()
+
+    def hold():
+        with vault.cache.writer_lock():
+            entered.set()
+            release.wait(10)
+    t = threading.Thread(target=hold)
+    t.start()
+    entered.wait(10)
+    try:
+        with pytest.raises(LockError, match="another thread"):
+            vault.index(wait=0.2)
+    finally:
+        release.set()
+        t.join()
+    assert vault.index(wait=5).pages == 4

@@ -74,8 +74,8 @@ class Cache(CacheDir):
             delta = meta.get("vectors_delta")
             if delta:
                 index.remove(delta["remove"])
-                found = self.delta_vectors(meta.get("embedder") or "", delta["add"])
-                if len(found) != len(delta["add"]):
+                found, unknown = self.delta_vectors(meta.get("embedder") or "", delta["add"])
+                if len(found) + len(unknown) != len(delta["add"]):  # ids of chunks a later build removed are
                     raise ValueError("vectors recorded in the delta are missing from the vector cache")
                 ids = sorted(found)
                 if ids:
@@ -100,12 +100,14 @@ class Cache(CacheDir):
             self.reset_vector_cache()
             return {}
 
-    def delta_vectors(self, key: str, ids: list[int]) -> dict[int, np.ndarray]:
-        """Vectors of chunk or passage ids, from the vector cache (to apply a recorded delta)."""
+    def delta_vectors(self, key: str, ids: list[int]) -> tuple[dict[int, np.ndarray], set[int]]:
+        """Vectors of chunk or passage ids from the vector cache (to apply a recorded delta), and
+        the ids no chunk or passage has any more (a build removed them since: skipped, as search
+        would drop them anyway)."""
         hashes = dict(select_in(self.db, "SELECT vid, embed_hash FROM chunks WHERE vid IN ({marks})", ids))
         hashes.update(select_in(self.db, "SELECT pid, embed_hash FROM passages WHERE pid IN ({marks})", ids))
         cached = self.cached_vectors(key, sorted(set(hashes.values())))
-        return {i: cached[h] for i, h in hashes.items() if h in cached}
+        return {i: cached[h] for i, h in hashes.items() if h in cached}, set(ids) - set(hashes)
 
     def adopt_vectors(self, index, meta: dict) -> None:
         """The writer's in-memory index becomes this process's readers' index (no reload)."""

@@ -91,7 +91,7 @@ class CacheDir:
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
-        self._lock_fd: int | None = None
+        self._thread_lock = threading.Lock()
         self._lock_depth = 0
         self._target: Path | None = None  # a rebuild's new manifest, while it is being written
 
@@ -166,7 +166,7 @@ class CacheDir:
     @property
     def db(self) -> sqlite3.Connection:
         """This thread's connection to the manifest (a writer's creates the schema)."""
-        writer = self._lock_depth > 0 and getattr(self._local, "in_build", False)
+        writer = getattr(self._local, "lock_depth", 0) > 0
         path = self.manifest_path
         create = writer  # readers never create or change anything (they may run on a read-only vault)
         return self._thread_db("db", path, SCHEMA_SQL if create else None, create)
@@ -190,8 +190,17 @@ class CacheDir:
             _remove_sqlite(self.vectors_path)
             return self._thread_db("vdb", self.vectors_path, VECTORS_SQL, True)
 
+    def close_thread(self) -> None:
+        """Close this thread's connections only (others may be mid-query in other threads)."""
+        for attr in ("db", "vdb"):
+            held = getattr(self._local, attr, None)
+            if held is not None:
+                self._forget(held[1])
+                setattr(self._local, attr, None)
+
     def close(self) -> None:
-        """Close every connection of every thread (they re-open on next use)."""
+        """Close every connection of every thread (they re-open on next use). Only when no other
+        thread is using this vault (``Vault.close``)."""
         with self._conns_lock:
             conns, self._conns = self._conns, []
         for db in conns:
@@ -348,50 +357,58 @@ class CacheDir:
     # -- the writer lock -----------------------------------------------------------------
     @contextlib.contextmanager
     def writer_lock(self, wait: float = 0.0) -> Iterator[None]:
-        """One writer at a time, across processes: an ``flock`` on ``lock`` held for the writer's
-        lifetime. The kernel releases it when the holder dies, so a dead writer never blocks and
-        pid reuse cannot keep a vault locked; the pid written inside is only for messages.
-        Re-entrant within this object (the same build may nest). Waits up to ``wait`` seconds."""
-        if self._lock_depth:
-            self._lock_depth += 1
+        """One writer at a time, across processes and threads: an ``flock`` on ``lock`` held for
+        the writer's lifetime, plus a thread lock for the other threads of this process. The kernel
+        releases the flock when the holder dies, so a dead writer never blocks and pid reuse cannot
+        keep a vault locked; the pid written inside is only for messages. Re-entrant within one
+        thread (a write-back inside a build). Waits up to ``wait`` seconds."""
+        if getattr(self._local, "lock_depth", 0):
+            self._local.lock_depth += 1
             try:
                 yield
             finally:
-                self._lock_depth -= 1
+                self._local.lock_depth -= 1
             return
-        self.ensure_dir()
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + max(wait, 0.0)
+        got = self._thread_lock.acquire(timeout=wait) if wait > 0 else self._thread_lock.acquire(blocking=False)
+        if not got:
+            raise LockError(f"another thread of this process (pid {os.getpid()}) is updating {self.dir}; "
+                            "try again when it finishes")
         try:
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except OSError as exc:
-                    if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                        raise
-                    if time.monotonic() >= deadline:
-                        holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-                        raise LockError(f"another wikimem process (pid {holder}) is updating {self.dir}; "
-                                        "try again when it finishes") from None
-                    time.sleep(0.05)
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
-        except BaseException:
-            os.close(fd)
-            raise
-        self._lock_fd = fd
-        self._lock_depth = 1
-        self._local.in_build = True
-        try:
-            yield
-        finally:
-            self._local.in_build = False
-            self._lock_depth = 0
-            self._lock_fd = None
-            with contextlib.suppress(OSError):
+            self.ensure_dir()
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                while True:
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except OSError as exc:
+                        if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                            raise
+                        if time.monotonic() >= deadline:
+                            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+                            raise LockError(f"another wikimem process (pid {holder}) is updating {self.dir}; "
+                                            "try again when it finishes") from None
+                        time.sleep(0.05)
                 os.ftruncate(fd, 0)
-            os.close(fd)  # closing releases the flock
+                os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+            except BaseException:
+                os.close(fd)
+                raise
+            self._lock_depth = 1
+            self._local.lock_depth = 1
+            self._local.in_build = True
+            try:
+                yield
+            finally:
+                self._local.in_build = False
+                self._local.lock_depth = 0
+                self._lock_depth = 0
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, 0)
+                os.close(fd)  # closing releases the flock
+        finally:
+            self._thread_lock.release()
 
     def lock_holder(self) -> int | None:
         """The pid of a live writer, or None (used by status and doctor)."""

@@ -82,7 +82,7 @@ def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: 
     except sqlite3.DatabaseError as exc:  # damage that only a query could find
         log.warning("the cache is damaged (%s)", exc)
         notices = [f"the cache was damaged ({exc}); rebuilt it"]
-        vault.cache.close()
+        vault.cache.close_thread()
         if not vault.cache.writable():
             raise IndexStaleError(f"the cache is damaged ({exc}); run `wikimem index --rebuild`") from None
         from ..index.build import build
