@@ -94,8 +94,6 @@ def test_index_search_status_parse_never_crash(hostile):
     assert "types.md" in parse["pages_with_errors"]
 
 
-@pytest.mark.xfail(strict=True, reason="status (wikimem/index/status.py, core) does not yet list the files the "
-                   "build skipped while reading: it should call VaultFiles.check_note on stale notes")
 def test_status_lists_files_skipped_while_reading(hostile):
     _cli("index", str(hostile))
     status = _cli("status", str(hostile))

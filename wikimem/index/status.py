@@ -33,9 +33,16 @@ def _status(vault, cache: Cache, info: dict[str, Any]) -> dict[str, Any]:
     scan = vault.files.scan()
     known = {r[0]: (r[1], r[2]) for r in db.execute("SELECT path, size, mtime_ns FROM files")}
     current = {f.path: (f.size, f.mtime_ns) for f in scan.files}
-    skipped = sorted((s.path, s.kind, s.reason) for s in scan.skipped)
+    skipped = [(s.path, s.kind, s.reason) for s in scan.skipped]
+    changed = [p for p, st in current.items() if known.get(p) != st]
+    for path in changed:  # a note the build could not read (binary, too large, not UTF-8) is skipped, not stale
+        if path.lower().endswith((".md", ".markdown")):
+            problem = vault.files.check_note(path)
+            if problem is not None:
+                skipped.append((problem.path, problem.kind, problem.reason))
+    skipped.sort()
     unreadable = {p for p, _, _ in skipped}
-    stale = sorted(p for p, st in current.items() if known.get(p) != st and p not in unreadable)
+    stale = sorted(p for p in changed if p not in unreadable)
     gone = sorted(set(known) - set(current))
     problems = sorted((path, json_list(errors)) for path, errors in
                       db.execute("SELECT path, errors FROM files WHERE note=1 AND errors NOT IN ('[]', '')"))
