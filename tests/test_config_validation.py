@@ -98,3 +98,19 @@ def test_config_file_that_is_not_a_file_or_not_text(make_vault):
     (root / ".wikimem" / "config.toml").write_bytes(b"embedder = '\xff'\n")
     with pytest.raises(ConfigError, match="config.toml"):
         open_vault(root)
+
+
+def test_llm_and_watch_settings_are_checked_and_reach_the_api(tmp_path):
+    from wikimem.api import open_vault
+    from wikimem.config import load_settings
+    from wikimem.errors import ConfigError
+    (tmp_path / ".wikimem").mkdir()
+    (tmp_path / ".wikimem" / "config.toml").write_text('llm = "ollama"\nllm_model = "qwen3"\nwatch_debounce_ms = 150\n')
+    s = load_settings(tmp_path)
+    assert (s.llm, s.llm_model, s.watch_debounce_ms) == ("ollama", "qwen3", 150)
+    v = open_vault(tmp_path)
+    assert v._llm(None, None, None, None, None)["kind"] == "ollama"
+    assert v._llm("none", None, None, None, None)["kind"] is None  # a flag wins over the file
+    for bad in ({"llm": "gpt"}, {"llm_timeout": 0}, {"watch_debounce_ms": -1}, {"llm_url": "http://[::1"}):
+        with pytest.raises(ConfigError):
+            load_settings(None, bad)

@@ -248,3 +248,23 @@ def test_stored_result_follows_an_edit(make_vault):
     assert after.to_dict() == detect(v, reuse=False).to_dict()  # the stored copy is never stale
     assert before.membership()[moved] == before.membership()["c0/page 0-1.md"]
     assert after.membership()[moved] == after.membership()["c1/page 1-0.md"]
+
+
+def test_search_filters_by_community(tmp_path):
+    """`wikimem search --community N` keeps to that community's pages."""
+    from wikimem.api import open_vault
+    files = {}
+    for group in ("a", "b"):
+        for i in range(4):
+            links = " ".join(f"[[{group}{j}]]" for j in range(4) if j != i)
+            files[f"{group}/{group}{i}.md"] = f"# {group}{i}\n\nShared word tomatoes. {links}\n"
+    root = tmp_path / "v"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    v = open_vault(root, embedder="none")
+    v.index()
+    members = {c["id"]: set(c["members"]) for c in v.communities().to_dict()["communities"]}
+    for n, paths in members.items():
+        hits = v.search("tomatoes", limit=20, community=n).hits
+        assert hits and {h.path for h in hits} <= paths

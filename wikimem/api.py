@@ -284,9 +284,14 @@ class Vault:
         return self.cache.pages(paths)
 
     def search(self, query: str, *, limit: int = 10, mode: str = "hybrid", **filters: Any) -> "SearchResult":
-        """Hybrid search. Filters: folder, type, tags, since, until, include_superseded;
+        """Hybrid search. Filters: folder, type, tags, since, until, include_superseded, paths,
+        community (a community number from ``communities``);
         ``per_page`` (default 1) caps hits per page (0: no cap, e.g. for transcripts)."""
         from .search import search
+        community = filters.pop("community", None)
+        if community is not None:  # one Leiden community's pages (numbered as `wikimem communities` shows)
+            from .graph import community_members
+            filters["paths"] = community_members(self, community)
         return search(self, query, limit=limit, mode=mode, **filters)
 
     # -- agents: page reads, listings, briefing (wikimem.agent) ------------------------------
@@ -324,10 +329,7 @@ class Vault:
         write a source page for each (with ``llm``: also a summary and the pages it names);
         conversation exports become one note per session -> IngestReport (see wikimem.ingest.sources)."""
         from .ingest.sources import ingest
-        extra = getattr(self.settings, "extra", None) or {}
-        model = {"kind": llm or extra.get("llm"), "model": llm_model or extra.get("llm_model"),
-                 "url": llm_url or extra.get("llm_url"), "api_key": llm_api_key or extra.get("llm_api_key"),
-                 "timeout": llm_timeout or extra.get("llm_timeout")}
+        model = self._llm(llm, llm_model, llm_url, llm_api_key, llm_timeout)
         return ingest(self, [paths] if isinstance(paths, (str, os.PathLike)) else paths, kind,
                       llm=model if model["kind"] else None)
 
@@ -335,14 +337,19 @@ class Vault:
               llm_model: str | None = None, llm_url: str | None = None, llm_api_key: str | None = None,
               llm_timeout: float | None = None, **filters: Any):
         """Answer from the vault with [[page#heading]] citations and file the answer back as
-        queries/<question>.md -> Answer (see wikimem.qa). LLM settings default to the settings'
-        ``extra`` keys ``llm``, ``llm_model``, ``llm_url``, ``llm_api_key``, ``llm_timeout``."""
+        queries/<question>.md -> Answer (see wikimem.qa). LLM settings default to the settings
+        ``llm``, ``llm_model``, ``llm_url``, ``llm_api_key``, ``llm_timeout``."""
         from .qa import ask
-        extra = getattr(self.settings, "extra", None) or {}
-        return ask(self, question, k=k, write=write, llm=llm or extra.get("llm"),
-                   llm_model=llm_model or extra.get("llm_model"), llm_url=llm_url or extra.get("llm_url"),
-                   llm_api_key=llm_api_key or extra.get("llm_api_key"),
-                   llm_timeout=float(llm_timeout or extra.get("llm_timeout") or 60.0), **filters)
+        m = self._llm(llm, llm_model, llm_url, llm_api_key, llm_timeout)
+        return ask(self, question, k=k, write=write, llm=m["kind"], llm_model=m["model"], llm_url=m["url"],
+                   llm_api_key=m["api_key"], llm_timeout=float(m["timeout"]), **filters)
+
+    def _llm(self, kind, model, url, api_key, timeout) -> dict[str, Any]:
+        """The LLM to use: arguments (flags) win over settings (config.toml, WIKIMEM_LLM*)."""
+        s = self.settings
+        chosen = kind or (s.llm if s.llm != "none" else None)
+        return {"kind": None if chosen == "none" else chosen, "model": model or s.llm_model, "url": url or s.llm_url,
+                "api_key": api_key or s.llm_api_key, "timeout": timeout or s.llm_timeout}
 
     def status(self) -> dict[str, Any]:
         from .index.status import status

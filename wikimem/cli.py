@@ -205,6 +205,8 @@ def search(query: str = typer.Argument(..., help="What to look for (any language
            since: Optional[str] = typer.Option(None, "--since", help="Updated on or after YYYY-MM-DD."),
            until: Optional[str] = typer.Option(None, "--until", help="Updated on or before YYYY-MM-DD."),
            include_superseded: bool = typer.Option(False, "--include-superseded", help="Show old versions too."),
+           community: Optional[int] = typer.Option(None, "--community", help="Only pages of this community "
+                                                   "(numbers as `wikimem communities` shows them)."),
            explain: bool = typer.Option(False, "--explain", help="Show each score component."),
            as_json: bool = JsonOpt) -> None:
     """Hybrid search (BM25 + vectors + link graph) over the vault."""
@@ -212,7 +214,8 @@ def search(query: str = typer.Argument(..., help="What to look for (any language
 
     v = _run(lambda: open_vault(vault))
     result = _run(lambda: v.search(query, limit=limit, mode=mode, folder=folder, type=type_, tags=tag,
-                                   since=since, until=until, include_superseded=include_superseded))
+                                   since=since, until=until, include_superseded=include_superseded,
+                                   community=community))
     if as_json:
         _emit_json(result.to_dict())
         if not result.hits:

@@ -48,6 +48,13 @@ class Settings:
     speaker_strip: bool = True  # leave speakers' names out of the vector query (the boost uses them)
     neighbour_weight: float = 0.5  # a transcript turn is lifted this share of the way to the best candidate...
     neighbour_span: int = 2  # ...among turns this close to it in the same session (answers span exchanges)
+    # answers (wikimem query, ingest summaries, remember --from): none = extractive only
+    llm: str = "none"  # none | ollama | openai (any OpenAI-compatible /chat/completions)
+    llm_model: str = ""
+    llm_url: str = ""
+    llm_api_key: str = ""
+    llm_timeout: float = 60.0
+    watch_debounce_ms: int = 300  # quiet period before a watcher builds what changed
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -62,12 +69,13 @@ _FIELDS = {f.name: f for f in fields(Settings) if f.name != "extra"}
 
 # every setting's allowed values, checked wherever it came from (file, environment, flag), so a
 # typo is one line and exit 2 at start-up instead of a traceback deep inside a build or a search
-_CHOICES = {"embedder": EMBEDDERS, "embed_passages": PASSAGE_MODES, "fusion": FUSIONS}
+LLMS = ("none", "ollama", "openai")  # see qa/llm.py
+_CHOICES = {"embedder": EMBEDDERS, "embed_passages": PASSAGE_MODES, "fusion": FUSIONS, "llm": LLMS}
 _AT_LEAST_1 = ("embed_batch", "chunk_min", "chunk_max", "transcript_window", "transcript_stride", "rrf_k",
                "candidates")
 _AT_LEAST_0 = ("transcript_context", "graph_fanout", "neighbour_span", "weight_lexical", "weight_vector",
-               "graph_weight", "speaker_boost", "neighbour_weight")
-_ABOVE_0 = ("embed_timeout", "max_file_mb")
+               "graph_weight", "speaker_boost", "neighbour_weight", "watch_debounce_ms")
+_ABOVE_0 = ("embed_timeout", "max_file_mb", "llm_timeout")
 _MAX_NUMBER = 1_000_000  # any larger count or size is a typo (and would overflow FAISS' int32 k)
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
@@ -93,7 +101,7 @@ def _coerce(name: str, value: Any, source: str) -> Any:
         result: Any = value.strip()
         if name in _CHOICES and result not in _CHOICES[name]:
             raise bad(f"one of {', '.join(_CHOICES[name])}")
-        if name == "embed_url" and result:
+        if name in ("embed_url", "llm_url") and result:
             _check_url(result, bad)
         return result
     if isinstance(value, bool):
