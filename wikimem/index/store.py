@@ -412,17 +412,23 @@ class CacheDir:
 
     def lock_holder(self) -> int | None:
         """The pid of a live writer, or None (used by status and doctor)."""
+        return flock_holder(self.lock_path)
+
+
+def flock_holder(path: Path) -> int | None:
+    """The pid written in a lock file whose ``flock`` someone holds (-1: held, pid unreadable), or
+    None when nobody holds it (a dead holder's lock is free whatever pid the file still says)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
         try:
-            fd = os.open(self.lock_path, os.O_RDWR)
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except OSError:
-            return None
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-                return int(text) if text.isdigit() else -1
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            return None
-        finally:
-            os.close(fd)
+            text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            return int(text) if text.isdigit() else -1
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)

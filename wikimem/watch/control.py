@@ -83,21 +83,8 @@ class WatchLock:
 
 def holder(root: Path) -> int | None:
     """The pid of the running watcher, or None when no watcher holds the lock."""
-    path = cache_dir(root) / LOCK
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-            return int(text) if text.isdigit() else -1
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
+    from ..index.store import flock_holder
+    return flock_holder(cache_dir(root) / LOCK)
 
 
 def read_pid(path: Path) -> int | None:
