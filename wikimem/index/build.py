@@ -309,10 +309,11 @@ def _write_manifest(plan: BuildPlan, db) -> None:
     lexical.flush(db, frequencies)
     if touched:  # which commit this is: a background embedder notices the chunk set changed under it
         cache.set_meta(db, generation=int(meta.get("generation") or 0) + 1)
-    if touched or "speakers" not in meta:  # transcript speakers, for speaker-aware search
+    if touched or "prose_chunks" not in meta:  # transcript speakers, for speaker-aware search
         speakers = sorted({s for (row,) in db.execute("SELECT DISTINCT speakers FROM chunks WHERE speakers != '[]'")
                            for s in json.loads(row)})
-        cache.set_meta(db, speakers=speakers)
+        prose = db.execute("SELECT count(*) FROM chunks WHERE speakers = '[]'").fetchone()[0]
+        cache.set_meta(db, speakers=speakers, prose_chunks=prose)
     plan.lap("lexical+manifest")
 
 

@@ -134,8 +134,12 @@ def _search(vault, query: str, limit: int, mode: str, filters, per_page: int) ->
                     f"SELECT p.pid FROM passages p JOIN chunks c ON c.vid = p.vid WHERE 1=1 {where}", args)]
             # embedded before BM25 starts: the model uses every core, and sharing them made both slower
             turns_query = rankers.transcript_query(query, meta.get("speakers"), settings)
+            if turns_query and meta.get("prose_chunks") == 0:
+                query_for_vectors, turns_query = turns_query, None  # only turns here: one embedding will do
+            else:
+                query_for_vectors = query
             with GATE.query():
-                qvec = embedder.embed_query(query)
+                qvec = embedder.embed_query(query_for_vectors)
                 tvec = embedder.embed_query(turns_query) if turns_query else None
             ready = (index, qvec, tvec, allowed, bool(meta.get("speakers")))
 
