@@ -71,7 +71,9 @@ def test_bad_frontmatter_values_are_page_problems(make_vault):
     assert set(BAD_FRONTMATTER) <= set(summary["pages_with_errors"])
     problems = {p["path"]: " ".join(p["problems"]) for p in status["page_problems"]}
     assert "not a date" in problems["impossible-date.md"] and "2024-02-30" in problems["impossible-date.md"]
-    assert "refers to itself" in problems["self-anchor.md"] and "refers to itself" in problems["deep.md"]
+    assert "refers to itself" in problems["self-anchor.md"]
+    # our depth cap, or (PyYAML >= 6.0.3) the loader's own nesting limit, whichever comes first
+    assert "refers to itself" in problems["deep.md"] or "nesting depth" in problems["deep.md"]
     assert "expands to more than" in problems["bomb.md"]
     pages = v.load().pages
     odd = pages["odd-types.md"]
