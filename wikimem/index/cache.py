@@ -9,7 +9,7 @@ import json
 import logging
 import sqlite3
 import threading
-from typing import Any, Iterable
+from typing import Iterable
 
 import numpy as np
 
@@ -113,11 +113,6 @@ class Cache(CacheDir):
         """The writer's in-memory index becomes this process's readers' index (no reload)."""
         self._vectors = index
         self._vectors_sig = (meta.get("artifacts", {}).get("faiss", {}).get("checksum"), meta.get("vectors_sig"))
-
-    def shared_vectors(self, dim: int, meta: dict):
-        """For the writer: the index readers in this process already hold (or the file plus its
-        delta, loaded once)."""
-        return self.vectors(dim, meta)
 
     def pages(self, paths: Iterable[str] | None = None) -> dict[str, Page]:
         """Parsed pages as the cache holds them, with every link resolved against the vault as it

@@ -90,7 +90,7 @@ def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
         return state
     index = None
     if not rebuild and meta.get("embedder") == key:
-        index = cache.shared_vectors(dim, meta)  # held in memory, or loaded with its checksum checked
+        index = cache.vectors(dim, meta)  # held in memory, or loaded (file checksum checked, delta applied)
     if index is None:
         index = VectorIndex(cache.faiss_path, dim)
         have: set[int] = set()

@@ -171,10 +171,6 @@ class CacheDir:
         create = writer  # readers never create or change anything (they may run on a read-only vault)
         return self._thread_db("db", path, SCHEMA_SQL if create else None, create)
 
-    def reader(self) -> sqlite3.Connection:
-        """Kept for callers that want a connection for another thread's work: every thread has its own."""
-        return self.db
-
     @property
     def vdb(self) -> sqlite3.Connection:
         try:

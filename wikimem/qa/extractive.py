@@ -139,7 +139,7 @@ def term_weights(cache, query_terms: list[str]) -> dict[str, float]:
     """IDF of each query term over the lexical index (1.0 each when the index cannot tell);
     0 for a term no note holds, which no sentence could match (see ``choose``)."""
     try:
-        db = cache.reader() if hasattr(cache, "reader") else cache.db
+        db = cache.db  # this thread's own connection
         total = db.execute(f"SELECT count(*) FROM chunks c WHERE {_NOTES}").fetchone()[0] or 1
         weights = {}
         for term in query_terms:
