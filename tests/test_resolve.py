@@ -33,3 +33,16 @@ def test_anchor_checks():
     r, pages = _resolver(files)
     got = [l.anchor_ok for l in r.resolve_page(pages["s.md"]).links]
     assert got == [True, False, True, False, True]
+
+
+def test_repeated_links_resolve_per_source_folder_and_per_anchor():
+    """The resolver memoises lookups: the same relative Markdown link from two folders, the same
+    page with different anchors, and a same-page link from two pages each keep their own answer."""
+    files = {"a/x.md": "", "b/x.md": "", "T.md": "# Top\ntext ^blk\n",
+             "a/s.md": "[x](x.md) [[T#Top]] [[T#Nope]] [[T#^blk]] [[#Local]]\n# Local\n",
+             "b/s.md": "[x](x.md) [[T#Top]] [[T#Nope]] [[T#^blk]] [[#Local]]\n"}
+    r, pages = _resolver(files)
+    a = [(l.resolved, l.anchor_ok) for l in r.resolve_page(pages["a/s.md"]).links]
+    b = [(l.resolved, l.anchor_ok) for l in r.resolve_page(pages["b/s.md"]).links]
+    assert a == [("a/x.md", None), ("T.md", True), ("T.md", False), ("T.md", True), ("a/s.md", True)]
+    assert b == [("b/x.md", None), ("T.md", True), ("T.md", False), ("T.md", True), ("b/s.md", False)]

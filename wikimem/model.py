@@ -293,18 +293,41 @@ def page_to_record(page: Page) -> dict[str, Any]:
     return record
 
 
-def _untuple(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
+def _part_maker(cls: type) -> Any:
+    """A fast constructor for one part class from its record row: 10k pages hold ~300k parts, and a
+    frozen dataclass's ``__init__`` (one ``object.__setattr__`` per field) would dominate loading.
+    Rows shorter than the class (an older record) go through ``__init__`` so defaults apply."""
+    names = tuple(cls.__dataclass_fields__)
+    tuples = tuple(n for n, f in cls.__dataclass_fields__.items() if str(f.type).startswith("tuple"))
+    new = object.__new__
+
+    def make(row: list) -> Any:
+        if len(row) != len(names):
+            return cls(*(tuple(v) if isinstance(v, list) else v for v in row))
+        values = dict(zip(names, row))
+        for name in tuples:
+            values[name] = tuple(values[name])
+        obj = new(cls)
+        obj.__dict__.update(values)
+        return obj
+    return make
+
+
+_PART_MAKERS = {name: _part_maker(cls) for name, cls in _PAGE_PARTS.items()}
+_PAGE_TUPLES = ("aliases", "supersedes", "errors")
 
 
 def page_from_record(record: Mapping[str, Any]) -> Page:
-    values = dict(record)
+    values = {k: v for k, v in record.items() if k in Page.__dataclass_fields__}
     front = values.get("frontmatter") or {}
     values["frontmatter"] = Frontmatter(front.get("raw"), front.get("data") or {}, front.get("error"),
                                         front.get("end_line", 0))
-    for name, cls in _PAGE_PARTS.items():
-        values[name] = tuple(cls(*(_untuple(v) for v in part)) for part in values.get(name, ()))
-    for name in ("aliases", "supersedes", "errors"):
+    for name, make in _PART_MAKERS.items():
+        values[name] = tuple(map(make, values.get(name, ())))
+    for name in _PAGE_TUPLES:
         values[name] = tuple(values.get(name, ()))
-    known = Page.__dataclass_fields__
-    return Page(**{k: v for k, v in values.items() if k in known})
+    if len(values) != len(Page.__dataclass_fields__):
+        return Page(**values)  # an older record without some field: the defaults apply
+    page = object.__new__(Page)
+    page.__dict__.update(values)
+    return page

@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import EmbedderError
 from ..model import Chunk, Page
 from .manifest import CHUNK_COLUMNS, chunk_row, row_chunk, select_in, stored_pages  # noqa: F401 (re-exported)
+from .gcpause import paused_gc
 from .store import CacheDir
 
 log = logging.getLogger(__name__)
@@ -118,11 +119,12 @@ class Cache(CacheDir):
         """Parsed pages as the cache holds them, with every link resolved against the vault as it
         is now (so a page whose link target was renamed since it was parsed is still right)."""
         from ..parse import Resolver
-        stored = stored_pages(self.db)
-        files = [r[0] for r in self.db.execute("SELECT path FROM files")]
-        resolver = Resolver(files, stored)
-        wanted = stored if paths is None else {p: stored[p] for p in paths if p in stored}
-        return {path: resolver.resolve_page(page) for path, page in wanted.items()}
+        with paused_gc():  # ~1M small objects, none cyclic: collections would cost more than the decoding
+            stored = stored_pages(self.db)
+            files = [r[0] for r in self.db.execute("SELECT path FROM files")]
+            resolver = Resolver(files, stored)
+            wanted = stored if paths is None else {p: stored[p] for p in paths if p in stored}
+            return {path: resolver.resolve_page(page) for path, page in wanted.items()}
 
     def graph(self):
         """The page graph as an igraph Graph (built from the manifest's edge list)."""

@@ -13,6 +13,7 @@ from typing import Iterable, Mapping
 from ..model import Link, Page
 
 _NOTE_EXT = (".md", ".markdown")
+_UNSET = object()
 # Obsidian compares a link's heading with the page's headings after turning punctuation (``:`` ``?``
 # ``.`` ``/`` ``(`` ``)`` backticks, ``#`` ``|`` ``^`` ``[`` ``]`` ...) into spaces and collapsing
 # whitespace, case-insensitively: ``[[FAQ#How large can each remote vault be]]`` finds
@@ -42,6 +43,8 @@ class Resolver:
                  aliases: Mapping[str, Iterable[str]] | None = None):
         """``aliases`` (path -> aliases) adds pages known only from the cache manifest."""
         self.pages = pages
+        self._found: dict[tuple[str, str | None], tuple[str | None, tuple[str, ...]]] = {}
+        self._anchors: dict[tuple[str, tuple[str, ...], str | None], bool | None] = {}
         self.exact: dict[str, str] = {}
         self.lower: dict[str, list[str]] = {}
         self.by_name: dict[str, list[str]] = {}
@@ -126,10 +129,22 @@ class Resolver:
         return None
 
     def resolve(self, link: Link, source: str) -> Link:
-        resolved, ties = self.lookup(link.target, source, relative=link.kind == "markdown")
+        # Memoised: a vault links to each page from many places (10k pages: 73k links, 10k targets).
+        # A lookup depends on the target, and for a relative Markdown link on the source's folder.
+        relative = link.kind == "markdown"
+        key = (link.target, source.rpartition("/")[0] if relative else None)
+        found = self._found.get(key) if link.target.strip() else None
+        if found is None:
+            found = self.lookup(link.target, source, relative=relative)
+            if link.target.strip():
+                self._found[key] = found
+        resolved, ties = found
         anchor_ok = None
         if resolved is not None and (link.heading or link.block):
-            anchor_ok = self.check_anchor(link, resolved)
+            anchor_key = (resolved, link.heading, link.block)
+            anchor_ok = self._anchors.get(anchor_key, _UNSET)
+            if anchor_ok is _UNSET:
+                anchor_ok = self._anchors[anchor_key] = self.check_anchor(link, resolved)
         # dataclasses.replace is ~5x slower than this and runs once per link in the vault
         new = object.__new__(Link)
         new.__dict__.update(link.__dict__, resolved=resolved, candidates=ties, anchor_ok=anchor_ok)
