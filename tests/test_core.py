@@ -57,6 +57,53 @@ def test_per_path_build_equals_a_full_build(vault, tmp_path):
     assert _state(vault) == _fresh(root, tmp_path)
 
 
+def _meta(vault):
+    meta = vault.cache.meta()
+    return meta.get("speakers"), meta.get("prose_chunks")
+
+
+def test_a_run_of_one_note_edits_equals_a_full_build(vault, tmp_path):
+    """One-note builds reuse the link resolver of the build before and adjust the prose-chunk count
+    instead of recounting: any sequence of them still equals a fresh build."""
+    root = vault.root
+    steps = [
+        ("notes/Other.md", "# Other\n\nTomatoes and [[vectors]] and [[Later]] and [[pic.png]].\n"),
+        ("notes/Ollama setup.md", "# Ollama setup\n\nNow about [[Embeddings#Embeddings]] only.\n"),
+        ("notes/Later.md", "# Later\n\nA page the first edit linked to before it existed.\n"),  # a new file
+        ("assets/pic.png", b"\x89PNG fake"),  # a new attachment: links to it resolve from now on
+        ("notes/Other.md", "# Other\n\nTomatoes and [[vectors]] and [[Later]] and [[pic.png]]; again.\n"),
+        ("notes/Embeddings.md", "---\naliases: [dense]\n---\n# Embeddings\n\nRenamed alias.\n"),  # aliases change
+        ("notes/Other.md", "# Other\n\nNow [[dense]] and [[vectors]].\n"),
+        ("raw/transcripts/chat.md", NOTES["raw/transcripts/chat.md"].replace("Bot", "Helper")),  # speakers change
+        ("notes/Other.md", "# Other\n\nLast words on tomatoes.\n"),
+    ]
+    for rel, text in steps:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(text if isinstance(text, bytes) else text.encode())
+        vault.index(paths=[rel])
+        links = {l.target: l.resolved for l in vault.pages()[ "notes/Other.md"].links}
+        fresh = open_vault(root, embedder="fake")  # another reader: pages resolved from scratch
+        assert links == {l.target: l.resolved for l in fresh.cache.pages()["notes/Other.md"].links}
+    (root / "notes/Ollama setup.md").unlink()
+    vault.index(paths=["notes/Ollama setup.md"])
+    assert (_state(vault), _meta(vault)) == (_fresh(root, tmp_path), _meta(open_vault(tmp_path / "fresh")))
+
+
+def test_a_kept_resolver_is_not_trusted_after_another_process_builds(vault, tmp_path):
+    root = vault.root
+    (root / "notes/Other.md").write_text("# Other\n\nSee [[Newcomer]].\n")
+    vault.index(paths=["notes/Other.md"])  # this process now keeps a resolver that knows no Newcomer
+    assert not vault.cache.db.execute("SELECT 1 FROM edges WHERE dst='notes/Newcomer.md'").fetchall()
+    other = open_vault(root, embedder="fake")
+    (root / "notes/Newcomer.md").write_text("# Newcomer\n\nArrived later.\n")
+    other.index(paths=["notes/Newcomer.md"])
+    other.close()
+    (root / "notes/Other.md").write_text("# Other\n\nSee [[Newcomer]], edited.\n")
+    vault.index(paths=["notes/Other.md"])
+    assert vault.cache.db.execute("SELECT src FROM edges WHERE dst='notes/Newcomer.md'").fetchall() == [("notes/Other.md",)]
+    assert _state(vault) == _fresh(root, tmp_path)
+
+
 def test_per_path_build_touches_only_the_given_paths(vault):
     (vault.root / "notes/Other.md").write_text("# Other\n\nchanged but not named\n")
     report = vault.index(paths=["notes/Ollama setup.md"])

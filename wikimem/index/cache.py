@@ -27,6 +27,7 @@ class Cache(CacheDir):
         self.vault = vault
         self._vectors = None
         self._vectors_sig = None
+        self._resolver: tuple[str, object] | None = None  # (links_token, Resolver): see build._resolver
         self._embedder = None
         self._embedder_error: str | None = None
         self._embedder_lock = threading.Lock()
@@ -114,6 +115,15 @@ class Cache(CacheDir):
         """The writer's in-memory index becomes this process's readers' index (no reload)."""
         self._vectors = index
         self._vectors_sig = (meta.get("artifacts", {}).get("faiss", {}).get("checksum"), meta.get("vectors_sig"))
+
+    def keep_resolver(self, token: str | None, resolver) -> None:
+        """Keep the link resolver a build made, for the manifest state named by ``token``."""
+        self._resolver = (token, resolver) if token else None
+
+    def kept_resolver(self, token: str | None):
+        """The kept resolver if the manifest is still in the state it was built for, else None."""
+        kept = self._resolver
+        return kept[1] if kept is not None and token is not None and kept[0] == token else None
 
     def pages(self, paths: Iterable[str] | None = None) -> dict[str, Page]:
         """Parsed pages as the cache holds them, with every link resolved against the vault as it

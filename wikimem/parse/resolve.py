@@ -78,6 +78,13 @@ class Resolver:
             for alias in names:
                 self.aliases.setdefault(alias.strip().lower(), []).append(path)
 
+    def with_pages(self, pages: Mapping[str, Page]) -> "Resolver":
+        """The same path and alias index (valid while no file is added, removed or renamed and no
+        alias changes), checking anchors against ``pages``."""
+        new = object.__new__(Resolver)
+        new.__dict__.update(self.__dict__, pages=pages, _anchors={})
+        return new
+
     def lookup(self, target: str, source: str | None = None, relative: bool = False) -> tuple[str | None, tuple[str, ...]]:
         """Return (resolved path or None, ambiguous candidates)."""
         t = target.strip().replace("\\", "/")
