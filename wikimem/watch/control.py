@@ -58,7 +58,9 @@ class WatchLock:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
                     os.close(fd)
                     raise
-                if not holder and time.monotonic() < deadline:  # a status probe holds it for a moment
+                # A status probe (``holder``) holds the lock shared for a moment; the pid left in the
+                # file by a killed watcher is then not running, and must not be named as the holder.
+                if not _running(holder) and time.monotonic() < deadline:
                     time.sleep(0.02)
                     continue
                 os.close(fd)
@@ -79,6 +81,19 @@ class WatchLock:
             os.ftruncate(self.fd, 0)
         os.close(self.fd)  # closing releases the flock
         self.fd = None
+
+
+def _running(pid_text: str) -> bool:
+    """Whether ``pid_text`` names a live process (a pid we may not signal is someone's: live)."""
+    if not pid_text.isdigit() or int(pid_text) <= 0:
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def holder(root: Path) -> int | None:
