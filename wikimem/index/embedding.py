@@ -123,26 +123,23 @@ def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progre
         return 0
     key, want, index = embedder.identity.key, state.want, state.index
     save = save or (lambda: save_index(cache, index, key, len(want)))
-    texts: dict[str, str] = {}
-    owner: dict[int, str] = {}
-    for row in select_in(cache.db, SELECT_CHUNKS + " WHERE vid IN ({marks})", state.missing):
-        texts.setdefault(row[4], row_chunk(row).index_text())
-        owner[row[0]] = row[2]
-    for pid, h, text, path in select_in(cache.db, "SELECT p.pid, p.embed_hash, p.text, c.path FROM passages p "
-                                        "JOIN chunks c ON c.vid = p.vid WHERE p.pid IN ({marks})", state.missing):
-        texts.setdefault(h, text)
-        owner[pid] = path
+    owner: dict[int, str] = dict(select_in(cache.db, "SELECT vid, path FROM chunks WHERE vid IN ({marks})", state.missing))
+    owner.update(select_in(cache.db, "SELECT p.pid, c.path FROM passages p JOIN chunks c ON c.vid = p.vid "
+                           "WHERE p.pid IN ({marks})", state.missing))
     pending: dict[str, list[int]] = {}
     for vid in state.missing:
-        pending.setdefault(want[vid], []).append(vid)
+        if vid in owner:
+            pending.setdefault(want[vid], []).append(vid)
     early = first or set()
-    hashes = sorted((h for h in pending if h in texts),
-                    key=lambda h: (not any(owner.get(v) in early for v in pending[h]), min(pending[h])))
+    hashes = sorted(pending, key=lambda h: (not any(owner.get(v) in early for v in pending[h]), min(pending[h])))
     done = 0
     started = last_save = time.monotonic()
     try:
         for start in range(0, len(hashes), batch):
-            part = hashes[start:start + batch]
+            texts = _texts(cache.db, [v for h in hashes[start:start + batch] for v in pending[h]])
+            part = [h for h in hashes[start:start + batch] if h in texts]  # a row gone since: skipped
+            if not part:
+                continue
             try:
                 with GATE.backlog_batch():
                     vectors = embedder.embed_passages([texts[h] for h in part])
@@ -169,6 +166,14 @@ def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progre
         state.missing = [v for v in state.missing if v not in have]
         state.held = index.ntotal
     return done
+
+
+def _texts(db, ids: list[int]) -> dict[str, str]:
+    """Embed hash -> the text embedded, for chunk and passage ids: read one batch at a time, so a
+    backlog of 40k chunks costs no up-front read of every text (~3 s that an edit had to wait for)."""
+    texts = {row[4]: row_chunk(row).index_text() for row in select_in(db, SELECT_CHUNKS + " WHERE vid IN ({marks})", ids)}
+    texts.update(select_in(db, "SELECT embed_hash, text FROM passages WHERE pid IN ({marks})", ids))
+    return texts
 
 
 def wanted_vectors(db) -> dict[int, str]:
