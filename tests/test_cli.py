@@ -1,5 +1,6 @@
 """End-to-end tests of each user-facing command through the real entry point."""
 import json
+import os
 import subprocess
 import sys
 
@@ -88,3 +89,14 @@ def test_search_explain_golden(tmp_path, monkeypatch):
         data = json.loads(runner.invoke(app, ["search", q, "--vault", str(root), "--json", "-k", "5"]).output)
         out[q] = [[h["path"], h["heading_path"], h["score"], h["components"], h["found_by"]] for h in data["hits"]]
     golden("search-explain", out)
+
+
+def test_piped_search_output_is_not_wrapped(make_vault):
+    """Through a pipe (grep, less, a script) each hit's snippet stays on one line."""
+    sentence = "The zanzibar lighthouse keeper logs every passing ship by name, flag, hour and heading. " * 3
+    root = make_vault({"notes/Lighthouse.md": f"# Lighthouse\n\n{sentence}\n"})
+    done = subprocess.run([sys.executable, "-m", "wikimem.cli", "search", "zanzibar lighthouse", "--vault", str(root),
+                           "--mode", "lexical"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "WIKIMEM_EMBEDDER": "none"})
+    assert done.returncode == 0, done.stderr
+    assert any("zanzibar lighthouse keeper" in line and len(line) > 120 for line in done.stdout.splitlines()), done.stdout

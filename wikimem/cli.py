@@ -26,7 +26,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
+out = Console(soft_wrap=not sys.stdout.isatty())  # piped: one line per line, never wrapped at 80 columns
 err = Console(stderr=True, soft_wrap=True)  # long messages stay one line when stderr is a file or a pipe
 
 VaultArg = typer.Argument(None, help="Vault folder (default: $WIKIMEM_VAULT or the current folder).",
