@@ -3,9 +3,9 @@
 jsonschema is a test-only dependency, and the schemas use a small part of the standard (type,
 enum, pattern, oneOf, items, required, minLength, minimum, maximum, allOf, a sibling ``$ref``),
 so this module interprets exactly that part; ``tests/test_lint_fields.py`` checks it agrees with
-jsonschema on the same documents. The schemas are read from ``schema/`` beside the package (a
-source checkout or an editable install); where they are missing, WM204 says so in a notice and
-WM202 uses only SCHEMA.md's ``required`` option.
+jsonschema on the same documents. The schemas ship inside the package as ``wikimem.schema`` (the
+repository's ``schema/`` folder); where they are missing, WM204 says so in a notice and WM202
+uses only SCHEMA.md's ``required`` option.
 """
 from __future__ import annotations
 
@@ -19,8 +19,15 @@ _TYPES = {"string": str, "array": list, "object": dict, "boolean": bool}
 
 
 def _schema_dir() -> Path | None:
-    folder = Path(__file__).resolve().parents[2] / "schema"
-    return folder if (folder / "page-common.json").is_file() else None
+    try:
+        from importlib.resources import files
+        installed = Path(str(files("wikimem.schema")))
+    except (ImportError, TypeError):  # not installed as a package (a bare source tree on sys.path)
+        installed = None
+    for folder in (installed, Path(__file__).resolve().parents[2] / "schema"):
+        if folder is not None and (folder / "page-common.json").is_file():
+            return folder
+    return None
 
 
 @lru_cache(maxsize=None)

@@ -1,0 +1,1 @@
+"""JSON Schemas of page frontmatter by type (shipped inside the package; read by wikimem.lint.fields)."""
