@@ -311,3 +311,31 @@ def test_two_ingests_of_one_file_at_once_add_one_copy(vault, tmp_path, monkeypat
     item = vault.ingest([src]).items[0]
     assert item.status == "unchanged" and "added meanwhile" in item.message
     assert _raw_files(vault) == ["raw/assets/a.png"]
+
+
+def test_a_near_copy_of_a_source_is_reported_and_superseded_on_request(tmp_path, monkeypatch):
+    """The writer's conflict check runs on ingest's source pages: a second source with nearly the
+    same text is reported as similar to the first one's page, and --supersede marks that page replaced."""
+    monkeypatch.setenv("WIKIMEM_EMBEDDER", "fake")
+    body = ("BM25 ranks documents for a keyword query by term frequency and inverse document frequency. "
+            "The parameter k1 controls term-frequency saturation; b controls length normalisation, usually 0.75.\n")
+    first, second = tmp_path / "okapi.md", tmp_path / "okapi-v2.md"
+    first.write_text(f"# Okapi BM25 notes\n\n{body}", encoding="utf-8")
+    second.write_text(f"# Okapi BM25 notes, revised\n\n{body}Robertson and Spärck Jones developed it.\n", encoding="utf-8")
+    root = tmp_path / "vault"
+    init_vault(root)
+    v = open_vault(root)
+    one = v.ingest([first]).items[0]
+    two = v.ingest([second]).items[0]
+    assert [p for p, _ in two.similar] == [one.page]
+    assert v.read_page(one.page)["frontmatter"].get("status", "active") == "active"  # reported, not applied
+
+    third = tmp_path / "okapi-v3.md"
+    third.write_text(f"# Okapi BM25 notes, third\n\n{body}Robertson and Spärck Jones developed it in the 1990s.\n",
+                     encoding="utf-8")
+    result = CliRunner().invoke(app, ["ingest", str(third), "--vault", str(root), "--supersede", "--json"])
+    assert result.exit_code == 0, result.output
+    item = json.loads(result.output)["items"][0]
+    old = item["similar"][0]["path"]
+    assert f"supersedes {old}" in item["message"]
+    assert v.read_page(old)["frontmatter"]["status"] == "superseded"

@@ -242,3 +242,28 @@ def test_an_answer_quoting_a_secret_is_given_but_not_filed(tmp_path):
     assert answer.page is None and any("no query page was written" in n for n in answer.notices)
     assert list((root / "queries").iterdir()) == []
     assert [p.name for p in (root / "queries").parent.rglob("*.tmp")] == []
+
+
+def test_a_query_page_like_an_earlier_one_is_reported_and_superseded_on_request(tmp_path, monkeypatch):
+    """The writer's conflict check runs on query write-back: a new query page answering from the
+    same chunk as an earlier one is reported as similar, and --supersede marks the earlier one replaced."""
+    monkeypatch.setenv("WIKIMEM_EMBEDDER", "fake")
+    root = tmp_path / "vault"
+    init_vault(root)
+    (root / "concepts").mkdir(exist_ok=True)
+    (root / "concepts/BM25.md").write_text(SOURCE, encoding="utf-8")
+    v = open_vault(root)
+    v.index()
+    first = v.query("What is the usual default value of the b parameter in BM25?")
+    second = v.query("Which setting normalises document length in Okapi ranking, and its typical value?")
+    assert first.page and second.page and first.page != second.page, (first.page, second.page)
+    assert [p for p, _ in second.similar] == [first.page]
+    assert v.read_page(first.page)["frontmatter"].get("status", "active") == "active"
+
+    result = runner.invoke(app, ["query", "Name the BM25 length normalisation parameter and its default",
+                                 "--vault", str(root), "--supersede", "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    old = out["similar"][0]["path"]
+    assert any(f"supersedes {old}" in n for n in out["notices"]), out["notices"]
+    assert v.read_page(old)["frontmatter"]["status"] == "superseded"

@@ -324,25 +324,25 @@ class Vault:
 
     def ingest(self, paths: Iterable[str | os.PathLike[str]], kind: str | None = None, *, llm: str | None = None,
                llm_model: str | None = None, llm_url: str | None = None, llm_api_key: str | None = None,
-               llm_timeout: float | None = None):
+               llm_timeout: float | None = None, supersede: bool = False):
         """Copy sources into raw/<kind>/ (content-addressed: the same bytes twice is a no-op) and
         write a source page for each (with ``llm``: also a summary and the pages it names);
         conversation exports become one note per session -> IngestReport (see wikimem.ingest.sources)."""
         from .ingest.sources import ingest
         model = self._llm(llm, llm_model, llm_url, llm_api_key, llm_timeout)
         return ingest(self, [paths] if isinstance(paths, (str, os.PathLike)) else paths, kind,
-                      llm=model if model["kind"] else None)
+                      llm=model if model["kind"] else None, supersede=supersede)
 
     def query(self, question: str, *, k: int = 6, write: bool = True, llm: str | None = None,
               llm_model: str | None = None, llm_url: str | None = None, llm_api_key: str | None = None,
-              llm_timeout: float | None = None, **filters: Any):
+              llm_timeout: float | None = None, supersede: bool = False, **filters: Any):
         """Answer from the vault with [[page#heading]] citations and file the answer back as
         queries/<question>.md -> Answer (see wikimem.qa). LLM settings default to the settings
         ``llm``, ``llm_model``, ``llm_url``, ``llm_api_key``, ``llm_timeout``."""
         from .qa import ask
         m = self._llm(llm, llm_model, llm_url, llm_api_key, llm_timeout)
         return ask(self, question, k=k, write=write, llm=m["kind"], llm_model=m["model"], llm_url=m["url"],
-                   llm_api_key=m["api_key"], llm_timeout=float(m["timeout"]), **filters)
+                   llm_api_key=m["api_key"], llm_timeout=float(m["timeout"]), supersede=supersede, **filters)
 
     def _llm(self, kind, model, url, api_key, timeout) -> dict[str, Any]:
         """The LLM to use: arguments (flags) win over settings (config.toml, WIKIMEM_LLM*)."""

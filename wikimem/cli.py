@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import shlex
 import sys
 from typing import Any, Callable, Optional
 
@@ -413,6 +414,7 @@ def ingest(paths: list[str] = typer.Argument(..., help="Files to bring into raw/
            llm: Optional[str] = typer.Option(None, "--llm", help="ollama | openai: add a summary and the pages it names."),
            llm_model: Optional[str] = typer.Option(None, "--llm-model", help="Model name for --llm."),
            llm_url: Optional[str] = typer.Option(None, "--llm-url", help="Server URL for --llm."),
+           supersede: bool = typer.Option(False, "--supersede", help="A new source page replaces the most similar one."),
            as_json: bool = JsonOpt) -> None:
     """Copy sources into raw/<kind>/ once (same bytes twice: a no-op) and write a source page for each;
     conversation exports (Claude Code JSONL, ChatGPT conversations.json, `Speaker: text` chats) become
@@ -420,7 +422,8 @@ def ingest(paths: list[str] = typer.Argument(..., help="Files to bring into raw/
     from .api import open_vault
 
     v = _run(lambda: open_vault(vault))
-    report = _run(lambda: v.ingest(paths, kind=kind, llm=llm, llm_model=llm_model, llm_url=llm_url))
+    report = _run(lambda: v.ingest(paths, kind=kind, llm=llm, llm_model=llm_model, llm_url=llm_url,
+                                   supersede=supersede))
     if as_json:
         _emit_json(report.to_dict())
     else:
@@ -431,6 +434,7 @@ def ingest(paths: list[str] = typer.Argument(..., help="Files to bring into raw/
             for problem in item.problems:
                 out.print(f"  [yellow]not imported[/] {escape(problem.where)}: {escape(problem.reason)}",
                           highlight=False)
+            _print_similar(item.page, item.similar, supersede)
     if not report.ok:
         raise typer.Exit(1)
 
@@ -449,6 +453,7 @@ def query(question: str = typer.Argument(..., help="The question (any language).
           tag: Optional[list[str]] = typer.Option(None, "--tag", help="Only pages with this tag (repeatable)."),
           since: Optional[str] = typer.Option(None, "--since", help="Updated on or after YYYY-MM-DD."),
           until: Optional[str] = typer.Option(None, "--until", help="Updated on or before YYYY-MM-DD."),
+          supersede: bool = typer.Option(False, "--supersede", help="The query page replaces the most similar one."),
           as_json: bool = JsonOpt) -> None:
     """Answer a question from the vault, each sentence cited as a wikilink to its page and heading, and
     file the answer back as queries/<question>.md (the same question again updates that page)."""
@@ -457,7 +462,7 @@ def query(question: str = typer.Argument(..., help="The question (any language).
     v = _run(lambda: open_vault(vault))
     answer = _run(lambda: v.query(question, k=k, write=not no_write, llm=llm, llm_model=llm_model, llm_url=llm_url,
                                   llm_timeout=llm_timeout, folder=folder, type=type_, tags=tag, since=since,
-                                  until=until))
+                                  until=until, supersede=supersede))
     if as_json:
         _emit_json(answer.to_dict())
     else:
@@ -469,8 +474,19 @@ def query(question: str = typer.Argument(..., help="The question (any language).
             err.print(f"[yellow]unverified:[/] {escape(flag)}", highlight=False)
         if answer.page:
             out.print(f"[dim]{answer.page_status} {escape(answer.page)} ({answer.mode})[/]", highlight=False)
+            _print_similar(answer.page, answer.similar, supersede)
     if not answer.answered:
         raise typer.Exit(1)
+
+
+def _print_similar(page: str | None, similar, applied: bool) -> None:
+    """The writer's conflict check: pages the one just written may duplicate or replace."""
+    if not page or applied:
+        return
+    for path, similarity in similar:
+        err.print(f"[yellow]similar:[/] {escape(path)} ({similarity:.2f}); to replace it: "
+                  f"wikimem supersede {escape(shlex.quote(path))} {escape(shlex.quote(page))} (or --supersede)",
+                  highlight=False)
 
 
 @app.command()

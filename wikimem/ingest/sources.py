@@ -19,7 +19,7 @@ import hashlib
 import logging
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -55,10 +55,12 @@ class IngestItem:
     message: str = ""
     problems: tuple[Problem, ...] = ()
     unchanged: tuple[str, ...] = ()
+    similar: tuple[tuple[str, float], ...] = ()  # active source pages the new source page duplicates or updates
 
     def to_dict(self) -> dict[str, Any]:
         return {"source": self.source, "kind": self.kind, "status": self.status, "raw": list(self.raw),
                 "page": self.page, "message": self.message, "unchanged": list(self.unchanged),
+                "similar": [{"path": p, "similarity": s} for p, s in self.similar],
                 "problems": [{"where": p.where, "reason": p.reason} for p in self.problems]}
 
 
@@ -95,9 +97,11 @@ def guess_kind(path: Path) -> str:
 
 
 def ingest(vault, paths: Iterable[str | os.PathLike[str]], kind: str | None = None,
-           llm: dict[str, Any] | None = None) -> IngestReport:
+           llm: dict[str, Any] | None = None, supersede: bool = False) -> IngestReport:
     """``llm``: ``{"kind": "ollama"|"openai", "model", "url", "api_key", "timeout"}`` to add a
-    summary and the names a source mentions to its page (``summary.py``); None: extractive only."""
+    summary and the names a source mentions to its page (``summary.py``); None: extractive only.
+    ``supersede``: a new source page replaces the most similar active source page (the writer's
+    conflict check reports them in ``IngestItem.similar`` either way)."""
     if kind is not None and kind not in KIND_FOLDERS:
         raise UsageError(f"unknown kind {kind!r} (known: {', '.join(KIND_FOLDERS)})")
     items = []
@@ -111,7 +115,12 @@ def ingest(vault, paths: Iterable[str | os.PathLike[str]], kind: str | None = No
             if this_kind == "transcript":
                 items.append(_ingest_transcripts(vault, path))
             else:
-                items.append(_ingest_file(vault, path, this_kind, llm))
+                item = _ingest_file(vault, path, this_kind, llm)
+                if supersede and item.page and item.similar:
+                    from ..knowledge.versions import supersede_most_similar
+
+                    item = replace(item, message=f"{item.message}; {supersede_most_similar(vault, item.page, item.similar)}")
+                items.append(item)
         except WikimemError as exc:
             items.append(IngestItem(str(given), kind or "?", "failed", message=str(exc)))
         except OSError as exc:
@@ -195,10 +204,10 @@ def _ingest_file(vault, path: Path, kind: str, llm: dict[str, Any] | None = None
                           message=f"already in the vault as {existing}; nothing to do")
     if existing:  # copied before, but its source page was never written (an interrupted ingest)
         info = extract(path.name, data, path.suffix.lower())
-        page, warnings = _write_source_page(vault, info, kind, existing, None, len(data))
+        page, warnings, similar = _write_source_page(vault, info, kind, existing, None, len(data))
         return IngestItem(str(path), kind, "added", (existing,), page,
                           f"already in the vault as {existing}; its missing source page {page} was written"
-                          + ("; " + "; ".join(warnings) if warnings else ""))
+                          + ("; " + "; ".join(warnings) if warnings else ""), similar=similar)
     suffix = path.suffix.lower()
     info: Extract | None = None
     if kind != "asset":
@@ -229,6 +238,7 @@ def _ingest_file(vault, path: Path, kind: str, llm: dict[str, Any] | None = None
 
     page = None
     warnings = []
+    similar: tuple[tuple[str, float], ...] = ()
     if info is not None:
         summary = None
         if llm and llm.get("kind") not in (None, "", "none"):
@@ -241,7 +251,7 @@ def _ingest_file(vault, path: Path, kind: str, llm: dict[str, Any] | None = None
                                     timeout=float(llm.get("timeout") or 60.0))
             except LLMError as exc:
                 warnings.append(f"{exc}; the source page is extractive only")
-        page, more = _write_source_page(vault, info, kind, rel, text_note, len(data), summary)
+        page, more, similar = _write_source_page(vault, info, kind, rel, text_note, len(data), summary)
         warnings += more
     else:
         vault.append_log("ingest", f"{rel} ({kind}, {len(data):,} bytes)")
@@ -251,7 +261,7 @@ def _ingest_file(vault, path: Path, kind: str, llm: dict[str, Any] | None = None
     message = f"added {', '.join(written)}" + (f"; source page {page}" if page else "")
     if warnings:
         message += "; " + "; ".join(warnings)
-    return IngestItem(str(path), kind, "added", tuple(written), page, message)
+    return IngestItem(str(path), kind, "added", tuple(written), page, message, similar=similar)
 
 
 def _has_source_page(vault, raw_rel: str) -> bool:
@@ -339,7 +349,7 @@ def _write_source_page(vault, info: Extract, kind: str, rel: str, text_note: str
             raise WikimemError(f"{page_rel}: {front.error}; fix its frontmatter before ingesting into it")
         keep, expected = dict(front.data), note.sha256
     text = _page_text(vault, info, kind, rel, text_note, size, keep, summary)
-    result = vault.write_page(page_rel, text, expected_sha256=expected, reason="ingest", check_similar=False)
+    result = vault.write_page(page_rel, text, expected_sha256=expected, reason="ingest")
     warnings = list(result.warnings)
     summary = info.first_paragraph
     if len(summary) > 100:
@@ -353,7 +363,7 @@ def _write_source_page(vault, info: Extract, kind: str, rel: str, text_note: str
     warn = refresh_cache(vault, [rel, "index.md"] + ([text_note] if text_note else []))  # write_page did the page
     if warn:
         warnings.append(warn)
-    return page_rel, warnings
+    return page_rel, warnings, tuple(result.similar)
 
 
 # -- conversations -------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import datetime as _dt
 import difflib
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ..errors import ReadOnlyError, UsageError, WikimemError
 from ..model import Page
@@ -144,6 +144,21 @@ def _link_name(path: str, pages: Mapping[str, Page]) -> str:
 
 
 # -- supersede --------------------------------------------------------------------------------
+def supersede_most_similar(v, new: str, similar: Sequence[tuple[str, float]]) -> str:
+    """``--supersede`` on a write (query write-back, ingest): the most similar active page of the
+    same type the writer's conflict check found is marked replaced by ``new``. Returns what was
+    done, as a notice; a refusal (a cycle, raw/) is reported the same way, never raised: the
+    write itself already happened."""
+    if not similar:
+        return "no similar page to supersede"
+    old, similarity = similar[0]
+    try:
+        supersede(v, old, new)
+    except WikimemError as exc:
+        return f"{old} not superseded: {exc}"
+    return f"{new} supersedes {old} (similarity {similarity:.2f})"
+
+
 def supersede(v, old: str, new: str) -> SupersedeResult:
     """Mark ``old`` as replaced by ``new`` (see the module docstring for what is refused)."""
     for rel in (old, new):

@@ -50,12 +50,14 @@ class Answer:
     page: str | None = None  # the query page written (None with --no-write or no answer)
     page_status: str = "not written"  # created | updated | not written
     retrieved: tuple[Hit, ...] = field(default=(), repr=False)
+    similar: tuple[tuple[str, float], ...] = ()  # active query pages the written page duplicates or updates
 
     def to_dict(self) -> dict[str, Any]:
         return {"question": self.question, "mode": self.mode, "answered": self.answered,
                 "answer": self.text if self.answered else NO_ANSWER,
                 "citations": [c.to_dict() for c in self.citations], "notices": list(self.notices),
                 "flags": list(self.flags), "page": self.page, "page_status": self.page_status,
+                "similar": [{"path": p, "similarity": s} for p, s in self.similar],
                 "retrieved": [{"path": h.path, "heading_path": list(h.heading_path), "score": round(h.score, 6)}
                               for h in self.retrieved]}
 
@@ -108,7 +110,9 @@ def extractive_answer(vault, question: str, hits: list[Hit]) -> tuple[str, tuple
 
 def ask(vault, question: str, *, k: int = 6, write: bool = True, llm: str | None = None,
         llm_model: str | None = None, llm_url: str | None = None, llm_api_key: str | None = None,
-        llm_timeout: float = 60.0, **filters: Any) -> Answer:
+        llm_timeout: float = 60.0, supersede: bool = False, **filters: Any) -> Answer:
+    """``supersede``: the query page written replaces the most similar active query page (the
+    writer's conflict check reports them in ``Answer.similar`` either way)."""
     question = " ".join((question or "").split())
     if not question:
         raise UsageError("empty question")
@@ -143,4 +147,4 @@ def ask(vault, question: str, *, k: int = 6, write: bool = True, llm: str | None
         return replace(answer, notices=answer.notices + ("no answer, so no query page was written",))
     from .writeback import write_back
 
-    return write_back(vault, answer)
+    return write_back(vault, answer, supersede=supersede)

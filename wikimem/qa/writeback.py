@@ -136,7 +136,7 @@ def _body(answer: Answer, title: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_back(vault, answer: Answer) -> Answer:
+def write_back(vault, answer: Answer, supersede: bool = False) -> Answer:
     """Create or update the query page. Two processes filing the same question at once: the
     loser's conflict-checked write is refused, and it retries once as an update of the winner's page.
     An answer quoting a secret from a note is still given, but not filed (the writer refuses it)."""
@@ -144,12 +144,18 @@ def write_back(vault, answer: Answer) -> Answer:
 
     try:
         try:
-            return _write_back(vault, answer)
+            written = _write_back(vault, answer)
         except ConflictError:
             log.info("query page changed while being written; retrying once")
-            return _write_back(vault, answer)
+            written = _write_back(vault, answer)
     except SecretError as exc:
         return replace(answer, notices=answer.notices + (f"no query page was written: {exc}",))
+    if supersede and written.page:
+        from ..knowledge.versions import supersede_most_similar
+
+        done = supersede_most_similar(vault, written.page, written.similar)
+        written = replace(written, notices=written.notices + (done,))
+    return written
 
 
 def _write_back(vault, answer: Answer) -> Answer:
@@ -167,7 +173,7 @@ def _write_back(vault, answer: Answer) -> Answer:
         front = {"title": answer.question, "type": "query", "question": answer.question, "asked": now, **changes}
         text = "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=10_000) + "---\n" \
             + _body(answer, answer.question)
-        result = vault.write_page(rel, text, reason="query", check_similar=False)
+        result = vault.write_page(rel, text, reason="query")
         status = "created"
     else:
         rel, note, data = same
@@ -180,8 +186,7 @@ def _write_back(vault, answer: Answer) -> Answer:
         raw = fm.update(front.raw, front.data, changes)
         title = str(data.get("title") or data.get("question") or answer.question)
         text = fm.compose(raw, _body(answer, title))
-        result = vault.write_page(rel, text, expected_sha256=note.sha256, reason="query (updated)",
-                                  check_similar=False)
+        result = vault.write_page(rel, text, expected_sha256=note.sha256, reason="query (updated)")
         status = "updated"
     notices = list(answer.notices) + list(result.warnings)
     summary = re.sub(r"\s*\[\[[^\]]*\]\]", "", answer.text.split("\n")[0])
@@ -195,7 +200,7 @@ def _write_back(vault, answer: Answer) -> Answer:
                 notices.append(warn)
     except WikimemError as exc:
         notices.append(f"index.md not updated: {exc}")
-    return replace(answer, page=rel, page_status=status, notices=tuple(notices))
+    return replace(answer, page=rel, page_status=status, notices=tuple(notices), similar=tuple(result.similar))
 
 
 def check_sources(vault, rel: str) -> list[tuple[str, str]]:
