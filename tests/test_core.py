@@ -330,3 +330,31 @@ def test_the_writer_lock_holds_between_threads_of_one_process(vault):
         release.set()
         t.join()
     assert vault.index(wait=5).pages == 4
+
+
+def test_a_backlog_embedded_in_slices_with_edits_and_another_writer_between_ends_like_a_full_build(make_vault, tmp_path):
+    """embed_pending keeps its queue between slices (a watcher's backlog); an edit or another
+    process's vectors in between make it start over, so nothing is embedded twice or missed."""
+    from wikimem.index.embedding import wanted_vectors
+    from wikimem.index.vectors import vector_id
+
+    root = make_vault({f"notes/n{i}.md": f"# N{i}\n\nword{i} text about topic {i % 5}.\n" for i in range(30)})
+    v = open_vault(root, embedder="fake")
+    v.index(embed=False)
+    first = v.embed_pending(max_seconds=0, batch=2)  # one batch a call
+    second = v.embed_pending(max_seconds=0, batch=2)  # from the kept queue
+    assert 0 < first.vectors < second.vectors < second.vectors_wanted
+    (root / "notes/n29.md").write_text("# N29\n\nrewritten zebra words\n")
+    v.index(paths=["notes/n29.md"], embed=False)
+    v.embed_pending(max_seconds=0, batch=2, first=["notes/n29.md"])  # the edit goes before the backlog
+    dim = v.cache.embedder().identity.dim
+    new_vids = {vector_id(cid) for (cid,) in v.cache.db.execute("SELECT id FROM chunks WHERE path='notes/n29.md'")}
+    assert new_vids <= set(v.cache.vectors(dim).ids().tolist())
+    other = open_vault(root, embedder="fake")
+    other.embed_pending(max_seconds=0, batch=3)  # another process commits vectors meanwhile
+    other.close()
+    last = v.embed_pending()
+    index = v.cache.vectors(dim)
+    assert last.coverage == 1.0 and index.ntotal == last.vectors_wanted  # nothing added twice
+    assert sorted(index.ids().tolist()) == sorted(wanted_vectors(v.cache.db))
+    assert _state(v) == _fresh(root, tmp_path)

@@ -38,13 +38,21 @@ def embed_pending(vault, max_seconds: float | None = None, first: set[str] | Non
         return report
     started = time.monotonic()
     with cache.writer_lock(wait=wait):
-        state = sync_vectors(cache, embedder, rebuild=False)
-        generation = cache.meta().get("generation")
+        meta = cache.meta()
+        generation = meta.get("generation")
+        # What the last call left to embed, if nothing changed since: no build committed (the
+        # generation), no other process saved vectors (the signature), and this process still
+        # holds the same in-memory index. A watcher embeds a backlog in slices, and re-deriving
+        # the state costs ~0.7 s a slice at 40k missing chunks, time in which a new edit waits.
+        state = cache.kept_pending((generation, meta.get("vectors_sig"), key))
+        if state is None or state.index is None or state.index is not cache.adopted_vectors():
+            state = sync_vectors(cache, embedder, rebuild=False)
+        saved_sig = cache.meta().get("vectors_sig")  # read under the lock: the state is known to match it
     last_save = time.monotonic()
     dirty = False
 
     def save(force: bool = False) -> None:
-        nonlocal last_save, dirty, generation
+        nonlocal last_save, dirty, generation, saved_sig
         if not dirty or (not force and time.monotonic() - last_save < SAVE_EVERY_S):
             return
         with cache.writer_lock(wait=30.0):
@@ -52,9 +60,11 @@ def embed_pending(vault, max_seconds: float | None = None, first: set[str] | Non
             if now != generation:  # a build committed meanwhile: the vectors wanted may differ
                 fresh = sync_vectors(cache, embedder, rebuild=False)
                 state.want, state.index, state.missing, state.held = fresh.want, fresh.index, fresh.missing, fresh.held
+                state.reset_queue()
                 generation = now
             else:
                 save_index(cache, state.index, key, len(state.want))
+            saved_sig = cache.meta().get("vectors_sig")
         last_save, dirty = time.monotonic(), False
 
     def commit() -> None:
@@ -69,6 +79,7 @@ def embed_pending(vault, max_seconds: float | None = None, first: set[str] | Non
                                              max_seconds=left, first=first, save=commit, save_every=SAVE_EVERY_S)
         if len(state.missing) >= before or (max_seconds is not None and time.monotonic() - started > max_seconds):
             break
+    cache.keep_pending((generation, saved_sig, key), state if state.missing else None)
     report.vectors, report.vectors_wanted = state.held, len(state.want)
     report.coverage = state.held / len(state.want) if state.want else 1.0
     report.chunks = cache.chunk_count()

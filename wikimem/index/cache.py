@@ -28,6 +28,7 @@ class Cache(CacheDir):
         self._vectors = None
         self._vectors_sig = None
         self._resolver: tuple[str, object] | None = None  # (links_token, Resolver): see build._resolver
+        self._pending = None  # (signature, VectorState) left by embed_pending: see background.py
         self._embedder = None
         self._embedder_error: str | None = None
         self._embedder_lock = threading.Lock()
@@ -110,6 +111,18 @@ class Cache(CacheDir):
         hashes.update(select_in(self.db, "SELECT pid, embed_hash FROM passages WHERE pid IN ({marks})", ids))
         cached = self.cached_vectors(key, sorted(set(hashes.values())))
         return {i: cached[h] for i, h in hashes.items() if h in cached}, set(ids) - set(hashes)
+
+    def keep_pending(self, sig: tuple, state) -> None:
+        """Keep what ``embed_pending`` left to embed, for the cache state named by ``sig``."""
+        self._pending = (sig, state) if state is not None else None
+
+    def kept_pending(self, sig: tuple):
+        kept = self._pending
+        return kept[1] if kept is not None and kept[0] == sig else None
+
+    def adopted_vectors(self):
+        """The in-memory index readers of this process use (None until loaded or adopted)."""
+        return self._vectors
 
     def adopt_vectors(self, index, meta: dict) -> None:
         """The writer's in-memory index becomes this process's readers' index (no reload)."""

@@ -66,6 +66,13 @@ class VectorState:
     index: VectorIndex | None = None
     missing: list[int] = field(default_factory=list)
     held: int = 0
+    # The embedding queue, derived from ``missing`` on first use and kept while the state is (a
+    # watcher embeds a backlog in slices; deriving it costs ~0.5 s at 40k missing chunks):
+    pending: dict[str, list[int]] | None = None  # embed hash -> the ids waiting for it, in id order
+    by_path: dict[str, list[str]] | None = None  # page path -> its waiting hashes (recent edits go first)
+
+    def reset_queue(self) -> None:
+        self.pending = self.by_path = None
 
 
 def _load_cached_vectors(cache: Cache, key: str, hashes: list[str]) -> dict[str, np.ndarray]:
@@ -123,15 +130,12 @@ def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progre
         return 0
     key, want, index = embedder.identity.key, state.want, state.index
     save = save or (lambda: save_index(cache, index, key, len(want)))
-    owner: dict[int, str] = dict(select_in(cache.db, "SELECT vid, path FROM chunks WHERE vid IN ({marks})", state.missing))
-    owner.update(select_in(cache.db, "SELECT p.pid, c.path FROM passages p JOIN chunks c ON c.vid = p.vid "
-                           "WHERE p.pid IN ({marks})", state.missing))
-    pending: dict[str, list[int]] = {}
-    for vid in state.missing:
-        if vid in owner:
-            pending.setdefault(want[vid], []).append(vid)
-    early = first or set()
-    hashes = sorted(pending, key=lambda h: (not any(owner.get(v) in early for v in pending[h]), min(pending[h])))
+    if state.pending is None:
+        _queue(cache, state)
+    pending, by_path = state.pending, state.by_path
+    early = list(dict.fromkeys(h for path in sorted(first or ()) for h in by_path.get(path, ()) if h in pending))
+    chosen = set(early)
+    hashes = early + [h for h in pending if h not in chosen]
     done = 0
     started = last_save = time.monotonic()
     try:
@@ -151,6 +155,8 @@ def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progre
                                 [(key, h, vectors[i].astype(np.float32).tobytes()) for i, h in enumerate(part)])
             ids = [v for h in part for v in pending[h]]
             index.add(ids, np.stack([vectors[i] for i, h in enumerate(part) for _ in pending[h]]))
+            for h in part:
+                del pending[h]
             done += len(part)
             if progress:
                 progress("embedding", done, len(hashes))
@@ -166,6 +172,26 @@ def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progre
         state.missing = [v for v in state.missing if v not in have]
         state.held = index.ntotal
     return done
+
+
+def _queue(cache: Cache, state: VectorState) -> None:
+    """Which hashes wait to be embedded (in id order, each with the ids that take its vector) and
+    which pages they belong to. Ids no chunk or passage has any more are left out."""
+    owner = dict(select_in(cache.db, "SELECT vid, path FROM chunks WHERE vid IN ({marks})", state.missing))
+    owner.update(select_in(cache.db, "SELECT p.pid, c.path FROM passages p JOIN chunks c ON c.vid = p.vid "
+                           "WHERE p.pid IN ({marks})", state.missing))
+    pending: dict[str, list[int]] = {}
+    by_path: dict[str, list[str]] = {}
+    for vid in sorted(state.missing):
+        path = owner.get(vid)
+        if path is None:
+            continue
+        h = state.want[vid]
+        if h not in pending:
+            pending[h] = []
+            by_path.setdefault(path, []).append(h)
+        pending[h].append(vid)
+    state.pending, state.by_path = pending, by_path
 
 
 def _texts(db, ids: list[int]) -> dict[str, str]:
