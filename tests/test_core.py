@@ -358,3 +358,22 @@ def test_a_backlog_embedded_in_slices_with_edits_and_another_writer_between_ends
     assert last.coverage == 1.0 and index.ntotal == last.vectors_wanted  # nothing added twice
     assert sorted(index.ids().tolist()) == sorted(wanted_vectors(v.cache.db))
     assert _state(v) == _fresh(root, tmp_path)
+
+
+def test_the_backlog_embeds_one_text_a_batch_while_searches_keep_coming(make_vault, monkeypatch):
+    """A query waits for the backlog's current batch: right after a search, batches are one text."""
+    from wikimem.index.embedding import GATE
+
+    root = make_vault({f"notes/n{i}.md": f"# N{i}\n\nword{i} text about topic {i % 5}.\n" for i in range(12)})
+    v = open_vault(root, embedder="fake")
+    v.index(embed=False)
+    embedder = v.cache.embedder()
+    sizes, real = [], embedder.embed_passages
+    monkeypatch.setattr(embedder, "embed_passages", lambda texts: sizes.append(len(texts)) or real(texts))
+    monkeypatch.setattr(GATE, "INTERACTIVE_S", 0.0)
+    v.embed_pending(max_seconds=0, batch=4)
+    assert sizes == [4]
+    monkeypatch.setattr(GATE, "INTERACTIVE_S", 60.0)
+    v.search("topic words", mode="hybrid")  # embeds its query through the gate
+    v.embed_pending(max_seconds=0, batch=4)
+    assert sizes == [4, 1]

@@ -28,12 +28,19 @@ SAVE_EVERY_S = 20.0  # while embedding a backlog, commit progress this often
 
 class EmbedGate:
     """Queries first: ``query()`` marks a search in progress; the backlog waits between batches
-    until none is. ``model()`` serialises calls into the model."""
+    until none is, and while searches keep coming (``interactive``) it embeds one text a batch, so
+    a query that arrives mid-batch waits for one text, not four. Model calls are serialised."""
+
+    INTERACTIVE_S = 10.0  # a search this recent means more may follow
 
     def __init__(self) -> None:
         self._model = threading.Lock()
         self._queries = 0
+        self._last_query = float("-inf")
         self._cond = threading.Condition()
+
+    def interactive(self) -> bool:
+        return time.monotonic() - self._last_query < self.INTERACTIVE_S
 
     @contextlib.contextmanager
     def query(self):
@@ -45,6 +52,7 @@ class EmbedGate:
         finally:
             with self._cond:
                 self._queries -= 1
+                self._last_query = time.monotonic()
                 self._cond.notify_all()
 
     @contextlib.contextmanager
@@ -138,10 +146,14 @@ def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progre
     hashes = early + [h for h in pending if h not in chosen]
     done = 0
     started = last_save = time.monotonic()
+    position = 0
     try:
-        for start in range(0, len(hashes), batch):
-            texts = _texts(cache.db, [v for h in hashes[start:start + batch] for v in pending[h]])
-            part = [h for h in hashes[start:start + batch] if h in texts]  # a row gone since: skipped
+        while position < len(hashes):
+            size = 1 if GATE.interactive() else batch
+            chosen_now = hashes[position:position + size]
+            position += size
+            texts = _texts(cache.db, [v for h in chosen_now for v in pending[h]])
+            part = [h for h in chosen_now if h in texts]  # a row gone since: skipped
             if not part:
                 continue
             try:
