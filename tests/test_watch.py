@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def vault_root(make_vault):
 def watcher(vault_root):
     v = open_vault(vault_root, embedder="fake")
     w = v.watch(debounce_ms=100).start()
-    assert w.wait_idle(30)
+    assert w.wait_idle(60)
     yield w
     w.stop()
     v.close()
@@ -45,7 +46,9 @@ def _paths(vault, query: str) -> list[str]:
     return [h.path for h in vault.search(query, mode="lexical").hits]
 
 
-def _until(predicate, timeout: float = 10.0) -> bool:
+def _until(predicate, timeout: float = 30.0) -> bool:
+    """Poll until ``predicate()`` holds. Deadlines are generous: a loaded 2-core CI machine can
+    delay an event or a build by seconds, and polling costs nothing when things are fast."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
@@ -120,8 +123,8 @@ def test_edits_creates_renames_deletes_and_folder_moves_are_followed(watcher, tm
 def test_folder_moved_out_of_the_vault_is_removed(watcher, tmp_path):
     root = Path(watcher.vault.root)
     os.rename(root / "notes", tmp_path / "outside")  # one event for the folder, none for its files
+    assert _until(lambda: _paths(watcher.vault, "orchard") == [])
     settle(watcher)
-    assert _paths(watcher.vault, "orchard") == []
     assert_equal_to_rebuild(watcher.vault, tmp_path)
 
 
@@ -142,10 +145,10 @@ def test_atomic_saves_swap_files_and_vanishing_files(watcher, tmp_path):
     # a file that is gone before the build reads it
     (root / "notes/flash.md").write_text("# Flash\n")
     os.remove(root / "notes/flash.md")
-    settle(watcher)
     v = watcher.vault
-    assert _paths(v, "amber meadow") == ["notes/apple.md"]
-    assert _paths(v, "north garden") == ["other/lantern.md"]
+    assert _until(lambda: _paths(v, "amber meadow") == ["notes/apple.md"])
+    assert _until(lambda: _paths(v, "north garden") == ["other/lantern.md"])
+    settle(watcher)
     paths = {r[0] for r in v.cache.db.execute("SELECT path FROM files")}
     assert not {p for p in paths if "swp" in p or p.endswith("~") or "4913" in p or "flash" in p}
     assert watcher.status()["last_error"] is None
@@ -170,8 +173,8 @@ def test_own_writes_and_ignored_folders_do_not_trigger_builds(watcher):
 def test_wikimemignore_change_rescans(watcher, tmp_path):
     root = Path(watcher.vault.root)
     (root / ".wikimemignore").write_text("other/\n")
+    assert _until(lambda: _paths(watcher.vault, "copper lantern") == [])
     settle(watcher)
-    assert _paths(watcher.vault, "copper lantern") == []
     assert watcher.status()["last_build"]["full"]
     assert_equal_to_rebuild(watcher.vault, tmp_path)
 
@@ -180,10 +183,12 @@ def test_rename_of_unchanged_content_embeds_nothing(watcher):
     root = Path(watcher.vault.root)
     before = watcher.status()["embedded"]
     os.rename(root / "notes/apple.md", root / "other/apple.md")  # frontmatter title: same text embedded
+    assert _until(lambda: _paths(watcher.vault, "orchard") == ["other/apple.md"])
     settle(watcher)
     info = watcher.status()
     assert info["embedded"] == before and info["backlog"] == 0
     (root / "other/apple.md").write_text("---\ntitle: Apple\n---\n# Apple\n\nNew words here.\n")
+    assert _until(lambda: _paths(watcher.vault, "new words") == ["other/apple.md"])
     settle(watcher)
     assert watcher.status()["embedded"] > before  # the counter does move when text changes
 
@@ -191,7 +196,7 @@ def test_rename_of_unchanged_content_embeds_nothing(watcher):
 def test_embedder_none_is_lexical_only(vault_root):
     v = open_vault(vault_root, embedder="none")
     with v.watch(debounce_ms=50) as w:
-        assert w.wait_idle(30)
+        assert w.wait_idle(60)
         (vault_root / "notes/kiwi.md").write_text("# Kiwi\n\nzebracorn\n")
         assert _until(lambda: _paths(v, "zebracorn") == ["notes/kiwi.md"])
         info = w.status()
@@ -210,7 +215,7 @@ def test_second_watcher_is_refused_with_the_holders_pid(watcher):
 def test_status_after_stop_says_not_running(vault_root):
     v = open_vault(vault_root, embedder="fake")
     w = v.watch(debounce_ms=50).start()
-    assert w.wait_idle(30)
+    assert w.wait_idle(60)
     w.stop()
     info = read_status(vault_root)
     assert not info["running"] and info["state"] == "stopped" and info["builds"] >= 1
@@ -236,7 +241,7 @@ def test_lock_of_a_killed_watcher_is_taken_over(vault_root):
     assert not info["running"] and info["stale_pid_file"] == proc.pid
     v = open_vault(vault_root, embedder="fake")
     with v.watch() as w:
-        assert w.wait_idle(30)
+        assert w.wait_idle(60)
         assert (vault_root / ".wikimem/watch.pid").read_text().strip() == str(os.getpid())
 
 
@@ -258,7 +263,7 @@ def test_watch_limit_falls_back_to_polling(vault_root, monkeypatch, caplog):
     with caplog.at_level(logging.WARNING, logger="wikimem.watch"):
         w = watcher_mod.Watcher(v, debounce_ms=50, poll_interval=0.2).start()
     try:
-        assert w.wait_idle(30)
+        assert w.wait_idle(60)
         info = w.status()
         assert info["mode"] == "polling"
         assert "watch limit" in info["fallbacks"][0]["reason"] and info["fallbacks"][0]["action"] == "polling"
@@ -272,9 +277,12 @@ def test_watch_limit_falls_back_to_polling(vault_root, monkeypatch, caplog):
 
 def test_lost_events_are_reconciled_after_an_overflow(watcher, monkeypatch):
     v, root = watcher.vault, Path(watcher.vault.root)
-    monkeypatch.setattr(watcher._handler, "on_any_event", lambda event: None)  # events go missing
+    dropped = []
+    monkeypatch.setattr(watcher._handler, "on_any_event", dropped.append)  # events go missing
     (root / "notes/lost.md").write_text("# Lost\n\nzebracorn\n")
-    time.sleep(0.5)
+    # the write's last event is its close: once that was dropped, none of its events is still on the way
+    assert _until(lambda: any(e.event_type == "closed" and os.fsdecode(e.src_path).endswith("lost.md")
+                              for e in dropped))
     assert _paths(v, "zebracorn") == []
     monkeypatch.undo()
     logging.getLogger("watchdog.observers.inotify_c").warning("Inotify queue overflowed; filesystem events were lost")
@@ -290,52 +298,78 @@ def test_a_writer_lock_held_elsewhere_delays_but_loses_nothing(watcher):
     other = open_vault(root, embedder="fake")
     with other.cache.writer_lock():
         (root / "notes/late.md").write_text("# Late\n\nzebracorn\n")
-        time.sleep(3.5)  # longer than the watcher's lock wait: it retries
+        # the watcher's build waits LOCK_WAIT_S for the lock, gives up naming the holder, retries
+        assert _until(lambda: "pid" in (watcher.status()["last_error"] or ""))
         assert _paths(v, "zebracorn") == []
-        assert "pid" in (watcher.status()["last_error"] or "")
-    assert _until(lambda: _paths(v, "zebracorn") == ["notes/late.md"], 15)
+    assert _until(lambda: _paths(v, "zebracorn") == ["notes/late.md"])
     other.close()
 
 
 def test_an_edit_does_not_wait_for_the_embedding_backlog(make_vault, monkeypatch, tmp_path):
-    """With a slow model and a backlog of 10+ batches, an edit is searchable after about one batch:
-    the slice embedding the backlog stops between batches when an event arrives."""
+    """With a backlog of 12 batches, an edit is built right after the batch being embedded when its
+    event arrived: the slice embedding the backlog stops between batches. Proved by order (how many
+    batches ran before the edit's build), not by the clock, so a slow machine can neither fail it
+    nor make it pass: the batch in flight is held until the watcher has the edit's event, and the
+    slice's time limit is lifted, so without the pre-emption every batch would run first.
+    benchmarks/bench_watch.py measures edit-to-searchable times."""
     root = make_vault({f"notes/n{i}.md": f"# Note {i}\n\nText number {i} about things.\n" for i in range(48)})
+    monkeypatch.setattr(watcher_mod, "EMBED_SLICE_S", 600.0)
     v = open_vault(root, embedder="fake")
     model = v.cache.embedder()
-    fast = model.embed_passages
+    fast, real_index = model.embed_passages, v.index
+    order, written, watchers = [], threading.Event(), []
 
     def slow(texts):
-        time.sleep(0.3)
+        order.append("batch")
+        if order.count("batch") == 2:  # the edit's event reaches the watcher while this batch is embedded
+            written.wait(60)
+            _until(lambda: watchers[0].changes.pending() > 0, 60)
+        time.sleep(0.05)
         return fast(texts)
+
+    def index(*args, **kwargs):
+        order.append(("build", tuple(kwargs.get("paths") or ())))
+        return real_index(*args, **kwargs)
     monkeypatch.setattr(model, "embed_passages", slow)
+    monkeypatch.setattr(v, "index", index)
     with v.watch(debounce_ms=100) as w:
-        assert _until(lambda: w.status()["state"] == "embedding" and (w.status()["slice"] or {}).get("embedded"), 30)
-        start = time.monotonic()
-        (root / "notes/new.md").write_text("# New\n\nzebracorn\n")
-        assert _until(lambda: _paths(v, "zebracorn") == ["notes/new.md"], 10)
-        took = time.monotonic() - start
-        assert w.status()["embedded"] < 48  # the backlog was not finished first
-        assert took < 1.5, took  # 0.1 s debounce + one 0.3 s batch + the build, not the 3 s backlog
+        watchers.append(w)
+        try:
+            assert _until(lambda: w.status()["state"] == "embedding" and (w.status()["slice"] or {}).get("embedded"), 60)
+            start = time.monotonic()
+            (root / "notes/new.md").write_text("# New\n\nzebracorn\n")
+        finally:
+            written.set()
+        assert _until(lambda: _paths(v, "zebracorn") == ["notes/new.md"])
+        print(f"edit searchable {time.monotonic() - start:.2f} s after the write (0.05 s batches)")
+        built = order.index(("build", ("notes/new.md",)))
+        assert order[:built].count("batch") == 2, order  # the batch in flight, then the edit's build
         assert w.wait_idle(60)
         assert w.status()["backlog"] == 0
+    assert order.count("batch") > 10  # the backlog was long: the order above was not a matter of luck
     assert_equal_to_rebuild(v, tmp_path)
 
 
 def test_an_unexpected_build_error_is_retried_not_fatal(watcher, monkeypatch):
     v, root = watcher.vault, Path(watcher.vault.root)
     real, calls = v.index, []
+    seen = threading.Event()
 
     def flaky(*args, **kwargs):
         calls.append(kwargs.get("paths"))
         if len(calls) == 1:
             raise RuntimeError("a bug in one note's parser")
+        seen.wait(60)  # the retry waits until the test has read the error in the status
         return real(*args, **kwargs)
     monkeypatch.setattr(v, "index", flaky)
     (root / "notes/kiwi.md").write_text("# Kiwi\n\nzebracorn\n")
-    assert _until(lambda: watcher.status()["last_error"] == "RuntimeError: a bug in one note's parser", 5)
-    assert _until(lambda: _paths(v, "zebracorn") == ["notes/kiwi.md"], 15)
+    try:
+        assert _until(lambda: watcher.status()["last_error"] == "RuntimeError: a bug in one note's parser")
+        assert watcher.running
+    finally:
+        seen.set()
+    assert _until(lambda: _paths(v, "zebracorn") == ["notes/kiwi.md"])
     # The page is searchable the moment the build commits; the status is updated just after.
-    assert _until(lambda: watcher.status()["last_error"] is None, 5)
+    assert _until(lambda: watcher.status()["last_error"] is None)
     assert watcher.running
     assert calls[0] == ["notes/kiwi.md"] and calls[1] is None  # the retry scans the whole vault

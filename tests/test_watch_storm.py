@@ -128,7 +128,7 @@ def test_edit_storm_converges_to_a_fresh_rebuild(seeded, tmp_path):
     root, storm = seeded
     v = open_vault(root, embedder="fake")
     with v.watch() as w:  # the default 300 ms debounce
-        assert w.wait_idle(30)
+        assert w.wait_idle(60)
         kinds = []
         for i in range(300):
             kinds.append(storm.op("burst" if i == 150 else None))
@@ -148,7 +148,7 @@ def test_edit_storm_with_interleaved_ops_and_pauses(seeded, tmp_path):
     storm.rng.seed(12)
     v = open_vault(root, embedder="fake")
     with v.watch(debounce_ms=30) as w:
-        assert w.wait_idle(30)
+        assert w.wait_idle(60)
         for i in range(150):
             storm.op()
             if storm.rng.random() < 0.2:
@@ -161,7 +161,7 @@ def test_changes_made_while_stopped_are_reconciled_at_start(seeded, tmp_path):
     root, storm = seeded
     v = open_vault(root, embedder="fake")
     with v.watch(debounce_ms=50) as w:
-        assert w.wait_idle(30)
+        assert w.wait_idle(60)
     storm.rng.seed(13)
     for _ in range(40):
         storm.op()

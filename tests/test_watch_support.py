@@ -15,9 +15,30 @@ QUERIES = ["apple orchard", "river stone", "copper lantern", "quiet harbour", "a
 EVENT_LATENCY_S = 0.8
 
 
-def settle(watcher, timeout: float = 30.0) -> None:
+def behind(vault) -> list[str]:
+    """Paths whose cached content differs from the files on disk (either side may lack them), by
+    sha256: what the watcher has not caught up with yet."""
+    disk = {f.path: vault.files.file_sha256(f.path) for f in vault.files.scan().files}
+    cached = dict(vault.cache.db.execute("SELECT path, sha256 FROM files").fetchall())
+    return sorted(p for p in disk.keys() | cached.keys() if disk.get(p) != cached.get(p))
+
+
+def settle(watcher, timeout: float = 60.0) -> None:
+    """Wait until the watcher has built the files as they are now and embedded their vectors.
+
+    Idle alone is not enough: on a loaded machine the events of the last edits can reach the
+    watcher after a fixed pause, and an idle watcher that has not heard of them yet would pass.
+    So: the cache holds what the disk holds (sha256 per path), and after that the watcher is idle
+    (its build of those files is finished, vectors included)."""
     time.sleep(EVENT_LATENCY_S)
-    assert watcher.wait_idle(timeout), watcher.status()
+    deadline = time.monotonic() + timeout
+    while True:
+        late = behind(watcher.vault)
+        if not late and watcher.wait_idle(max(0.0, deadline - time.monotonic())):
+            return
+        assert watcher.running, watcher.status()
+        assert time.monotonic() < deadline, f"not caught up after {timeout} s: {late[:5]} {watcher.status()}"
+        time.sleep(0.05)
 
 
 def snapshot(vault, hybrid: bool = True) -> dict:
