@@ -31,3 +31,33 @@ def test_a_status_probe_is_not_mistaken_for_a_watcher(tmp_path):
     finally:
         timer.join()
         w.release()
+
+
+def test_status_written_from_two_threads_is_never_torn(tmp_path):
+    """The worker thread writes the status at each state change, and watchdog's thread writes it
+    too when events were lost (a fallback): readers must always find one whole status or the other."""
+    (tmp_path / ".wikimem").mkdir()
+    stop, torn = threading.Event(), []
+
+    def writer(n):
+        for i in range(300):
+            control.write_status(tmp_path, {"writer": n, "i": i, "pad": "x" * (20000 + 997 * n)})
+
+    def reader():
+        while not stop.is_set():
+            saved = control.read_status(tmp_path)
+            if "writer" not in saved:
+                torn.append(saved)
+
+    control.write_status(tmp_path, {"writer": 0})
+    threads = [threading.Thread(target=writer, args=(n,)) for n in (1, 2)]
+    watching = threading.Thread(target=reader)
+    watching.start()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stop.set()
+    watching.join()
+    assert not torn
+    assert control.read_status(tmp_path)["i"] == 299

@@ -20,6 +20,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -112,8 +113,9 @@ def read_pid(path: Path) -> int | None:
 
 def write_atomic(path: Path, text: str) -> None:
     """Readers see the old file or the new one, never half of one. No fsync: this is status, and a
-    crash loses nothing the next watcher does not rewrite."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    crash loses nothing the next watcher does not rewrite. The temporary name is per thread: the
+    worker and watchdog's thread (reporting lost events) may both write the status at once."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
 
