@@ -377,3 +377,14 @@ def test_the_backlog_embeds_one_text_a_batch_while_searches_keep_coming(make_vau
     v.search("topic words", mode="hybrid")  # embeds its query through the gate
     v.embed_pending(max_seconds=0, batch=4)
     assert sizes == [4, 1]
+
+
+def test_a_per_path_build_of_many_files_keeps_the_prose_count(make_vault):
+    """The prose-chunk count is adjusted from the touched pages' chunks, asked in batches of 500."""
+    root = make_vault({f"n/{i}.md": f"# N{i}\n\nline {i}\n" for i in range(620)})
+    v = open_vault(root, embedder="none")
+    v.index()
+    for i in range(620):
+        (root / f"n/{i}.md").write_text(f"# N{i}\n\nline {i}, longer now\n")
+    v.index(paths=[f"n/{i}.md" for i in range(620)])
+    assert _meta(v)[1] == v.cache.db.execute("SELECT count(*) FROM chunks WHERE speakers = '[]'").fetchone()[0]

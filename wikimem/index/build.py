@@ -351,10 +351,11 @@ def _write_manifest(plan: BuildPlan, db) -> None:
 
 def _speaker_counts(db, paths: Iterable[str]) -> tuple[int, int]:
     """(chunks with speakers, chunks without) among the chunks of ``paths``."""
-    rows = select_in(db, "SELECT speakers != '[]', count(*) FROM chunks WHERE path IN ({marks}) GROUP BY 1",
-                     sorted(paths))
-    counts = dict(rows)
-    return counts.get(1, 0), counts.get(0, 0)
+    counts = Counter()
+    for with_speakers, n in select_in(db, "SELECT speakers != '[]', count(*) FROM chunks WHERE path IN ({marks}) "
+                                      "GROUP BY 1", sorted(paths)):  # one row per group per batch of paths
+        counts[with_speakers] += n
+    return counts[1], counts[0]
 
 
 def _write_speakers(plan: BuildPlan, db, meta: dict, before: tuple[int, int] | None) -> None:
