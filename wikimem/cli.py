@@ -750,6 +750,9 @@ def lint(paths: Optional[list[str]] = typer.Argument(None, help="Vault, or files
 
     if output not in ("text", "json", "sarif"):
         raise _fail(f"--format {output!r}: choose text, json or sarif", 2)
+    from .index import gcpause
+
+    gcpause.FREEZE_AFTER_LOAD = True  # this process ends after the report: see gcpause
     root, rels = _run(lambda: locate(list(paths or []), vault))
     v = _run(lambda: open_vault(root))
     report = _run(lambda: v.lint(rels, select=split(select), ignore=split(ignore), fix=fix, fail_on=fail_on))

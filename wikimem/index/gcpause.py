@@ -6,11 +6,12 @@ object, which cost more than the decoding itself (measured: JSON of 10k pages 1.
 collector on, 0.38 s with it off). The pause is counted across threads, so nested or concurrent
 pauses never leave the collector off, and never turn it on if the process had it off.
 
-What was loaded is long-lived (a lint run holds 10k pages while its rules allocate), so the pause
-ends with ``gc.freeze()``: later collections skip those objects instead of walking all of them
-again (lint at 10k: 1.3 s of collections after the load without it). Frozen objects are still
-freed by reference counting when dropped; pages hold no reference cycles. The cost is that cyclic
-garbage already waiting at that moment is never collected, a bounded leak in a long-running process.
+A one-shot command (``wikimem lint``) also sets ``FREEZE_AFTER_LOAD``: the pages it loaded live
+until it exits while its rules allocate, and later collections would walk them again and again
+(lint at 10k: 1.3 s of collections after the load). ``gc.freeze()`` moves everything alive into a
+generation the collector skips; reference counting still frees it. Long-running processes (the
+MCP server, the watcher, tests) leave it off: frozen objects in reference cycles (a Vault and its
+Cache) would never be collected.
 """
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ import gc
 import threading
 from contextlib import contextmanager
 from typing import Iterator
+
+FREEZE_AFTER_LOAD = False
 
 _lock = threading.Lock()
 _depth = 0
@@ -38,5 +41,6 @@ def paused_gc() -> Iterator[None]:
         with _lock:
             _depth -= 1
             if _depth == 0 and _was_enabled:
-                gc.freeze()
+                if FREEZE_AFTER_LOAD:
+                    gc.freeze()
                 gc.enable()
