@@ -35,3 +35,22 @@ def test_a_process_that_turned_the_collector_off_keeps_it_off():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_only_a_one_shot_process_freezes_what_it_loaded(monkeypatch):
+    from wikimem.index import gcpause
+
+    class Cycle:
+        pass
+
+    gc.collect()
+    gc.unfreeze()
+    with paused_gc():
+        a = Cycle()
+        a.me = a
+    assert gc.get_freeze_count() == 0  # a long-running process: cycles stay collectable
+    monkeypatch.setattr(gcpause, "FREEZE_AFTER_LOAD", True)
+    with paused_gc():
+        pass
+    assert gc.get_freeze_count() > 0
+    gc.unfreeze()
