@@ -17,7 +17,6 @@ import json
 import logging
 import random
 import threading
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,6 +167,22 @@ def _label(tags: list[str], titles: list[str]) -> str:
     return " · ".join(p for p in parts if p)
 
 
+def _label_tags(graph: PageGraph, membership) -> dict[int, list[tuple[int, int]]]:
+    """community -> its tags as (tag code, pages) pairs, most pages first, ties by name (codes
+    follow the sorted names): one pass over the (page, tag) arrays for all communities."""
+    import numpy as np
+    if not len(graph.tag_page):
+        return {}
+    width = len(graph.tag_names)
+    keys, pages = np.unique(membership[graph.tag_page] * width + graph.tag_code, return_counts=True)
+    community, code = keys // width, keys % width
+    order = np.lexsort((code, -pages, community))
+    out: dict[int, list[tuple[int, int]]] = {}
+    for c, t, n in zip(community[order].tolist(), code[order].tolist(), pages[order].tolist()):
+        out.setdefault(c, []).append((t, n))
+    return out
+
+
 def _bridges(paths, a, b, w, membership) -> dict[int, list[Bridge]]:
     """community -> its bridges (strongest first): link weight summed per pair of communities,
     the number of page pairs, and the strongest pair (ties: first by path order)."""
@@ -226,16 +241,16 @@ def compute(graph: PageGraph, resolution: float = DEFAULT_RESOLUTION, seed: int 
     scores = _hub_scores(n, ga, gb, gw, final)
     bridges = _bridges(paths, la, lb, lw, final)
 
+    labels = _label_tags(graph, final)
     communities = []
     for k, members in enumerate(ordered):
         cid = k + 1
-        hubs = [paths[i] for i in sorted(members, key=lambda i: (-scores[i], i))[:HUBS]]
-        counts = Counter(t for i in members for t in graph.info[paths[i]].tags)
+        ranked = sorted(members, key=lambda i: (-scores[i], i))[:HUBS]
         floor = 2 if len(members) > 2 else 1
-        tags = [t for t, c in sorted(counts.items(), key=lambda tc: (-tc[1], tc[0])) if c >= floor][:LABEL_TAGS]
-        label = _label(tags, [graph.info[h].title for h in hubs[:LABEL_TITLES]])
-        communities.append(Community(cid, tuple(paths[i] for i in members), label, tuple(hubs), tuple(tags),
-                                     tuple(bridges.get(cid, ()))))
+        tags = [graph.tag_names[t] for t, c in labels.get(cid, ()) if c >= floor][:LABEL_TAGS]
+        label = _label(tags, [graph.titles[i] for i in ranked[:LABEL_TITLES]])
+        communities.append(Community(cid, tuple(paths[i] for i in members), label, tuple(paths[i] for i in ranked),
+                                     tuple(tags), tuple(bridges.get(cid, ()))))
     return CommunityReport(tuple(communities), n, len(la), resolution, seed, semantic, len(semantic_edges or {}),
                            quality, notices)
 

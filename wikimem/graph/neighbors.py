@@ -12,7 +12,6 @@ and are left out of both walks.
 """
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 

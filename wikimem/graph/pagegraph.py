@@ -38,24 +38,48 @@ class PageInfo:
     tags: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PageGraph:
-    """Pages (sorted by path) and the page-to-page edges between them, as stored: directed rows
-    ``(src, dst, type, weight)`` sorted by (src, dst, type)."""
+    """Pages (sorted by path) with their titles and tags, and the page-to-page edges between them,
+    as numpy arrays: one entry per stored edge row ``(src, dst, type, weight)``, sorted by (src,
+    dst, type), ``src``/``dst`` indexing ``paths`` and ``types`` indexing ``PAGE_EDGE_TYPES``;
+    one entry per (page, tag) in ``tag_page``/``tag_code``, ``tag_code`` indexing ``tag_names``
+    (sorted, so comparing codes compares names). Arrays rather than Python rows and per-page
+    records because every consumer (fingerprint, Leiden, PageRank, bridges, labels) works on
+    indexes: at 10k pages and 73k edges the per-row objects cost more than Leiden itself."""
 
     paths: tuple[str, ...]
-    info: dict[str, PageInfo]
-    edges: tuple[tuple[str, str, str, float], ...]
+    titles: tuple[str, ...]
+    src: Any
+    dst: Any
+    types: Any
+    weight: Any
+    tag_names: tuple[str, ...]
+    tag_page: Any
+    tag_code: Any
+
+    @property
+    def edge_count(self) -> int:
+        return len(self.src)
+
+    def edges(self) -> list[tuple[str, str, str, float]]:
+        """The edges as ``(src, dst, type, weight)`` rows (for reading and tests; slow at scale)."""
+        return [(self.paths[s], self.paths[d], PAGE_EDGE_TYPES[t], float(w))
+                for s, d, t, w in zip(self.src.tolist(), self.dst.tolist(), self.types.tolist(), self.weight.tolist())]
 
     def fingerprint(self) -> str:
-        """sha256 over the nodes and edges: equal graphs (e.g. before and after a rebuild) give
-        equal fingerprints, so a stored community result can be reused exactly when it is valid."""
+        """sha256 over everything a community result is made of (pages, titles, tags, edges):
+        equal graphs (e.g. before and after a rebuild) give equal fingerprints, so a stored result
+        can be reused exactly when it is valid; a changed title or tag changes the labels, so it
+        changes the fingerprint too. Arrays are hashed as fixed-width little-endian bytes, so the
+        value does not depend on the platform."""
+        import numpy as np
         h = hashlib.sha256()
-        for p in self.paths:
-            h.update(p.encode("utf-8") + b"\0")
-        h.update(b"\1")
-        for s, d, t, w in self.edges:
-            h.update(f"{s}\0{d}\0{t}\0{w:.6g}\n".encode("utf-8"))
+        for strings in (self.paths, self.titles, self.tag_names):
+            h.update(json.dumps(strings, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\1")
+        for array, dtype in ((self.src, "<i8"), (self.dst, "<i8"), (self.types, "<i1"), (self.weight, "<f8"),
+                             (self.tag_page, "<i8"), (self.tag_code, "<i8")):
+            h.update(np.ascontiguousarray(array, dtype=dtype).tobytes() + b"\1")
         return h.hexdigest()
 
     def undirected(self):
@@ -63,11 +87,7 @@ class PageGraph:
         the summed weight of every edge between pages a and b in either direction (indexes into
         ``paths``)."""
         import numpy as np
-        index = {p: i for i, p in enumerate(self.paths)}
-        src = np.fromiter((index[e[0]] for e in self.edges), np.int64, len(self.edges))
-        dst = np.fromiter((index[e[1]] for e in self.edges), np.int64, len(self.edges))
-        weight = np.fromiter((e[3] for e in self.edges), np.float64, len(self.edges))
-        return merge_edges(np.minimum(src, dst), np.maximum(src, dst), weight, len(self.paths))
+        return merge_edges(np.minimum(self.src, self.dst), np.maximum(self.src, self.dst), self.weight, len(self.paths))
 
 
 def merge_edges(a, b, weight, n: int):
@@ -120,12 +140,31 @@ def db_of(vault) -> sqlite3.Connection:
     return vault.cache.db
 
 
-def _tags(text: str | None) -> tuple[str, ...]:
+def json_list(text: str | None) -> list:
+    """``text`` parsed as a JSON list; [] for none or a damaged one."""
     try:
         value = json.loads(text or "[]")
     except ValueError:
-        return ()
-    return tuple(sorted(str(t) for t in value)) if isinstance(value, list) else ()
+        return []
+    return value if isinstance(value, list) else []
+
+
+def json_lists(texts: list[str | None]) -> list[list]:
+    """Each text parsed as a JSON list ([] for none or a damaged one). One parse for all of them
+    when they are all valid: at 10k pages the separate json.loads calls cost more than what is
+    done with their results."""
+    texts = [t or "[]" for t in texts]
+    try:
+        parsed = json.loads("[" + ",".join(texts) + "]")
+    except ValueError:
+        parsed = None
+    if parsed is None or len(parsed) != len(texts):
+        return [json_list(t) for t in texts]
+    return [v if isinstance(v, list) else [] for v in parsed]
+
+
+def _tags(text: str | None) -> tuple[str, ...]:
+    return tuple(sorted(str(t) for t in json_list(text)))
 
 
 def page_infos(db: sqlite3.Connection, paths: Iterable[str] | None = None) -> dict[str, PageInfo]:
@@ -139,15 +178,37 @@ def page_infos(db: sqlite3.Connection, paths: Iterable[str] | None = None) -> di
 
 
 def load_page_graph(vault, include_structural: bool = False) -> PageGraph:
-    db = db_of(vault)
-    info = page_infos(db)
+    """The page graph as the cache holds it, read in one snapshot. Edge rows are mapped to page
+    indexes on the way in (rows whose ends are not pages of the graph, and self-links, are left
+    out), then sorted by (src, dst, type) in numpy, so the result does not depend on the order
+    SQLite returns them."""
+    import numpy as np
+    db_of(vault)  # no cache: IndexStaleError saying to run index
+    with vault.cache.snapshot() as db:
+        pages = db.execute("SELECT path, title, tags FROM files WHERE note=1 ORDER BY path").fetchall()
+        marks = ",".join("?" * len(PAGE_EDGE_TYPES))
+        case = " ".join(f"WHEN '{t}' THEN {i}" for i, t in enumerate(PAGE_EDGE_TYPES))  # constants, not input
+        rows = db.execute(f"SELECT src, dst, CASE type {case} END, weight FROM edges WHERE type IN ({marks})",
+                          PAGE_EDGE_TYPES).fetchall()
     if not include_structural:
-        info = {p: i for p, i in info.items() if p not in STRUCTURAL_PAGES}
-    marks = ",".join("?" * len(PAGE_EDGE_TYPES))
-    rows = db.execute(f"SELECT src, dst, type, weight FROM edges WHERE type IN ({marks}) ORDER BY src, dst, type",
-                      PAGE_EDGE_TYPES).fetchall()
-    edges = tuple((s, d, t, float(w)) for s, d, t, w in rows if s in info and d in info and s != d)
-    return PageGraph(tuple(info), info, edges)
+        pages = [row for row in pages if row[0] not in STRUCTURAL_PAGES]
+    paths = tuple(row[0] for row in pages)
+    titles = tuple(title or p.rsplit("/", 1)[-1].removesuffix(".md") for p, title, _ in pages)
+    index = {p: i for i, p in enumerate(paths)}.get
+    count = len(rows)
+    src = np.fromiter((index(r[0], -1) for r in rows), np.int64, count)
+    dst = np.fromiter((index(r[1], -1) for r in rows), np.int64, count)
+    types = np.fromiter((r[2] for r in rows), np.int8, count)
+    weight = np.fromiter((r[3] for r in rows), np.float64, count)
+    keep = (src >= 0) & (dst >= 0) & (src != dst)
+    src, dst, types, weight = src[keep], dst[keep], types[keep], weight[keep]
+    order = np.lexsort((types, dst, src))
+    tags = [[str(t) for t in page_tags] for page_tags in json_lists([text for _, _, text in pages])]
+    tag_names = tuple(sorted({t for page_tags in tags for t in page_tags}))
+    code = {t: k for k, t in enumerate(tag_names)}
+    tag_page = np.array([i for i, page_tags in enumerate(tags) for _ in page_tags], np.int64)
+    tag_code = np.array([code[t] for page_tags in tags for t in page_tags], np.int64)
+    return PageGraph(paths, titles, src[order], dst[order], types[order], weight[order], tag_names, tag_page, tag_code)
 
 
 def resolve_page(vault, name: str, db: sqlite3.Connection | None = None) -> str:

@@ -1,12 +1,14 @@
 """``wikimem stats``: what the vault holds, counted from the cache (``files``, ``edges`` and
-``chunks`` tables, the stored page records and the manifest's meta); nothing is re-parsed. The
+``chunks`` tables, the manifest's meta, and the stored page records for memory kinds); nothing
+is re-parsed. The
 table counts are kept in ``.wikimem/stats.json`` per committed cache state (see
 ``pagegraph.state_key``), so asking again before the next build reads them back.
 
 Definitions, so the numbers can be checked by hand:
 - links: the links that become graph edges (body links, plus ``supersedes``/``sources``/``source``/
   ``related`` in frontmatter) and that name another file; ``resolved`` point at a file of the vault
-  as of the last build, ``broken`` at none.
+  as of the last build (looked up as the build resolves edges, so a link to a page created after
+  the linking page was parsed counts as resolved), ``broken`` at none.
 - orphans: pages no other page links to (links from the structural pages ``index.md``, ``log.md``,
   ``SCHEMA.md``, ``communities.md`` do not count: the catalogue links to everything).
 - hubs: the pages the most other pages link to (inbound: how many pages).
@@ -15,14 +17,14 @@ Definitions, so the numbers can be checked by hand:
 """
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import Any
 
-from .pagegraph import PAGE_EDGE_TYPES, STRUCTURAL_PAGES, db_of, read_stored, state_key, write_stored
+from .pagegraph import (PAGE_EDGE_TYPES, STRUCTURAL_PAGES, db_of, json_list, json_lists, read_stored, state_key,
+                        write_stored)
 
 RESULT_FILE = "stats.json"
-STATS_VERSION = 1  # bump when a count's definition changes
+STATS_VERSION = 2  # bump when a count's definition changes (2: links re-resolved, not read from page records)
 TOP_TAGS = 25
 TOP_HUBS = 10
 
@@ -32,12 +34,8 @@ def _folder(path: str) -> str:
 
 
 def stats(vault, communities: bool = True) -> dict[str, Any]:
-    db = db_of(vault)
-    key = state_key(vault, [STATS_VERSION])
-    counts = read_stored(vault, RESULT_FILE, build=key)
-    if counts is None:
-        counts = _counts(db)
-        write_stored(vault, RESULT_FILE, counts, build=key)
+    db_of(vault)  # no cache: IndexStaleError saying to run index
+    counts = _stored_counts(vault)
     result: dict[str, Any] = {"vault": str(vault.root), **counts, **_embedding(vault)}
     if communities:
         from .communities import detect
@@ -47,6 +45,19 @@ def stats(vault, communities: bool = True) -> dict[str, Any]:
                                  "largest": max(sizes, default=0),
                                  "top": [{"id": c.id, "size": c.size, "label": c.label} for c in report.communities[:10]]}
     return result
+
+
+def _stored_counts(vault) -> dict[str, Any]:
+    """The counts of the committed cache state, computed and kept, or read back. One read
+    snapshot, so the key they are kept under names the state they were counted from even if a
+    build commits meanwhile."""
+    with vault.cache.snapshot() as db:
+        key = state_key(vault, [STATS_VERSION])
+        counts = read_stored(vault, RESULT_FILE, build=key)
+        if counts is None:
+            counts = _counts(db)
+            write_stored(vault, RESULT_FILE, counts, build=key)
+    return counts
 
 
 def _embedding(vault) -> dict[str, Any]:
@@ -66,25 +77,17 @@ def _embedding(vault) -> dict[str, Any]:
 
 def _counts(db) -> dict[str, Any]:
     """Everything that depends only on the manifest's tables (kept per committed cache state)."""
-    rows = db.execute("SELECT path, type, status, tags FROM files WHERE note=1 ORDER BY path").fetchall()
-    pages = [r[0] for r in rows]
-    by_type = Counter(r[1] or "note" for r in rows)
-    by_folder = Counter(_folder(r[0]) for r in rows)
-    tags: Counter[str] = Counter()
-    for r in rows:
-        try:
-            tags.update(json.loads(r[3] or "[]"))
-        except ValueError:
-            pass
-    superseded = sorted(r[0] for r in rows if (r[2] or "") == "superseded")
+    files = db.execute("SELECT path, note, type, status, size, aliases, links, tags FROM files ORDER BY path").fetchall()
+    notes = [r for r in files if r[1]]
+    pages = [r[0] for r in notes]
+    by_type = Counter(r[2] or "note" for r in notes)
+    by_folder = Counter(_folder(r[0]) for r in notes)
+    tags = Counter(t for page_tags in json_lists([r[7] for r in notes]) for t in page_tags if isinstance(t, str))
+    superseded = [r[0] for r in notes if (r[3] or "") == "superseded"]
+    raw = [r for r in files if r[0][:4].lower() == "raw/"]  # as SQL's LIKE 'raw/%' matched
+    raw_files, raw_bytes, raw_notes = len(raw), sum(r[4] or 0 for r in raw), sum(1 for r in raw if r[1])
 
-    resolved, broken = db.execute(
-        "SELECT coalesce(sum(json_extract(l.value, '$[7]') IS NOT NULL), 0), "
-        "coalesce(sum(json_extract(l.value, '$[7]') IS NULL), 0) "
-        "FROM files f, json_each(json_extract(f.page, '$.links')) l "
-        "WHERE f.note=1 AND json_extract(l.value, '$[0]') != '' "
-        "AND (json_extract(l.value, '$[1]') != 'frontmatter' "
-        "     OR json_extract(l.value, '$[6]') IN ('supersedes', 'sources', 'source', 'related'))").fetchone()
+    resolved, broken = _link_counts([(r[0], r[1], r[5], r[6]) for r in files])
     types = ",".join(f"'{t}'" for t in PAGE_EDGE_TYPES)  # constants, not input
     structural = ",".join("?" * len(STRUCTURAL_PAGES))
     # the build writes page edges between notes only (tag edges aside), so no join with files
@@ -96,8 +99,6 @@ def _counts(db) -> dict[str, Any]:
 
     memories = Counter(str(kind or "episodic").strip().lower() for (kind,) in db.execute(
         "SELECT json_extract(page, '$.frontmatter.data.kind') FROM files WHERE note=1 AND type='memory'"))
-    raw_files, raw_bytes = db.execute("SELECT count(*), coalesce(sum(size), 0) FROM files WHERE path LIKE 'raw/%'").fetchone()
-    raw_notes = db.execute("SELECT count(*) FROM files WHERE note=1 AND path LIKE 'raw/%'").fetchone()[0]
     chunk_pages = db.execute("SELECT count(DISTINCT path) FROM chunks").fetchone()[0]
 
     return {
@@ -116,3 +117,31 @@ def _counts(db) -> dict[str, Any]:
         "memories": {"count": sum(memories.values()), "by_kind": dict(sorted(memories.items()))},
         "pages_with_chunks": chunk_pages,
     }
+
+
+def _link_counts(rows: list[tuple]) -> tuple[int, int]:
+    """(resolved, broken) over every page's graph links (the ``links`` column: what the build
+    turns into edges), each target looked up against the files the manifest holds now, the way
+    the build re-resolves edges. Not the page records' own resolution: a record keeps what its
+    page resolved to when it was parsed, so a link to a page created later would stay broken
+    there. Each distinct target is looked up once (a relative Markdown link once per page).
+    ``rows``: (path, note, aliases, links) of every file."""
+    from ..parse import Resolver
+    aliases = {path: json_list(names) for path, note, names, _ in rows if note and names and names != "[]"}
+    resolver = Resolver([r[0] for r in rows], {}, aliases=aliases)
+    linking = [(path, links) for path, note, _, links in rows if note and links and links != "[]"]
+    parsed = json_lists([links for _, links in linking])
+    # a link is [target, kind] (as the build writes and reads it); only a relative Markdown
+    # link's lookup depends on the linking page
+    plain = Counter(t for links in parsed for t, kind in links if kind != "markdown")
+    relative = Counter((t, path) for (path, _), links in zip(linking, parsed) for t, kind in links if kind == "markdown")
+    resolved = broken = 0
+    for (target, source), n in [((t, None), n) for t, n in plain.items()] + list(relative.items()):
+        # a blank target names the linking page itself (the resolver's answer for it)
+        if target.strip() and resolver.lookup(target, source, relative=source is not None)[0] is None:
+            broken += n
+        else:
+            resolved += n
+    return resolved, broken
+
+
