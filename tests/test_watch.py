@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
+from test_watch_support import assert_equal_to_rebuild, settle, until
 
-from test_watch_support import assert_equal_to_rebuild, settle
 from wikimem.api import open_vault
 from wikimem.errors import LockError
 from wikimem.watch import control, read_status
@@ -44,17 +44,6 @@ def watcher(vault_root):
 
 def _paths(vault, query: str) -> list[str]:
     return [h.path for h in vault.search(query, mode="lexical").hits]
-
-
-def _until(predicate, timeout: float = 30.0) -> bool:
-    """Poll until ``predicate()`` holds. Deadlines are generous: a loaded 2-core CI machine can
-    delay an event or a build by seconds, and polling costs nothing when things are fast."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 # -- pieces ----------------------------------------------------------------------------------------
@@ -106,16 +95,16 @@ def test_edits_creates_renames_deletes_and_folder_moves_are_followed(watcher, tm
     v, root = watcher.vault, Path(watcher.vault.root)
     with open(root / "notes/pear.md", "a") as fh:
         fh.write("\nA zebracorn was seen.\n")
-    assert _until(lambda: _paths(v, "zebracorn") == ["notes/pear.md"])
+    assert until(lambda: _paths(v, "zebracorn") == ["notes/pear.md"])
     os.rename(root / "notes/pear.md", root / "notes/pear2.md")
-    assert _until(lambda: _paths(v, "zebracorn") == ["notes/pear2.md"])
+    assert until(lambda: _paths(v, "zebracorn") == ["notes/pear2.md"])
     os.rename(root / "notes", root / "renamed")  # a whole folder
-    assert _until(lambda: _paths(v, "zebracorn") == ["renamed/pear2.md"])
+    assert until(lambda: _paths(v, "zebracorn") == ["renamed/pear2.md"])
     (root / "renamed/new").mkdir()
     (root / "renamed/new/fig.md").write_text("# Fig\n\nviolet engine\n")
-    assert _until(lambda: _paths(v, "violet engine") == ["renamed/new/fig.md"])
+    assert until(lambda: _paths(v, "violet engine") == ["renamed/new/fig.md"])
     os.remove(root / "renamed/pear2.md")
-    assert _until(lambda: _paths(v, "zebracorn") == [])
+    assert until(lambda: _paths(v, "zebracorn") == [])
     settle(watcher)
     assert_equal_to_rebuild(v, tmp_path)
 
@@ -123,7 +112,7 @@ def test_edits_creates_renames_deletes_and_folder_moves_are_followed(watcher, tm
 def test_folder_moved_out_of_the_vault_is_removed(watcher, tmp_path):
     root = Path(watcher.vault.root)
     os.rename(root / "notes", tmp_path / "outside")  # one event for the folder, none for its files
-    assert _until(lambda: _paths(watcher.vault, "orchard") == [])
+    assert until(lambda: _paths(watcher.vault, "orchard") == [])
     settle(watcher)
     assert_equal_to_rebuild(watcher.vault, tmp_path)
 
@@ -146,8 +135,8 @@ def test_atomic_saves_swap_files_and_vanishing_files(watcher, tmp_path):
     (root / "notes/flash.md").write_text("# Flash\n")
     os.remove(root / "notes/flash.md")
     v = watcher.vault
-    assert _until(lambda: _paths(v, "amber meadow") == ["notes/apple.md"])
-    assert _until(lambda: _paths(v, "north garden") == ["other/lantern.md"])
+    assert until(lambda: _paths(v, "amber meadow") == ["notes/apple.md"])
+    assert until(lambda: _paths(v, "north garden") == ["other/lantern.md"])
     settle(watcher)
     paths = {r[0] for r in v.cache.db.execute("SELECT path FROM files")}
     assert not {p for p in paths if "swp" in p or p.endswith("~") or "4913" in p or "flash" in p}
@@ -173,7 +162,7 @@ def test_own_writes_and_ignored_folders_do_not_trigger_builds(watcher):
 def test_wikimemignore_change_rescans(watcher, tmp_path):
     root = Path(watcher.vault.root)
     (root / ".wikimemignore").write_text("other/\n")
-    assert _until(lambda: _paths(watcher.vault, "copper lantern") == [])
+    assert until(lambda: _paths(watcher.vault, "copper lantern") == [])
     settle(watcher)
     assert watcher.status()["last_build"]["full"]
     assert_equal_to_rebuild(watcher.vault, tmp_path)
@@ -183,12 +172,12 @@ def test_rename_of_unchanged_content_embeds_nothing(watcher):
     root = Path(watcher.vault.root)
     before = watcher.status()["embedded"]
     os.rename(root / "notes/apple.md", root / "other/apple.md")  # frontmatter title: same text embedded
-    assert _until(lambda: _paths(watcher.vault, "orchard") == ["other/apple.md"])
+    assert until(lambda: _paths(watcher.vault, "orchard") == ["other/apple.md"])
     settle(watcher)
     info = watcher.status()
     assert info["embedded"] == before and info["backlog"] == 0
     (root / "other/apple.md").write_text("---\ntitle: Apple\n---\n# Apple\n\nNew words here.\n")
-    assert _until(lambda: _paths(watcher.vault, "new words") == ["other/apple.md"])
+    assert until(lambda: _paths(watcher.vault, "new words") == ["other/apple.md"])
     settle(watcher)
     assert watcher.status()["embedded"] > before  # the counter does move when text changes
 
@@ -198,7 +187,7 @@ def test_embedder_none_is_lexical_only(vault_root):
     with v.watch(debounce_ms=50) as w:
         assert w.wait_idle(60)
         (vault_root / "notes/kiwi.md").write_text("# Kiwi\n\nzebracorn\n")
-        assert _until(lambda: _paths(v, "zebracorn") == ["notes/kiwi.md"])
+        assert until(lambda: _paths(v, "zebracorn") == ["notes/kiwi.md"])
         info = w.status()
         assert info["embedder"] is None and info["state"] in ("idle", "building")
 
@@ -270,7 +259,7 @@ def test_watch_limit_falls_back_to_polling(vault_root, monkeypatch, caplog):
         assert "falling back to polling" in caplog.text
         assert read_status(vault_root)["fallbacks"][0]["action"] == "polling"  # what --status shows
         (vault_root / "notes/kiwi.md").write_text("# Kiwi\n\nzebracorn\n")
-        assert _until(lambda: _paths(v, "zebracorn") == ["notes/kiwi.md"])
+        assert until(lambda: _paths(v, "zebracorn") == ["notes/kiwi.md"])
     finally:
         w.stop()
 
@@ -281,12 +270,12 @@ def test_lost_events_are_reconciled_after_an_overflow(watcher, monkeypatch):
     monkeypatch.setattr(watcher._handler, "on_any_event", dropped.append)  # events go missing
     (root / "notes/lost.md").write_text("# Lost\n\nzebracorn\n")
     # the write's last event is its close: once that was dropped, none of its events is still on the way
-    assert _until(lambda: any(e.event_type == "closed" and os.fsdecode(e.src_path).endswith("lost.md")
+    assert until(lambda: any(e.event_type == "closed" and os.fsdecode(e.src_path).endswith("lost.md")
                               for e in dropped))
     assert _paths(v, "zebracorn") == []
     monkeypatch.undo()
     logging.getLogger("watchdog.observers.inotify_c").warning("Inotify queue overflowed; filesystem events were lost")
-    assert _until(lambda: _paths(v, "zebracorn") == ["notes/lost.md"])
+    assert until(lambda: _paths(v, "zebracorn") == ["notes/lost.md"])
     info = watcher.status()
     assert info["fallbacks"][-1]["action"] == "full reconcile" and "overflow" in info["fallbacks"][-1]["reason"]
     settle(watcher)
@@ -299,9 +288,9 @@ def test_a_writer_lock_held_elsewhere_delays_but_loses_nothing(watcher):
     with other.cache.writer_lock():
         (root / "notes/late.md").write_text("# Late\n\nzebracorn\n")
         # the watcher's build waits LOCK_WAIT_S for the lock, gives up naming the holder, retries
-        assert _until(lambda: "pid" in (watcher.status()["last_error"] or ""))
+        assert until(lambda: "pid" in (watcher.status()["last_error"] or ""))
         assert _paths(v, "zebracorn") == []
-    assert _until(lambda: _paths(v, "zebracorn") == ["notes/late.md"])
+    assert until(lambda: _paths(v, "zebracorn") == ["notes/late.md"])
     other.close()
 
 
@@ -323,7 +312,7 @@ def test_an_edit_does_not_wait_for_the_embedding_backlog(make_vault, monkeypatch
         order.append("batch")
         if order.count("batch") == 2:  # the edit's event reaches the watcher while this batch is embedded
             written.wait(60)
-            _until(lambda: watchers[0].changes.pending() > 0, 60)
+            until(lambda: watchers[0].changes.pending() > 0, 60)
         time.sleep(0.05)
         return fast(texts)
 
@@ -335,12 +324,12 @@ def test_an_edit_does_not_wait_for_the_embedding_backlog(make_vault, monkeypatch
     with v.watch(debounce_ms=100) as w:
         watchers.append(w)
         try:
-            assert _until(lambda: w.status()["state"] == "embedding" and (w.status()["slice"] or {}).get("embedded"), 60)
+            assert until(lambda: w.status()["state"] == "embedding" and (w.status()["slice"] or {}).get("embedded"), 60)
             start = time.monotonic()
             (root / "notes/new.md").write_text("# New\n\nzebracorn\n")
         finally:
             written.set()
-        assert _until(lambda: _paths(v, "zebracorn") == ["notes/new.md"])
+        assert until(lambda: _paths(v, "zebracorn") == ["notes/new.md"])
         print(f"edit searchable {time.monotonic() - start:.2f} s after the write (0.05 s batches)")
         built = order.index(("build", ("notes/new.md",)))
         assert order[:built].count("batch") == 2, order  # the batch in flight, then the edit's build
@@ -364,12 +353,12 @@ def test_an_unexpected_build_error_is_retried_not_fatal(watcher, monkeypatch):
     monkeypatch.setattr(v, "index", flaky)
     (root / "notes/kiwi.md").write_text("# Kiwi\n\nzebracorn\n")
     try:
-        assert _until(lambda: watcher.status()["last_error"] == "RuntimeError: a bug in one note's parser")
+        assert until(lambda: watcher.status()["last_error"] == "RuntimeError: a bug in one note's parser")
         assert watcher.running
     finally:
         seen.set()
-    assert _until(lambda: _paths(v, "zebracorn") == ["notes/kiwi.md"])
+    assert until(lambda: _paths(v, "zebracorn") == ["notes/kiwi.md"])
     # The page is searchable the moment the build commits; the status is updated just after.
-    assert _until(lambda: watcher.status()["last_error"] is None)
+    assert until(lambda: watcher.status()["last_error"] is None)
     assert watcher.running
     assert calls[0] == ["notes/kiwi.md"] and calls[1] is None  # the retry scans the whole vault

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_watch_support import until
 
 from wikimem.watch import control
 
@@ -37,15 +38,6 @@ def search_paths(cwd: Path, token: str) -> list[str]:
     proc = wikimem(cwd, "search", token, "--mode", "lexical", "--json", check=False)
     assert proc.returncode in (0, 1), proc.stderr
     return [hit["path"] for hit in json.loads(proc.stdout)["hits"]]
-
-
-def _until(predicate, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def wait_for(cwd: Path, token: str, expected: list[str], within: float) -> float:
@@ -88,7 +80,7 @@ def test_index_daemon_search_rename_delete_stop(vault):
         assert second.returncode == 1 and f"pid {pid}" in second.stderr
         # the search sees the delete as soon as it commits; the status file is rewritten just after,
         # and an embedding slice (nothing to embed) may still run before the watcher is idle again
-        assert _until(lambda: (control.read_status(vault).get("last_build") or {}).get("removed") == 1
+        assert until(lambda: (control.read_status(vault).get("last_build") or {}).get("removed") == 1
                       and control.read_status(vault).get("state") == "idle"), control.read_status(vault)
         status = json.loads(wikimem(vault, "watch", "--status", "--json").stdout)
         assert status["last_build"]["removed"] == 1 and status["state"] == "idle"

@@ -15,6 +15,17 @@ QUERIES = ["apple orchard", "river stone", "copper lantern", "quiet harbour", "a
 EVENT_LATENCY_S = 0.8
 
 
+def until(predicate, timeout: float = 30.0, every: float = 0.02) -> bool:
+    """Poll until ``predicate()`` holds. Deadlines are generous: a loaded 2-core CI machine can
+    delay an event or a build by seconds, and polling costs nothing when things are fast."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(every)
+    return False
+
+
 def behind(vault) -> list[str]:
     """Paths whose cached content differs from the files on disk (either side may lack them), by
     sha256: what the watcher has not caught up with yet."""
