@@ -388,3 +388,27 @@ def test_a_per_path_build_of_many_files_keeps_the_prose_count(make_vault):
         (root / f"n/{i}.md").write_text(f"# N{i}\n\nline {i}, longer now\n")
     v.index(paths=[f"n/{i}.md" for i in range(620)])
     assert _meta(v)[1] == v.cache.db.execute("SELECT count(*) FROM chunks WHERE speakers = '[]'").fetchone()[0]
+
+
+def test_the_backlog_waits_for_a_quiet_gap_after_a_search_but_is_never_starved(monkeypatch):
+    import time as _time
+
+    from wikimem.index.embedding import EmbedGate
+
+    gate = EmbedGate()
+    monkeypatch.setattr(EmbedGate, "QUIET_S", 0.3)
+    with gate.query():
+        pass
+    ended = _time.monotonic()
+    with gate.backlog_batch(max_wait=30.0):
+        assert 0.3 <= _time.monotonic() - ended < 30.0  # the gap after the search, not the bound
+    monkeypatch.setattr(EmbedGate, "QUIET_S", 60.0)
+    with gate.query():
+        pass
+    started = _time.monotonic()
+    with gate.backlog_batch(max_wait=0.05):
+        assert _time.monotonic() - started < 30.0  # the bound wins over the gap: never starved
+    monkeypatch.setattr(EmbedGate, "QUIET_S", 0.0)
+    started = _time.monotonic()
+    with gate.backlog_batch(max_wait=60.0):
+        assert _time.monotonic() - started < 30.0  # nothing to wait for
