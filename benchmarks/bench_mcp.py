@@ -9,7 +9,11 @@
 2. Start-to-ready, ``--starts`` times: from spawning ``python -m wikimem.cli mcp VAULT`` with the SDK's
    stdio client to the answer of the first ``tools/list`` (the initialize handshake included). The
    server answers before its background warm-up (embedder load, catch-up scan) is done.
-   The same is measured for a one-tool ``MCPServer`` (the bare SDK) for comparison.
+   The same is measured for a one-tool ``MCPServer`` (the bare SDK) for comparison, and with
+   ``--against TREE`` for the server of another source tree (an A/B: ``git archive`` a commit,
+   unpack it, pass the folder), in the same rounds, each variant first in turn. Besides wall time,
+   each start records the server's CPU seconds when it answered (from /proc): on a shared machine
+   wall time swings with the load, CPU time much less.
 3. Latency: in one server, wait until its watcher reports idle (start-up reconcile done, read from
    .wikimem/watch.json), ``--warmup`` calls, then ``--calls`` ``search`` calls (5 words from the generator's 2,000 commonest, top_k 8, compact
    hits), each timed on the client from send to parsed result. p50 / p95 / max.
@@ -52,16 +56,36 @@ def prepare(src: Path, work: Path, embedder: str) -> dict:
             "chunks": report.chunks, "vectors": report.vectors}
 
 
-def params(vault: Path, embedder: str) -> StdioServerParameters:
+def params(vault: Path, embedder: str, source: Path = HERE.parent) -> StdioServerParameters:
+    # cwd too: `python -m` puts the working folder first on sys.path, before PYTHONPATH
     return StdioServerParameters(command=sys.executable, args=["-m", "wikimem.cli", "mcp", str(vault)],
-                                 env={"WIKIMEM_EMBEDDER": embedder, "PYTHONPATH": str(HERE.parent)})
+                                 env={"WIKIMEM_EMBEDDER": embedder, "PYTHONPATH": str(source)}, cwd=str(source))
 
 
-async def start_to_ready(vault: Path, embedder: str) -> float:
+def children_cpu() -> float | None:
+    """CPU seconds (user + system, all threads) used so far by this process's live children, from
+    /proc (Linux; None elsewhere): what a server spent to get ready, a figure load barely moves."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    total, me = 0.0, str(os.getpid())
+    try:
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[1] == me:
+                total += (int(fields[11]) + int(fields[12])) / tick
+    except OSError:
+        return None
+    return total
+
+
+async def start_to_ready(vault: Path, embedder: str, source: Path = HERE.parent) -> tuple[float, float | None]:
+    """(wall seconds from spawn to the first tools/list answer, the server's CPU seconds by then)."""
     started = time.perf_counter()
-    async with Client(params(vault, embedder), read_timeout_seconds=120) as client:
+    async with Client(params(vault, embedder, source), read_timeout_seconds=120) as client:
         await client.list_tools()
-        return time.perf_counter() - started
+        return time.perf_counter() - started, children_cpu()
 
 
 BASELINE = """from mcp.server import MCPServer
@@ -73,13 +97,13 @@ server.run()
 """
 
 
-async def baseline_ready() -> float:
+async def baseline_ready() -> tuple[float, float | None]:
     """The same measurement for a one-tool MCPServer: what the SDK itself costs (its import dominates)."""
     started = time.perf_counter()
     async with Client(StdioServerParameters(command=sys.executable, args=["-c", BASELINE]),
                       read_timeout_seconds=120) as client:
         await client.list_tools()
-        return time.perf_counter() - started
+        return time.perf_counter() - started, children_cpu()
 
 
 async def settled(vault: Path, timeout: float) -> float:
@@ -113,6 +137,14 @@ async def latencies(vault: Path, embedder: str, warmup: int, calls: int, settle:
     return out, empty, waited
 
 
+def summary(runs: list[tuple[float, float | None]]) -> dict:
+    """Median / min / max wall seconds to ready, and the median server CPU seconds by then."""
+    wall = [w for w, _ in runs]
+    cpu = [c for _, c in runs if c is not None]
+    return {"median": round(statistics.median(wall), 3), "min": round(min(wall), 3), "max": round(max(wall), 3),
+            "cpu_median": round(statistics.median(cpu), 3) if cpu else None, "runs": [round(w, 3) for w in wall]}
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -128,25 +160,32 @@ def main() -> None:
     ap.add_argument("--settle", type=float, default=300.0,
                     help="at most this many seconds to wait for the watcher's start-up reconcile")
     ap.add_argument("--calls", type=int, default=200)
+    ap.add_argument("--against", type=Path, default=None,
+                    help="another wikimem source tree (e.g. `git archive <commit>` unpacked): its server's "
+                         "start-to-ready is timed in the same rounds, for an A/B under the same load")
     args = ap.parse_args()
 
     build = prepare(args.src, args.work, args.embedder)
     print(f"cache: {build}", file=sys.stderr)
-    starts, bases = [], []
-    for _ in range(args.starts):
-        starts.append(anyio.run(start_to_ready, args.work, args.embedder))
-        bases.append(anyio.run(baseline_ready))
-    print(f"start-to-ready: {[round(s, 2) for s in starts]} (bare SDK: {[round(s, 2) for s in bases]})",
-          file=sys.stderr)
+    starts, bases, others = [], [], []
+    runs = [(starts, lambda: anyio.run(start_to_ready, args.work, args.embedder)),
+            (bases, lambda: anyio.run(baseline_ready))]
+    if args.against:
+        runs.append((others, lambda: anyio.run(start_to_ready, args.work, args.embedder, args.against.resolve())))
+    for i in range(args.starts):
+        for out, run in runs[i % len(runs):] + runs[:i % len(runs)]:  # each variant first in turn
+            out.append(run())
+    print(f"start-to-ready (wall s, server CPU s): ours {summary(starts)}; bare SDK {summary(bases)}"
+          + (f"; {args.against}: {summary(others)}" if others else ""), file=sys.stderr)
+    load = [round(x, 2) for x in os.getloadavg()]
     lat, empty, waited = anyio.run(latencies, args.work, args.embedder, args.warmup, args.calls, args.settle)
     ms = [x * 1000 for x in lat]
     result = {
         "benchmark": "mcp stdio", "wikimem": __version__, "python": platform.python_version(),
         "cpus": os.cpu_count(), "embedder": args.embedder, "vault": str(args.work), **build,
-        "start_to_ready_s": {"median": round(statistics.median(starts), 3), "min": round(min(starts), 3),
-                             "max": round(max(starts), 3), "runs": [round(s, 3) for s in starts],
-                             "bare_sdk_median": round(statistics.median(bases), 3),
-                             "bare_sdk_runs": [round(s, 3) for s in bases]},
+        "start_to_ready_s": {**summary(starts), "bare_sdk": summary(bases),
+                             **({"against": str(args.against), "against_tree": summary(others)} if others else {})},
+        "load_average_after_starts": load,
         "watcher_reconcile_wait_s": round(waited, 2),
         "search_ms": {"calls": len(ms), "p50": round(pct(ms, 0.50), 1), "p95": round(pct(ms, 0.95), 1),
                       "max": round(max(ms), 1), "mean": round(statistics.fmean(ms), 1), "empty_results": empty},

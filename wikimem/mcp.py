@@ -358,6 +358,47 @@ def build_server(vault, read_only: bool = False, lifespan=None, ready: threading
     return server
 
 
+def import_server_sdk() -> None:
+    """Import the SDK's server side the fast way, for a process that only serves (start-to-ready).
+
+    Why: the SDK's import is most of a server's start-up (~1.2 s of CPU, mostly pydantic building
+    ~550 protocol models), and two parts of it are not needed to answer the handshake:
+    - ``mcp/__init__.py`` imports the whole client as well; the package is registered without
+      running it, so ``mcp.server`` and what it imports load alone (nothing on the server side
+      imports from the top-level ``mcp`` package);
+    - each model's validator is built when the class is defined; with pydantic's ``defer_build``
+      default on during the import, a model is built the first time it is used instead (a server
+      uses a few dozen of them). The default is restored at once: it only covers the SDK's classes.
+      A late build is not thread-safe in pydantic 2.13, and it need not be here: the SDK uses its
+      protocol models on the event-loop thread only (a tool runs in a worker thread but returns a
+      plain dict or raises ToolError; both are turned into protocol messages back on the loop).
+    Each step is skipped when it cannot apply (``mcp`` already imported, another pydantic), and any
+    failure falls back to the ordinary import: the server is the same either way, only slower to start.
+    """
+    import importlib.util
+    import sys
+
+    if "mcp" in sys.modules:
+        return
+    try:
+        spec = importlib.util.find_spec("mcp")
+        if spec is not None and spec.submodule_search_locations:
+            sys.modules["mcp"] = importlib.util.module_from_spec(spec)
+        from pydantic._internal import _config
+        defaults = _config.config_defaults
+        before = defaults.get("defer_build", False)
+        defaults["defer_build"] = True
+        try:
+            import mcp.server  # noqa: F401
+        finally:
+            defaults["defer_build"] = before
+    except Exception:  # noqa: BLE001 - an SDK or pydantic that differs: take the ordinary path
+        log.debug("fast SDK import unavailable; importing mcp the ordinary way", exc_info=True)
+        for name in [n for n in sys.modules if n == "mcp" or n.startswith("mcp.")]:
+            del sys.modules[name]  # half-imported under the stub: import all of it again
+        import mcp.server  # noqa: F401
+
+
 def serve(path: str | None, read_only: bool = False, watch: bool = True, **overrides: Any) -> None:
     """Run the stdio server until the client disconnects."""
     from contextlib import asynccontextmanager
@@ -366,6 +407,7 @@ def serve(path: str | None, read_only: bool = False, watch: bool = True, **overr
     from .api import open_vault
 
     vault = open_vault(path, **{k: v for k, v in overrides.items() if v is not None})
+    import_server_sdk()
     session = WarmSession(vault, watch=watch)
 
     @asynccontextmanager
