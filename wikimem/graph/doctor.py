@@ -172,16 +172,6 @@ def check_cache(vault) -> tuple[Check, dict]:
     return Check("cache", "ok", f"manifest and vector index intact (schema {meta.get('schema_version')})"), meta
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def check_lock(vault) -> Check:
     cache = vault.cache
     holder = cache.lock_holder()
@@ -191,7 +181,9 @@ def check_lock(vault) -> Check:
         text = cache.lock_path.read_text(encoding="ascii", errors="replace").strip()
     except OSError:
         text = ""
-    if text.isdigit() and not _alive(int(text)):
+    from ..index.store import pid_alive
+
+    if text.isdigit() and not pid_alive(text):
         return Check("lock", "fail", f"stale lock: writer pid {text} died holding it, its build was interrupted",
                      f"wikimem index {_q(vault.root)}")
     return Check("lock", "ok", "no writer holds the cache")

@@ -411,6 +411,20 @@ class CacheDir:
         return flock_holder(self.lock_path)
 
 
+def pid_alive(pid: int | str) -> bool:
+    """Whether ``pid`` names a live process (a pid we may not signal is someone's: live)."""
+    text = str(pid).strip()
+    if not text.isdigit() or int(text) <= 0:
+        return False
+    try:
+        os.kill(int(text), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def flock_holder(path: Path) -> int | None:
     """The pid written in a lock file whose ``flock`` someone holds (-1: held, pid unreadable), or
     None when nobody holds it (a dead holder's lock is free whatever pid the file still says)."""

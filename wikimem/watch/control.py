@@ -48,6 +48,8 @@ class WatchLock:
 
     def acquire(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
+        from ..index.store import pid_alive
+
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + 1.0
         while True:
@@ -61,7 +63,7 @@ class WatchLock:
                     raise
                 # A status probe (``holder``) holds the lock shared for a moment; the pid left in the
                 # file by a killed watcher is then not running, and must not be named as the holder.
-                if not _running(holder) and time.monotonic() < deadline:
+                if not pid_alive(holder) and time.monotonic() < deadline:
                     time.sleep(0.02)
                     continue
                 os.close(fd)
@@ -82,19 +84,6 @@ class WatchLock:
             os.ftruncate(self.fd, 0)
         os.close(self.fd)  # closing releases the flock
         self.fd = None
-
-
-def _running(pid_text: str) -> bool:
-    """Whether ``pid_text`` names a live process (a pid we may not signal is someone's: live)."""
-    if not pid_text.isdigit() or int(pid_text) <= 0:
-        return False
-    try:
-        os.kill(int(pid_text), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def holder(root: Path) -> int | None:
