@@ -230,6 +230,9 @@ def test_knowledge_tools(server, vault):
     assert versions["current"] == "concepts/Tomato.md"
     answer = server.ok("query", {"question": "What does compost feed?", "write": False})
     assert "Compost" in json.dumps(answer)
+    filed = server.ok("query", {"question": "What does compost feed?", "supersede": True})
+    assert filed["page"].startswith("queries/") and filed["similar"] == []
+    assert "no similar page to supersede" in filed["notices"]
 
 
 def test_concurrent_calls(server, vault):

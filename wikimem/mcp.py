@@ -224,13 +224,16 @@ class Tools:
               k: Annotated[int, Field(ge=1, le=20, description="Passages to answer from.")] = 6,
               write: Annotated[bool, Field(description="File the answer back as queries/<question>.md.")] = True,
               folder: Optional[str] = None, type: Optional[str] = None,
-              tags: Optional[list[str]] = None) -> dict[str, Any]:
+              tags: Optional[list[str]] = None,
+              supersede: Annotated[bool, Field(description="The query page written replaces the most similar "
+                                                           "active query page (listed in 'similar' either way).")] = False
+              ) -> dict[str, Any]:
         """Answer a question from the vault with [[page#heading]] citations and (write=true) file the
-        answer back as a query page."""
+        answer back as a query page; very similar earlier query pages come back in 'similar'."""
         if not write:
             return self.query_no_write(question, k, folder, type, tags)
         with self._write:
-            return self.vault.query(question, k=k, write=True, **_filters(folder, type, tags))
+            return self.vault.query(question, k=k, write=True, supersede=supersede, **_filters(folder, type, tags))
 
     def remember(self, fact: Annotated[str, Field(description="One atomic fact, in a sentence or two.")],
                  kind: Literal["persona", "episodic", "instruction", "decision"] = "episodic",
