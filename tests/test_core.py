@@ -408,6 +408,9 @@ def test_the_backlog_waits_for_a_quiet_gap_after_a_search_but_is_never_starved(m
     started = _time.monotonic()
     with gate.backlog_batch(max_wait=0.05):
         assert _time.monotonic() - started < 30.0  # the bound wins over the gap: never starved
+    started = _time.monotonic()
+    with gate.backlog_batch(max_wait=60.0, background=False):
+        assert _time.monotonic() - started < 30.0  # a foreground build (someone waits) skips the gap
     monkeypatch.setattr(EmbedGate, "QUIET_S", 0.0)
     started = _time.monotonic()
     with gate.backlog_batch(max_wait=60.0):

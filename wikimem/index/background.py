@@ -76,7 +76,8 @@ def embed_pending(vault, max_seconds: float | None = None, first: set[str] | Non
         before = len(state.missing)
         left = None if max_seconds is None else max(0.0, max_seconds - (time.monotonic() - started))
         report.embedded_now += embed_missing(cache, embedder, state, batch or BACKGROUND_BATCH, progress, report,
-                                             max_seconds=left, first=first, save=commit, save_every=SAVE_EVERY_S)
+                                             max_seconds=left, first=first, save=commit, save_every=SAVE_EVERY_S,
+                                             background=True)
         if len(state.missing) >= before or (max_seconds is not None and time.monotonic() - started > max_seconds):
             break
     cache.keep_pending((generation, saved_sig, key), state if state.missing else None)
