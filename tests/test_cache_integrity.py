@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 from wikimem.api import open_vault
 from wikimem.errors import LockError
 
+from conftest import write_vault
+
 QUERIES = ["alpha letter", "radiation", "second", "omega words", "links"]
 
 
@@ -71,10 +73,7 @@ def test_incremental_equals_rebuild(make_vault, tmp_path_factory, batches, by_pa
     """Full incremental builds, or builds told exactly which paths changed (as the watcher and the
     writer do, lexical first and vectors behind), end equal to a fresh build."""
     tmp = tmp_path_factory.mktemp("eq")
-    root = tmp / "vault"
-    for rel, text in BASE.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    root = write_vault(tmp / "vault", BASE)
     vault = open_vault(root, embedder="fake")
     vault.index()
     for batch in batches:

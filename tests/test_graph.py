@@ -250,19 +250,14 @@ def test_stored_result_follows_an_edit(make_vault):
     assert after.membership()[moved] == after.membership()["c1/page 1-0.md"]
 
 
-def test_search_filters_by_community(tmp_path):
+def test_search_filters_by_community(make_vault):
     """`wikimem search --community N` keeps to that community's pages."""
-    from wikimem.api import open_vault
     files = {}
     for group in ("a", "b"):
         for i in range(4):
             links = " ".join(f"[[{group}{j}]]" for j in range(4) if j != i)
             files[f"{group}/{group}{i}.md"] = f"# {group}{i}\n\nShared word tomatoes. {links}\n"
-    root = tmp_path / "v"
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    v = open_vault(root, embedder="none")
+    v = open_vault(make_vault(files), embedder="none")
     v.index()
     members = {c["id"]: set(c["members"]) for c in v.communities().to_dict()["communities"]}
     for n, paths in members.items():
