@@ -124,24 +124,16 @@ def _link_counts(rows: list[tuple]) -> tuple[int, int]:
     turns into edges), each target looked up against the files the manifest holds now, the way
     the build re-resolves edges. Not the page records' own resolution: a record keeps what its
     page resolved to when it was parsed, so a link to a page created later would stay broken
-    there. Each distinct target is looked up once (a relative Markdown link once per page).
-    ``rows``: (path, note, aliases, links) of every file."""
+    there. ``rows``: (path, note, aliases, links) of every file."""
     from ..parse import Resolver
     aliases = {path: json_list(names) for path, note, names, _ in rows if note and names and names != "[]"}
-    resolver = Resolver([r[0] for r in rows], {}, aliases=aliases)
+    resolver = Resolver([r[0] for r in rows], {}, aliases=aliases)  # its lookups are memoised per target
     linking = [(path, links) for path, note, _, links in rows if note and links and links != "[]"]
-    parsed = json_lists([links for _, links in linking])
-    # a link is [target, kind] (as the build writes and reads it); only a relative Markdown
-    # link's lookup depends on the linking page
-    plain = Counter(t for links in parsed for t, kind in links if kind != "markdown")
-    relative = Counter((t, path) for (path, _), links in zip(linking, parsed) for t, kind in links if kind == "markdown")
     resolved = broken = 0
-    for (target, source), n in [((t, None), n) for t, n in plain.items()] + list(relative.items()):
-        # a blank target names the linking page itself (the resolver's answer for it)
-        if target.strip() and resolver.lookup(target, source, relative=source is not None)[0] is None:
-            broken += n
-        else:
-            resolved += n
+    for (path, _), links in zip(linking, json_lists([links for _, links in linking])):
+        for target, kind in links:  # [target, kind], as the build writes and reads them
+            if resolver.lookup(target, path, relative=kind == "markdown")[0] is None:
+                broken += 1
+            else:  # a blank target names the linking page itself
+                resolved += 1
     return resolved, broken
-
-
