@@ -44,7 +44,7 @@ def embed_pending(vault, max_seconds: float | None = None, first: set[str] | Non
         # generation), no other process saved vectors (the signature), and this process still
         # holds the same in-memory index. A watcher embeds a backlog in slices, and re-deriving
         # the state costs ~0.7 s a slice at 40k missing chunks, time in which a new edit waits.
-        state = cache.kept_pending((generation, meta.get("vectors_sig"), key))
+        state = cache.kept("pending", (generation, meta.get("vectors_sig"), key))
         if state is None or state.index is None or state.index is not cache.adopted_vectors():
             state = sync_vectors(cache, embedder, rebuild=False)
         saved_sig = cache.meta().get("vectors_sig")  # read under the lock: the state is known to match it
@@ -80,7 +80,7 @@ def embed_pending(vault, max_seconds: float | None = None, first: set[str] | Non
                                              background=True)
         if len(state.missing) >= before or (max_seconds is not None and time.monotonic() - started > max_seconds):
             break
-    cache.keep_pending((generation, saved_sig, key), state if state.missing else None)
+    cache.keep("pending", (generation, saved_sig, key), state if state.missing else None)
     report.vectors, report.vectors_wanted = state.held, len(state.want)
     report.coverage = state.held / len(state.want) if state.want else 1.0
     report.chunks = cache.chunk_count()

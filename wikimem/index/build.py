@@ -130,7 +130,7 @@ def _run(plan: BuildPlan) -> BuildReport:
         _write_manifest(plan, db)
         _write_graph(plan, db)
     if plan.resolver is not None:
-        plan.cache.keep_resolver(plan.links_token, plan.resolver)
+        plan.cache.keep("resolver", plan.links_token, plan.resolver)
     plan.lap("graph")
     return _write_vectors(plan)
 
@@ -280,7 +280,7 @@ def _resolver(plan: BuildPlan) -> Resolver:
     db, cache = plan.cache.db, plan.cache
     plan.cached_aliases = {p: json.loads(a or "[]") for p, a in select_in(
         db, "SELECT path, aliases FROM files WHERE note=1 AND path IN ({marks})", plan.changed)}
-    kept = cache.kept_resolver(cache.meta(db).get("links_token"))
+    kept = cache.kept("resolver", cache.meta(db).get("links_token"))
     if kept is not None and not plan.files_added_or_removed and not plan.aliases_changed:
         return kept.with_pages(plan.parsed)
     if plan.paths is None:

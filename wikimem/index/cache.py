@@ -27,8 +27,7 @@ class Cache(CacheDir):
         self.vault = vault
         self._vectors = None
         self._vectors_sig = None
-        self._resolver: tuple[str, object] | None = None  # (links_token, Resolver): see build._resolver
-        self._pending = None  # (signature, VectorState) left by embed_pending: see background.py
+        self._kept: dict[str, tuple] = {}  # slot -> (cache state key, value): see keep()
         self._embedder = None
         self._embedder_error: str | None = None
         self._embedder_lock = threading.Lock()
@@ -112,13 +111,17 @@ class Cache(CacheDir):
         cached = self.cached_vectors(key, sorted(set(hashes.values())))
         return {i: cached[h] for i, h in hashes.items() if h in cached}, set(ids) - set(hashes)
 
-    def keep_pending(self, sig: tuple, state) -> None:
-        """Keep what ``embed_pending`` left to embed, for the cache state named by ``sig``."""
-        self._pending = (sig, state) if state is not None else None
+    def keep(self, slot: str, key, value) -> None:
+        """Keep ``value`` for this process while the cache is in the state named by ``key`` (a key
+        or value of None forgets it). Slots: "resolver" (build._resolver, keyed by the manifest's
+        links_token) and "pending" (background.embed_pending's queue, keyed by generation and
+        vector signature)."""
+        self._kept[slot] = (key, value) if key is not None and value is not None else None
 
-    def kept_pending(self, sig: tuple):
-        kept = self._pending
-        return kept[1] if kept is not None and kept[0] == sig else None
+    def kept(self, slot: str, key):
+        """The value kept in ``slot`` if the cache is still in the state ``key`` names, else None."""
+        entry = self._kept.get(slot)
+        return entry[1] if entry is not None and key is not None and entry[0] == key else None
 
     def adopted_vectors(self):
         """The in-memory index readers of this process use (None until loaded or adopted)."""
@@ -128,15 +131,6 @@ class Cache(CacheDir):
         """The writer's in-memory index becomes this process's readers' index (no reload)."""
         self._vectors = index
         self._vectors_sig = (meta.get("artifacts", {}).get("faiss", {}).get("checksum"), meta.get("vectors_sig"))
-
-    def keep_resolver(self, token: str | None, resolver) -> None:
-        """Keep the link resolver a build made, for the manifest state named by ``token``."""
-        self._resolver = (token, resolver) if token else None
-
-    def kept_resolver(self, token: str | None):
-        """The kept resolver if the manifest is still in the state it was built for, else None."""
-        kept = self._resolver
-        return kept[1] if kept is not None and token is not None and kept[0] == token else None
 
     def pages(self, paths: Iterable[str] | None = None) -> dict[str, Page]:
         """Parsed pages as the cache holds them, with every link resolved against the vault as it
