@@ -5,7 +5,7 @@ import pytest
 
 from wikimem.api import open_vault
 from wikimem.search import evidence
-from wikimem.search.evidence import balance_languages, foreign, impute_lexical, page_evidence, script
+from wikimem.search.evidence import foreign, impute_lexical, page_evidence, script
 
 LONG = " ".join(f"filler{i}" for i in range(150))  # pushes the page past one chunk
 
@@ -39,29 +39,20 @@ def _ids(v, path):
     return [r[0] for r in v.cache.db.execute("SELECT id FROM chunks WHERE path=? ORDER BY ord", (path,))]
 
 
-def test_balance_lifts_other_language_only(bilingual):
+def test_foreign_is_another_script_than_the_query(bilingual):
     en, zh = _ids(bilingual, "en/sed.md")[0], _ids(bilingual, "zh/grep.md")[0]
     db = bilingual.cache.db
     assert foreign(db, "批量替换字符串", [en, zh]) == {en}
     assert foreign(db, "replace text", [en, zh]) == {zh}
-    ranked = [(zh, 0.850), (en, 0.840)]
-    other = foreign(db, "批量替换字符串", [en, zh])
-    assert balance_languages(ranked, other, bias=0.0) == ranked  # off: untouched
-    out = balance_languages(ranked, other, bias=0.02)
-    assert [c for c, _ in out] == [en, zh]  # the English page, lifted past the Chinese one
-    assert dict(out)[zh] == pytest.approx(0.850)
-    assert dict(out)[en] == pytest.approx(0.860)
-    # an English query lifts the Chinese page instead, and same-language order stays
-    out = balance_languages([(en, 0.85), (zh, 0.80)], foreign(db, "replace text", [en, zh]), bias=0.02)
-    assert out == [(en, 0.85), (zh, pytest.approx(0.82))]
 
 
 def test_impute_lexical_only_raises_foreign_candidates():
     parts = {"a": {"fused": 0.9}, "b": {"fused": 1.0}, "c": {"fused": 0.5}}
-    shares = {"a": {"vector": 0.9}, "c": {"bm25": 0.6, "vector": 0.5}}  # "b" is in the query's script
-    impute_lexical(parts, shares, weight_lexical=1.0, share=0.0)
+    shares = {"a": {"vector": 0.9}, "b": {"vector": 1.0}, "c": {"bm25": 0.6, "vector": 0.5}}
+    other = {"a", "c", "gone"}  # "b" is in the query's script; "gone" was cut before fusion
+    impute_lexical(parts, shares, other, weight_lexical=1.0, share=0.0)
     assert parts["a"]["fused"] == 0.9
-    impute_lexical(parts, shares, weight_lexical=1.0, share=0.5)
+    impute_lexical(parts, shares, other, weight_lexical=1.0, share=0.5)
     assert parts["a"]["fused"] == pytest.approx(0.9 + 0.45) and parts["a"]["imputed"] == pytest.approx(0.45)
     assert parts["b"] == {"fused": 1.0}
     assert parts["c"] == {"fused": 0.5}  # its own lexical share is already higher: never lowered
@@ -130,30 +121,14 @@ def test_transcript_turns_are_left_alone(make_vault, monkeypatch):
     v.close()
 
 
-def test_language_bias_only_in_hybrid(bilingual, monkeypatch):
-    """Vector-only search has no BM25 to keep a page ahead of its own translation: no bias there."""
+def test_lexical_imputation_only_in_hybrid(bilingual, monkeypatch):
+    """Vector-only search has no lexical share to impute: CROSS_LEXICAL changes nothing there."""
     def run(mode):
         return [(h.path, h.score) for h in bilingual.search("批量替换字符串", mode=mode).hits]
-    monkeypatch.setattr(evidence, "LANGUAGE_BIAS", 0.0)
+    monkeypatch.setattr(evidence, "CROSS_LEXICAL", 0.0)
     vector_before, hybrid_before = run("vector"), run("hybrid")
-    monkeypatch.setattr(evidence, "LANGUAGE_BIAS", 0.5)
+    monkeypatch.setattr(evidence, "CROSS_LEXICAL", 1.0)
     assert run("vector") == vector_before
     hybrid_after = run("hybrid")
     assert hybrid_after != hybrid_before
-    assert hybrid_after[0][0] != "zh/grep.md"  # a bias this large puts an English page first
-
-
-def test_language_pool_changes_no_vector_only_ranking(bilingual, monkeypatch):
-    """The ranker fetches LANGUAGE_POOL times the candidates so the bias can reach just below the
-    cut; fusion keeps the usual number, so a vector-only search ranks and scores exactly as
-    without the pool (scores are min-max over the candidates: a longer list would move them)."""
-    v = open_vault(bilingual.root, embedder="fake", candidates=2)
-    def run():
-        return [(h.path, h.score) for h in v.search("批量替换字符串", mode="vector", limit=2).hits]
-    monkeypatch.setattr(evidence, "LANGUAGE_POOL", 1)
-    before = run()
-    monkeypatch.setattr(evidence, "LANGUAGE_POOL", 3)
-    assert run() == before
-    monkeypatch.setattr(evidence, "vector_candidates", lambda *a: 10 ** 6)  # without the cut
-    assert run() != before
-    v.close()
+    assert any("imputed" in h.components for h in bilingual.search("批量替换字符串", mode="hybrid").hits)

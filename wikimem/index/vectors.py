@@ -37,6 +37,7 @@ class VectorIndex:
         # FAISS does not allow a search during an add, so each takes this lock
         self.lock = threading.RLock()
         self.base_ids: set[int] | None = None  # the ids in the file on disk (None: never written/read)
+        self.version = 0  # counts adds and removes: what is derived from the vectors is keyed by it
 
     @classmethod
     def load(cls, path: Path, dim: int, checksum: str | None = None) -> "VectorIndex":
@@ -71,11 +72,13 @@ class VectorIndex:
         if len(ids):
             with self.lock:
                 self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), np.asarray(ids, dtype=np.int64))
+                self.version += 1
 
     def remove(self, ids: Sequence[int]) -> None:
         if len(ids):
             with self.lock:
                 self.index.remove_ids(np.asarray(ids, dtype=np.int64))
+                self.version += 1
 
     def save(self) -> str:
         """Write to a temp file and rename; returns the checksum of the bytes written. No fsync: this
@@ -88,6 +91,17 @@ class VectorIndex:
         tmp.write_bytes(data)
         os.replace(tmp, self.path)
         return _checksum(data)
+
+    def vectors(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The stored vectors of ``ids`` (those present)."""
+        out = {}
+        with self.lock:
+            for i in ids:
+                try:
+                    out[int(i)] = self.index.reconstruct(int(i))
+                except RuntimeError:  # not in the index (yet)
+                    continue
+        return out
 
     def similarity(self, ids: Sequence[int], query: np.ndarray) -> dict[int, float]:
         """Exact inner products of the query with the stored vectors of ``ids`` (those present)."""

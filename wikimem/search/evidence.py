@@ -10,16 +10,10 @@ candidate chunk with its page's other evidence:
   order of chunks within a page never changes: the best chunk gains least).
 - ``title_bonus``: a chunk gains ``weight`` when the query contains every word of its page's title
   (or of one alias) — "how do I rebase with git" names the page "git rebase".
-- ``balance_languages`` (vector side, before fusion, hybrid searches only): multilingual embedders score text in the
-  query's own language a little higher than a translation of the same meaning (multilingual-e5:
-  about 0.01-0.02 cosine), so a question asked in Chinese about a page that exists only in English
-  loses to loosely related Chinese pages. Candidates written in another script than the query get
-  ``bias`` added to their cosine; the ranker fetches ``LANGUAGE_POOL`` times the usual number of
-  vector candidates so that such pages from just below the cut can enter, and the best ``n`` are
-  kept after the bias (in vector-only search: the same ``n`` as without the pool).
-
-- ``impute_lexical`` (hybrid): a candidate in another script than the query gets a lexical share
-  from its vector share, since BM25 cannot see it.
+- ``impute_lexical`` (hybrid): BM25 cannot see a candidate written in another script than the
+  query, so that candidate's missing lexical share is imputed from its vector share. The vector
+  side itself measures similarity across the vault's language axis (language.py), so such
+  candidates reach the vector list at all.
 
 Transcript turns (chunks with speakers) are left alone: there the unit of retrieval is the turn,
 and the transcript steps (steps.py) handle its context. Each step is off when its constant is 0.
@@ -35,9 +29,7 @@ from ..index.analysis import tokens
 # Measured in benchmarks/README.md ("tldr pages"); a step that hurt any set stays off (0).
 PAGE_SHARE = 0.0  # off: +0.011 MRR@10 on tldr, but examples/ held-aside 0.895 -> 0.885
 TITLE_WEIGHT = 0.0  # off: no gain on tldr (0.682 -> 0.683), +0.004 on examples/
-LANGUAGE_BIAS = 0.03  # on: tldr cross-lingual MRR@10 0.21/0.23 -> 0.34/0.33, examples/ 0.895 -> 0.912
-LANGUAGE_POOL = 2  # on: the bias re-ranks the top 2n vector candidates, the best n are kept
-CROSS_LEXICAL = 0.0  # off: with LANGUAGE_BIAS it ranks a page's translation above the page itself
+CROSS_LEXICAL = 0.5  # on, with the language axis: tldr cross-lingual MRR@10 +0.05/+0.11, examples/ +0.014
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
@@ -55,6 +47,21 @@ def script(text: str) -> str:
     return "han" if han and han * LETTERS_PER_HAN >= latin else "latin"
 
 
+_SCRIPTS: dict[int, str] = {}
+
+
+def script_of(text: str) -> str:
+    """``script(text)``, memoised for this process by the text's hash: a chunk's text is read
+    again by every search that finds it and by every estimate of the language axis."""
+    key = hash(text)
+    got = _SCRIPTS.get(key)
+    if got is None:
+        got = script(text)
+        if len(_SCRIPTS) < 500_000:
+            _SCRIPTS[key] = got
+    return got
+
+
 def foreign(db, query: str, ids: list[str]) -> set[str]:
     """The chunk ids among ``ids`` written in another script than ``query`` (transcript turns are
     never counted: their steps live in steps.py)."""
@@ -64,34 +71,26 @@ def foreign(db, query: str, ids: list[str]) -> set[str]:
         part = ids[start:start + 500]
         marks = ",".join("?" * len(part))
         for cid, text, speakers in db.execute(f"SELECT id, text, speakers FROM chunks WHERE id IN ({marks})", part):
-            if speakers in ("", "[]") and script(text) != want:
+            if speakers in ("", "[]") and script_of(text) != want:
                 out.add(cid)
     return out
 
 
-def balance_languages(vector: list[tuple[str, float]], other: set[str], bias: float | None = None
-                      ) -> list[tuple[str, float]]:
-    """Vector candidates ``(chunk id, cosine)`` with ``bias`` added to those in ``other`` (another
-    script than the query's), re-sorted."""
-    bias = LANGUAGE_BIAS if bias is None else bias
-    if bias <= 0 or not other:
-        return vector
-    out = [(cid, score + bias if cid in other else score) for cid, score in vector]
-    out.sort(key=lambda h: (-round(h[1], 6), h[0]))
-    return out
-
-
-def impute_lexical(parts, shares: dict[str, dict[str, float]], weight_lexical: float,
+def impute_lexical(parts, shares: dict[str, dict[str, float]], other: set[str], weight_lexical: float,
                    share: float | None = None) -> None:
     """BM25 cannot match a Chinese question against English text (or only on stray ASCII words),
-    so its silence about a page in another script is no evidence against it. Such a candidate's
-    lexical share is raised to ``share`` times its vector share (0 <= share <= 1) instead of
-    counting as a miss. ``shares``: chunk id -> {"bm25": share, "vector": share} for candidates in
-    another script than the query."""
+    so its silence about a page in another script is no evidence against it: that candidate's
+    lexical share is missing, not 0. It is taken to be ``share`` times the candidate's vector
+    share (0 <= share <= 1; below 1 because it is a guess, not a match), unless BM25's own share
+    is higher. ``shares``: chunk id -> {"bm25": share, "vector": share}; ``other``: the
+    candidates in another script than the query."""
     share = CROSS_LEXICAL if share is None else share
     if share <= 0:
         return
-    for cid, got in shares.items():
+    for cid in other:
+        got = shares.get(cid)
+        if cid not in parts or not got:
+            continue
         gain = share * got.get("vector", 0.0) - got.get("bm25", 0.0)
         if gain > 0:
             parts[cid]["fused"] += weight_lexical * gain
@@ -141,13 +140,6 @@ def page_evidence(db, query: str, scores: dict[str, float], parts, light,
                 parts[cid]["page"] = round(gain, 8)
 
 
-def vector_candidates(settings, limit: int, per_page: int) -> int:
-    """How many vector candidates fusion keeps: the search's ``n`` (search/__init__.py), although
-    rankers.vector fetched ``LANGUAGE_POOL`` times as many for ordinary notes, so that the
-    language bias can bring in candidates from just below the cut."""
-    return max(settings.candidates, limit * max(per_page, 1) * 2)
-
-
 def language_steps_on() -> bool:
     """Whether a language step is on (finding each candidate's script costs a read of its text)."""
-    return LANGUAGE_BIAS > 0 or CROSS_LEXICAL > 0
+    return CROSS_LEXICAL > 0

@@ -50,16 +50,12 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
     """``where``/``args``: the search's filters as SQL (for pulled-in pages); ``uri``: path -> link;
     ``turn_ids``: in a vault with transcripts, which vector candidates are transcript turns."""
     cache = vault.cache
-    # hybrid only: without BM25 to anchor a page in the query's language, the bias ranks a page's
-    # translation above the page itself (vector-only zh MRR@10 0.896 -> 0.614 on tldr)
+    # hybrid only: a missing lexical share is imputed for candidates in another script (evidence.py)
     other = set()
     if mode == "hybrid" and evidence.language_steps_on():
         other = evidence.foreign(cache.db, query, [cid for cid, _ in vector])
-        vector = evidence.balance_languages(vector, other)
-    if turn_ids is None:  # a vault without transcripts: rankers.vector over-fetched for the bias
-        vector = vector[:evidence.vector_candidates(settings, limit, per_page)]
     parts: dict[str, dict[str, Any]] = {}
-    shares: dict[str, dict[str, float]] = {}  # each side's share, for candidates in another script
+    shares: dict[str, dict[str, float]] = {}  # each side's share, by candidate
     for side, groups, weight, floor in (("bm25", [lexical], settings.weight_lexical, 0.0),
                                         ("vector", _groups(vector, turn_ids), settings.weight_vector, None)):
         for ranked in groups:
@@ -68,10 +64,9 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
                 p[f"{side}_rank"] = rank
                 p[side] = round(score, 6)
                 p["fused"] += weight * share
-                if cid in other:
-                    shares.setdefault(cid, {})[side] = share
+                shares.setdefault(cid, {})[side] = share
     if mode == "hybrid":
-        evidence.impute_lexical(parts, shares, settings.weight_lexical)
+        evidence.impute_lexical(parts, shares, other, settings.weight_lexical)
     light = cache.paths_by_id(parts)  # light rows: full chunks are read for the final hits only
     paths = {cid: row[0] for cid, row in light.items()}
     speaker_boost(parts, light, query, settings)

@@ -59,27 +59,45 @@ def vector(cache, index, qvec, tvec, n: int, excluded: set[int], allowed,
     notes by the query as written (``qvec``), turns by ``tvec`` (the query without speakers' names)
     when given. So nothing tuned for transcripts can move a note in or out of the candidates, and
     fusion scales each group by its own scores (see fusion.fuse)."""
-    from .evidence import LANGUAGE_POOL
-    ranked = _ranking(cache, index, qvec, LANGUAGE_POOL * n if not has_turns else 2 * n, excluded, allowed)
-    if not has_turns:  # fusion re-ranks the pool by language and keeps the best n (evidence.py)
-        return ranked[:LANGUAGE_POOL * n], set()
+    from .language import axis
+    lang = axis(cache, index)
+    ranked = _ranking(cache, index, qvec, n if not has_turns else 2 * n, excluded, allowed, lang)
+    if not has_turns:
+        return ranked, set()
     turns = cache.transcript_vids(v for v, _ in ranked)
     notes = [(v, s) for v, s in ranked if v not in turns][:n]
     if tvec is not None:
-        ranked = _ranking(cache, index, tvec, 2 * n, excluded, allowed)
+        ranked = _ranking(cache, index, tvec, 2 * n, excluded, allowed, lang)
         turns = cache.transcript_vids(v for v, _ in ranked)
     said = [(v, s) for v, s in ranked if v in turns][:n]
     merged = sorted(notes + said, key=lambda h: (-round(h[1], 6), h[0]))
     return merged, {v for v, _ in said}
 
 
-def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed) -> list[tuple[int, float]]:
+def _similar(index, qvec, lang, ids=None, k: int = 0, allowed=None) -> list[tuple[int, float]]:
+    """Cosines of the query with the top ``k`` vectors (or with the vectors of ``ids``), measured
+    across the language axis when the vault has one (language.py)."""
+    q = lang.query(qvec) if lang is not None else qvec
+    if ids is None:
+        found = index.search(q, k, allowed)
+    else:
+        found = list(index.similarity(ids, q).items())
+    if lang is None or not found:
+        return found
+    rescaled = lang.rescale(qvec, dict(found), index.vectors([i for i, _ in found]))
+    out = [(i, rescaled[i]) for i, _ in found]
+    out.sort(key=lambda h: (-round(h[1], 6), h[0]))
+    return out
+
+
+def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed, lang=None) -> list[tuple[int, float]]:
     """Chunk vids ranked by the mean of the whole-chunk similarity and the best passage's
     (index/passages.py); a chunk without passages counts its whole-chunk similarity twice. One FAISS
     search over both kinds of vector; a candidate found by only one kind gets the other from its
-    stored vector (chunk) or, for passages not among the hits, the lowest passage score seen."""
+    stored vector (chunk) or, for passages not among the hits, the lowest passage score seen.
+    ``lang``: the vault's language axis, or None."""
     k = 4 * (n + len(excluded))
-    raw = index.search(qvec, k, allowed)
+    raw = _similar(index, qvec, lang, k=k, allowed=allowed)
     owners = cache.passage_owners(i for i, _ in raw)
     whole: dict[int, float] = {}
     best: dict[int, float] = {}
@@ -94,7 +112,7 @@ def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed) -> list[tu
         ranked = sorted(((v, whole[v]) for v in candidates), key=lambda h: (-round(h[1], 6), h[0]))
         return ranked[:n]
     floor = min(s for i, s in raw if i in owners) if len(raw) >= k else -1.0
-    whole.update(index.similarity([v for v in candidates if v not in whole], qvec))
+    whole.update(_similar(index, qvec, lang, ids=[v for v in candidates if v not in whole]))
     has_passages = cache.chunks_with_passages(v for v in candidates if v not in best)
     scored = []
     for v in candidates:

@@ -1,0 +1,136 @@
+"""The language axis (wikimem/search/language.py): similarity measured across the vault's scripts."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from wikimem.api import open_vault
+from wikimem.embed import EmbedderIdentity, normalise
+from wikimem.search import language
+from wikimem.search.language import LanguageAxis, estimate
+
+TOPICS = {  # topic -> words that name it, in either language
+    "memory": ("memory", "ram", "内存"),
+    "disk": ("disk", "filesystem", "磁盘"),
+    "network": ("network", "packets", "网络"),
+    "time": ("clock", "time", "时间"),
+    "users": ("user", "account", "用户"),
+}
+
+
+class BilingualEmbedder:
+    """A toy multilingual embedder with the flaw the axis corrects: each text is its topic plus
+    a strong component for the script it is written in, so without correction a Chinese query is
+    nearest to every Chinese text, whatever its topic."""
+
+    identity = EmbedderIdentity("fake", "bilingual-test", "1", 8)
+
+    def _vector(self, text: str) -> np.ndarray:
+        vec = np.zeros(8, dtype=np.float32)
+        low = text.lower()
+        for i, words in enumerate(TOPICS.values()):
+            vec[i] = sum(low.count(w) for w in words) > 0
+        han = any("\u4e00" <= ch <= "\u9fff" for ch in text)
+        vec[5 if han else 6] = 1.5
+        vec[7] = 0.1  # something every text shares
+        return vec
+
+    def embed_passages(self, texts):
+        return normalise(np.stack([self._vector(t) for t in texts])) if texts else np.zeros((0, 8), np.float32)
+
+    def embed_query(self, text):
+        return normalise(self._vector(text))[0]
+
+
+def _pages() -> dict[str, str]:
+    en = {"memory": "Display the amount of free and used memory (RAM).",
+          "network": "Show network interfaces and their packets.",
+          "time": "Set the system clock and time zone.",
+          "users": "Create a new user account.",
+          "disk2": "Check a filesystem for errors."}
+    zh = {"disk": "显示磁盘空间的使用情况。", "network": "测试网络连通性。", "time": "显示当前时间。",
+          "users": "切换到另一个用户。", "disk2": "检查磁盘错误。"}
+    pages = {f"en/{k}.md": f"# {k}\n\n{v}\n" for k, v in en.items()}
+    pages.update({f"zh/{k}.md": f"# {k}\n\n{v}\n" for k, v in zh.items()})
+    return pages
+
+
+@pytest.fixture
+def bilingual(make_vault):
+    v = open_vault(make_vault(_pages()), embedder="fake")
+    v.cache._embedder = BilingualEmbedder()
+    v.index()
+    yield v
+    v.close()
+
+
+def test_a_question_finds_the_page_in_the_other_language(bilingual, monkeypatch):
+    """Only an English page is about memory; the Chinese question must find it first."""
+    query = "查看内存使用情况"
+    monkeypatch.setattr(language, "WEIGHT", 0.0)
+    assert bilingual.search(query, mode="vector").hits[0].path.startswith("zh/")  # the flaw, uncorrected
+    monkeypatch.setattr(language, "WEIGHT", 1.0)
+    for mode in ("vector", "hybrid"):
+        assert bilingual.search(query, mode=mode).hits[0].path == "en/memory.md", mode
+    # and the reverse: an English question about a page that exists only in Chinese
+    assert bilingual.search("how much disk space is used", mode="vector").hits[0].path in ("zh/disk.md", "en/disk2.md")
+
+
+def test_same_language_ranking_between_topics_is_kept(bilingual):
+    """The axis removes the language component, not the topic: an English question about
+    network traffic still finds the English network page first."""
+    hits = bilingual.search("count network packets", mode="vector").hits
+    assert {h.path for h in hits[:2]} == {"en/network.md", "zh/network.md"}
+
+
+def test_estimate_recovers_the_direction_between_scripts():
+    rng = np.random.default_rng(7)
+    base = rng.normal(size=16)
+    axis_true = np.zeros(16)
+    axis_true[3] = 1.0
+    han = [("中文文本内容", base + axis_true + 0.1 * rng.normal(size=16)) for _ in range(12)]
+    latin = [("english text", base - axis_true + 0.1 * rng.normal(size=16)) for _ in range(12)]
+    found = estimate(han + latin, weight=1.0)
+    assert found is not None and float(found.direction @ axis_true) > 0.95
+    assert estimate(han[:language.MIN_GROUP - 1] + latin, weight=1.0) is None  # too few of one script
+    assert estimate(latin, weight=1.0) is None  # one script: no axis
+    assert estimate(han + latin, weight=0.0) is None  # off
+
+
+@pytest.mark.parametrize("b", [0.5, 1.0])
+def test_rescale_is_the_cosine_of_the_projected_vectors(b):
+    rng = np.random.default_rng(3)
+    d = normalise(rng.normal(size=(1, 12)))[0]
+    lang = LanguageAxis(d.astype(np.float32), 2 * b - b * b)
+    q = normalise(rng.normal(size=(1, 12)))[0]
+    xs = normalise(rng.normal(size=(6, 12)))
+    numerators = {i: float(x @ lang.query(q)) for i, x in enumerate(xs)}
+    got = lang.rescale(q, numerators, dict(enumerate(xs)))
+    def project(v):
+        return v - b * float(v @ d) * d
+    for i, x in enumerate(xs):
+        px, pq = project(x), project(q)
+        assert got[i] == pytest.approx(float(px @ pq / np.linalg.norm(px) / np.linalg.norm(pq)), abs=1e-5)
+
+
+def test_a_vault_in_one_script_searches_as_without_the_axis(make_vault, monkeypatch):
+    root = make_vault({f"notes/n{i}.md": f"# Note {i}\n\nalpha beta {i} gamma delta\n" for i in range(8)})
+    v = open_vault(root, embedder="fake")
+    v.index()
+    index = v.cache.vectors(v.cache.embedder().identity.dim)
+    assert language.axis(v.cache, index) is None
+    monkeypatch.setattr(language, "WEIGHT", 0.0)
+    before = [(h.path, h.score) for h in v.search("alpha gamma 3", mode="vector").hits]
+    monkeypatch.setattr(language, "WEIGHT", 1.0)
+    assert [(h.path, h.score) for h in v.search("alpha gamma 3", mode="vector").hits] == before
+    v.close()
+
+
+def test_the_axis_is_estimated_again_when_the_vectors_change(bilingual):
+    cache = bilingual.cache
+    index = cache.vectors(8)
+    first = language.axis(cache, index)
+    assert first is not None and language.axis(cache, index) is first  # kept while nothing changed
+    vid = next(iter(index.vectors([r[0] for r in cache.db.execute("SELECT vid FROM chunks LIMIT 1")])))
+    index.remove([vid])
+    assert language.axis(cache, index) is not first

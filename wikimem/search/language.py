@@ -1,0 +1,96 @@
+"""The language axis: take the query's language out of vector similarity (issue 17).
+
+A multilingual embedder places every text partly by meaning and partly by language. Measured on
+multilingual-e5-small over the tldr pages (benchmarks/README.md): the mean vector of the Chinese
+chunks and that of the English ones are 0.95 cosine apart, and almost all of their difference
+lies along one direction. Every Chinese text sits on one side of that direction and every English
+text on the other, so a Chinese question is nearer to loosely related Chinese pages than to the
+English page that answers it, and the reverse.
+
+This module finds that direction in the vault itself, ``d``: the unit vector from the mean of its
+Latin-script chunks to the mean of its Han-script ones (over a fixed sample of chunks, chosen by
+vector id, so it depends only on what the vault holds). Similarity is then measured with
+``WEIGHT`` of each vector's component along ``d`` removed, for the query and every chunk alike:
+
+    x' = x - b (x.d) d,   cos' = (x.q - k (x.d)(q.d)) / sqrt((1 - k (x.d)^2)(1 - k (q.d)^2)),  k = 2b - b^2
+
+The numerator is an inner product with one modified query (``q - k (q.d) d``), so FAISS still
+finds the candidates in one search; only the candidates' norms are corrected afterwards. A vault
+written in one script has no axis (fewer than ``MIN_GROUP`` chunks of the other script in the
+sample): its search is exactly as without this module. This is the "language-neutral"
+projection of Libovický et al., "On the language neutrality of pre-trained multilingual
+representations" (2020), reduced to the one direction that two scripts define.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .evidence import script_of
+
+# Measured in benchmarks/README.md ("tldr pages", language axis); 0 turns the projection off.
+WEIGHT = 1.0  # the whole component along the axis (0.5 / 0.7 kept less of the cross-lingual gain)
+SAMPLE = 3000  # chunks read (by vector id order) to estimate the two means
+MIN_GROUP = 5  # chunks of each script the sample must hold (an axis from 5 chunks kept most of the gain)
+
+
+@dataclass(frozen=True)
+class LanguageAxis:
+    direction: np.ndarray  # unit vector, Latin mean -> Han mean
+    k: float  # 2b - b^2: the share of each vector's squared component along ``direction`` removed
+
+    def query(self, q: np.ndarray) -> np.ndarray:
+        """The vector to search with: inner products with it are the projected numerators."""
+        q = np.asarray(q, dtype=np.float32).reshape(-1)
+        return q - self.k * float(q @ self.direction) * self.direction
+
+    def rescale(self, q: np.ndarray, scores: dict[int, float], vectors: dict[int, np.ndarray]) -> dict[int, float]:
+        """Projected numerators (``scores``, by vector id) -> projected cosines, from each stored
+        vector's component along the axis. An id without a stored vector keeps its numerator."""
+        qd = float(np.asarray(q, dtype=np.float32).reshape(-1) @ self.direction)
+        q_norm = np.sqrt(max(1e-12, 1.0 - self.k * qd * qd))
+        out = {}
+        for vid, score in scores.items():
+            vec = vectors.get(vid)
+            xd = float(vec @ self.direction) if vec is not None else 0.0
+            out[vid] = score / (q_norm * np.sqrt(max(1e-12, 1.0 - self.k * xd * xd)))
+        return out
+
+
+def estimate(texts_and_vectors, weight: float | None = None) -> LanguageAxis | None:
+    """The axis from ``(text, vector)`` pairs, or None (off, or too few of either script)."""
+    weight = WEIGHT if weight is None else weight
+    if weight <= 0:
+        return None
+    sums = {"han": None, "latin": None}
+    counts = {"han": 0, "latin": 0}
+    for text, vec in texts_and_vectors:
+        group = script_of(text)
+        sums[group] = vec.astype(np.float64) if sums[group] is None else sums[group] + vec
+        counts[group] += 1
+    if min(counts.values()) < MIN_GROUP:
+        return None
+    diff = sums["han"] / counts["han"] - sums["latin"] / counts["latin"]
+    size = float(np.linalg.norm(diff))
+    if size <= 1e-9:
+        return None
+    b = min(1.0, weight)
+    return LanguageAxis((diff / size).astype(np.float32), 2 * b - b * b)
+
+
+def axis(cache, index) -> LanguageAxis | None:
+    """The vault's language axis for the index as it is now, kept for this process until the
+    index changes (an estimate reads ``SAMPLE`` chunks: ~30 ms, ~120 ms the first time in a process, when
+    every text's script is found; evidence.script_of keeps them)."""
+    if WEIGHT <= 0 or index is None or index.ntotal == 0:
+        return None
+    key = (id(index), index.version, WEIGHT)
+    entry = cache.kept("language_axis", key)
+    if entry is not None:
+        return entry[0]
+    rows = cache.db.execute("SELECT vid, text FROM chunks ORDER BY vid LIMIT ?", (SAMPLE,)).fetchall()
+    vectors = index.vectors([vid for vid, _ in rows])
+    found = estimate((text, vectors[vid]) for vid, text in rows if vid in vectors)
+    cache.keep("language_axis", key, (found,))
+    return found
