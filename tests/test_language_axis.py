@@ -134,3 +134,46 @@ def test_the_axis_is_estimated_again_when_the_vectors_change(bilingual):
     vid = next(iter(index.vectors([r[0] for r in cache.db.execute("SELECT vid FROM chunks LIMIT 1")])))
     index.remove([vid])
     assert language.axis(cache, index) is not first
+
+
+def test_candidates_are_ranked_by_projected_cosine_not_numerator(tmp_path):
+    """FAISS ranks by the projected numerator; a vector far along the axis has a small projected
+    norm, so among the fetched candidates its cosine must put it above vectors whose numerators
+    were higher (the fetch is 4n: a vector below that is not seen, see language.py)."""
+    from wikimem.index.vectors import VectorIndex
+    from wikimem.search import rankers
+
+    class NoPassages:
+        def passage_owners(self, ids):
+            return {}
+    d = np.array([1, 0, 0, 0], np.float32)
+    q = np.array([0, 1, 0, 0], np.float32)
+    x = np.array([0.9, 0.3, np.sqrt(1 - 0.81 - 0.09), 0], np.float32)  # projected cosine with q: 0.69
+    y = np.array([0, 0.5, 0, np.sqrt(0.75)], np.float32)  # 0.5, but a higher numerator than x's
+    index = VectorIndex(tmp_path / "f", 4)
+    index.add([1], x[None])
+    index.add(list(range(10, 18)), np.stack([y] * 8))
+    top = rankers._ranking(NoPassages(), index, q, 3, set(), None, LanguageAxis(d, 1.0))
+    assert top[0][0] == 1 and top[0][1] == pytest.approx(0.3 / np.sqrt(0.19), abs=1e-5)
+    assert [s for _, s in top[1:]] == pytest.approx([0.5, 0.5])
+
+
+def test_text_without_letters_is_on_neither_side(make_vault):
+    """Tables of figures are not a second language: a Chinese vault with some gets no axis."""
+    pages = {f"zh/{i}.md": f"# 笔记{i}\n\n这是关于{topic}的中文笔记。\n" for i, topic in
+             enumerate(("内存", "磁盘", "网络", "时间", "用户", "进程", "日志", "证书"))}
+    pages.update({f"data/{i}.md": f"| {i} | {i * 2} |\n|---|---|\n| 3.5 | 42 |\n" for i in range(6)})
+    v = open_vault(make_vault(pages), embedder="fake")
+    v.index()
+    assert language.axis(v.cache, v.cache.vectors(v.cache.embedder().identity.dim)) is None
+    v.close()
+
+
+def test_each_index_object_has_its_own_serial(tmp_path):
+    """The kept axis is keyed by the index's serial, not id(): a freed index's id can be reused
+    by the next one loaded, with the same version count (found by a review)."""
+    from wikimem.index.vectors import VectorIndex
+    first = VectorIndex(tmp_path / "a", 4)
+    serial = first.serial
+    del first
+    assert VectorIndex(tmp_path / "b", 4).serial != serial

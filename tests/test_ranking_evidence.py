@@ -17,7 +17,8 @@ def test_script_counts_prose_not_code():
     # a Chinese page's commands are ASCII: they do not make it English
     assert script("- 创建存档：\n\n`tar cf {{path/to/target.tar}} {{path/to/file1 path/to/file2}}`") == "han"
     assert script("- Extract: `tar xf 目标.tar`") == "latin"
-    assert script("") == "latin"
+    assert script("") == ""  # no letters: no side
+    assert script("| 1 | 2.5 | 300 |\n| 4 | 5 | 6 |") == ""
 
 
 @pytest.fixture
@@ -25,6 +26,7 @@ def bilingual(make_vault):
     root = make_vault({
         "en/sed.md": "# sed\n\n> Edit text in a scriptable manner.\n\n- Replace all occurrences of a word:\n\n`sed 's/a/b/g' file`\n",
         "zh/grep.md": "# grep\n\n> 在文件中查找模式。\n\n- 在文件中搜索模式：\n\n`grep pattern file`\n",
+        "code/only.md": "`tar xf archive.tar`\n",
         "notes/long.md": "# Long\n\n## One\n\nalpha " + LONG + "\n\n## Two\n\nalpha " + LONG + "\n",
         "notes/short.md": "# Short\n\nalpha beta\n",
         "notes/git rebase.md": "---\naliases: [rebasing]\n---\n# git rebase\n\nMove commits onto another base.\n",
@@ -44,6 +46,12 @@ def test_foreign_is_another_script_than_the_query(bilingual):
     db = bilingual.cache.db
     assert foreign(db, "批量替换字符串", [en, zh]) == {en}
     assert foreign(db, "replace text", [en, zh]) == {zh}
+    # code without prose is ASCII to BM25: foreign to a Chinese query only; a query without
+    # letters has no language, so nothing is foreign to it
+    (code,) = _ids(bilingual, "code/only.md")
+    assert foreign(db, "批量替换字符串", [code]) == {code}
+    assert foreign(db, "replace text", [code]) == set()
+    assert foreign(db, "2024 42", [en, zh, code]) == set()
 
 
 def test_impute_lexical_only_raises_foreign_candidates():

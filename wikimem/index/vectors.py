@@ -5,9 +5,10 @@ Saved with temp file + rename, so a reader never sees half an index. Behind a na
 """
 from __future__ import annotations
 
+import itertools
 import os
-import zlib
 import threading
+import zlib
 from pathlib import Path
 from typing import Sequence
 
@@ -18,6 +19,9 @@ def _checksum(data: bytes) -> str:
     """CRC-32 of the file's bytes: finds damage (not tampering) at memory speed; a SHA-256 of a
     60 MB index cost ~0.1 s of every save."""
     return f"crc32:{zlib.crc32(data):08x}"
+
+
+_SERIALS = itertools.count(1)
 
 
 def vector_id(chunk_id: str) -> int:
@@ -37,7 +41,11 @@ class VectorIndex:
         # FAISS does not allow a search during an add, so each takes this lock
         self.lock = threading.RLock()
         self.base_ids: set[int] | None = None  # the ids in the file on disk (None: never written/read)
-        self.version = 0  # counts adds and removes: what is derived from the vectors is keyed by it
+        # what is derived from the vectors is keyed by (serial, version): serial names this object
+        # for the life of the process (an id() can be reused once it is freed), version counts
+        # its adds and removes
+        self.serial = next(_SERIALS)
+        self.version = 0
 
     @classmethod
     def load(cls, path: Path, dim: int, checksum: str | None = None) -> "VectorIndex":

@@ -38,13 +38,16 @@ LETTERS_PER_HAN = 5  # a Han character carries about as much meaning as a five-l
 
 
 def script(text: str) -> str:
-    """``"han"`` or ``"latin"``: whichever carries more of the prose's meaning, counting a Han
-    character as ``LETTERS_PER_HAN`` Latin letters. Code spans, placeholders and URLs are left out
-    (a Chinese page's commands are still written in ASCII)."""
+    """``"han"``, ``"latin"`` or ``""``: whichever carries more of the prose's meaning, counting a
+    Han character as ``LETTERS_PER_HAN`` Latin letters; ``""`` for prose with neither (numbers, a
+    table of figures, another alphabet), which belongs to no side. Code spans, placeholders and
+    URLs are left out (a Chinese page's commands are still written in ASCII)."""
     prose = _CODE.sub(" ", text)
     han = len(_HAN.findall(prose))
     latin = len(_LATIN.findall(prose))
-    return "han" if han and han * LETTERS_PER_HAN >= latin else "latin"
+    if not han and not latin:
+        return ""
+    return "han" if han * LETTERS_PER_HAN >= latin else "latin"
 
 
 _SCRIPTS: dict[int, str] = {}
@@ -67,11 +70,16 @@ def foreign(db, query: str, ids: list[str]) -> set[str]:
     never counted: their steps live in steps.py)."""
     want = script(query)
     out: set[str] = set()
+    if not want:  # a query with no letters is in no language: nothing is foreign to it
+        return out
     for start in range(0, len(ids), 500):
         part = ids[start:start + 500]
         marks = ",".join("?" * len(part))
         for cid, text, speakers in db.execute(f"SELECT id, text, speakers FROM chunks WHERE id IN ({marks})", part):
-            if speakers in ("", "[]") and script_of(text) != want:
+            got = script_of(text)
+            # text without prose (a chunk of code examples, figures) is ASCII to BM25: visible to a
+            # Latin query, foreign to a Chinese one
+            if speakers in ("", "[]") and got != want and not (got == "" and want == "latin"):
                 out.add(cid)
     return out
 

@@ -15,7 +15,12 @@ vector id, so it depends only on what the vault holds). Similarity is then measu
     x' = x - b (x.d) d,   cos' = (x.q - k (x.d)(q.d)) / sqrt((1 - k (x.d)^2)(1 - k (q.d)^2)),  k = 2b - b^2
 
 The numerator is an inner product with one modified query (``q - k (q.d) d``), so FAISS still
-finds the candidates in one search; only the candidates' norms are corrected afterwards. A vault
+finds the candidates in one search; the candidates' norms are applied afterwards. That makes the
+candidate list approximate: a vector far along the axis has a small projected norm, so its cosine
+can beat vectors whose numerators were above it, and one just below the fetched 4n is not seen.
+The norms vary little on real vectors (|x.d| <= 0.27 on the tldr pages: at most 3.6 %); an exact
+search (widening until no unseen vector could win, ~3 flat scans a query) measured MRR@10 0.564
+against 0.570 hybrid and 0.551 against 0.545 vector-only on tldr, so the single search stays. A vault
 written in one script has no axis (fewer than ``MIN_GROUP`` chunks of the other script in the
 sample): its search is exactly as without this module. This is the "language-neutral"
 projection of Libovický et al., "On the language neutrality of pre-trained multilingual
@@ -67,6 +72,8 @@ def estimate(texts_and_vectors, weight: float | None = None) -> LanguageAxis | N
     counts = {"han": 0, "latin": 0}
     for text, vec in texts_and_vectors:
         group = script_of(text)
+        if not group:  # no letters (figures, another alphabet): on neither side of the axis
+            continue
         sums[group] = vec.astype(np.float64) if sums[group] is None else sums[group] + vec
         counts[group] += 1
     if min(counts.values()) < MIN_GROUP:
@@ -85,7 +92,7 @@ def axis(cache, index) -> LanguageAxis | None:
     every text's script is found; evidence.script_of keeps them)."""
     if WEIGHT <= 0 or index is None or index.ntotal == 0:
         return None
-    key = (id(index), index.version, WEIGHT)
+    key = (index.serial, index.version, WEIGHT)
     entry = cache.kept("language_axis", key)
     if entry is not None:
         return entry[0]

@@ -76,18 +76,14 @@ def vector(cache, index, qvec, tvec, n: int, excluded: set[int], allowed,
 
 def _similar(index, qvec, lang, ids=None, k: int = 0, allowed=None) -> list[tuple[int, float]]:
     """Cosines of the query with the top ``k`` vectors (or with the vectors of ``ids``), measured
-    across the language axis when the vault has one (language.py)."""
-    q = lang.query(qvec) if lang is not None else qvec
-    if ids is None:
-        found = index.search(q, k, allowed)
-    else:
-        found = list(index.similarity(ids, q).items())
-    if lang is None or not found:
-        return found
+    across the language axis when the vault has one (language.py: FAISS ranks by the projected
+    numerator, each candidate's own projected norm is applied after)."""
+    if lang is None:
+        return index.search(qvec, k, allowed) if ids is None else list(index.similarity(ids, qvec).items())
+    q = lang.query(qvec)
+    found = index.search(q, k, allowed) if ids is None else list(index.similarity(ids, q).items())
     rescaled = lang.rescale(qvec, dict(found), index.vectors([i for i, _ in found]))
-    out = [(i, rescaled[i]) for i, _ in found]
-    out.sort(key=lambda h: (-round(h[1], 6), h[0]))
-    return out
+    return sorted(rescaled.items(), key=lambda h: (-round(h[1], 6), h[0]))
 
 
 def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed, lang=None) -> list[tuple[int, float]]:
