@@ -104,8 +104,8 @@ def test_rescale_is_the_cosine_of_the_projected_vectors(b):
     lang = LanguageAxis(d.astype(np.float32), 2 * b - b * b)
     q = normalise(rng.normal(size=(1, 12)))[0]
     xs = normalise(rng.normal(size=(6, 12)))
-    numerators = {i: float(x @ lang.query(q)) for i, x in enumerate(xs)}
-    got = lang.rescale(q, numerators, dict(enumerate(xs)))
+    numerators = [float(x @ lang.query(q)) for x in xs]
+    got = lang.rescale(q, numerators, xs)
     def project(v):
         return v - b * float(v @ d) * d
     for i, x in enumerate(xs):
@@ -177,3 +177,12 @@ def test_each_index_object_has_its_own_serial(tmp_path):
     serial = first.serial
     del first
     assert VectorIndex(tmp_path / "b", 4).serial != serial
+
+
+def test_vector_rows_in_order_with_zeros_for_ids_gone(tmp_path):
+    from wikimem.index.vectors import VectorIndex
+    index = VectorIndex(tmp_path / "f", 4)
+    index.add([1, 2], np.eye(4, dtype=np.float32)[:2])
+    rows = index.vector_rows([2, 99, 1])
+    assert rows.tolist() == [[0, 1, 0, 0], [0, 0, 0, 0], [1, 0, 0, 0]]
+    assert index.vector_rows([]).shape == (0, 4)

@@ -111,6 +111,20 @@ class VectorIndex:
                     continue
         return out
 
+    def vector_rows(self, ids: Sequence[int]) -> np.ndarray:
+        """The stored vectors of ``ids`` as rows, in order, in one call; a row of zeros for an id
+        not in the index (removed since it was found)."""
+        if not len(ids):
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self.lock:
+            try:
+                return self.index.reconstruct_batch(np.asarray(ids, dtype=np.int64))
+            except RuntimeError:
+                pass
+        found = self.vectors(ids)
+        zero = np.zeros(self.dim, dtype=np.float32)
+        return np.stack([found.get(int(i), zero) for i in ids])
+
     def similarity(self, ids: Sequence[int], query: np.ndarray) -> dict[int, float]:
         """Exact inner products of the query with the stored vectors of ``ids`` (those present)."""
         out = {}

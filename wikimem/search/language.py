@@ -50,17 +50,13 @@ class LanguageAxis:
         q = np.asarray(q, dtype=np.float32).reshape(-1)
         return q - self.k * float(q @ self.direction) * self.direction
 
-    def rescale(self, q: np.ndarray, scores: dict[int, float], vectors: dict[int, np.ndarray]) -> dict[int, float]:
-        """Projected numerators (``scores``, by vector id) -> projected cosines, from each stored
-        vector's component along the axis. An id without a stored vector keeps its numerator."""
+    def rescale(self, q: np.ndarray, numerators: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+        """Projected numerators (one per stored vector, ``vectors`` as rows) -> projected cosines.
+        A row of zeros (a vector no longer stored) keeps its numerator, over the query's norm."""
         qd = float(np.asarray(q, dtype=np.float32).reshape(-1) @ self.direction)
         q_norm = np.sqrt(max(1e-12, 1.0 - self.k * qd * qd))
-        out = {}
-        for vid, score in scores.items():
-            vec = vectors.get(vid)
-            xd = float(vec @ self.direction) if vec is not None else 0.0
-            out[vid] = score / (q_norm * np.sqrt(max(1e-12, 1.0 - self.k * xd * xd)))
-        return out
+        xd = np.asarray(vectors, dtype=np.float32) @ self.direction
+        return np.asarray(numerators, dtype=np.float64) / (q_norm * np.sqrt(np.maximum(1e-12, 1.0 - self.k * xd * xd)))
 
 
 def estimate(texts_and_vectors, weight: float | None = None) -> LanguageAxis | None:

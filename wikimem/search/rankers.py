@@ -82,8 +82,11 @@ def _similar(index, qvec, lang, ids=None, k: int = 0, allowed=None) -> list[tupl
         return index.search(qvec, k, allowed) if ids is None else list(index.similarity(ids, qvec).items())
     q = lang.query(qvec)
     found = index.search(q, k, allowed) if ids is None else list(index.similarity(ids, q).items())
-    rescaled = lang.rescale(qvec, dict(found), index.vectors([i for i, _ in found]))
-    return sorted(rescaled.items(), key=lambda h: (-round(h[1], 6), h[0]))
+    if not found:
+        return found
+    ids = [i for i, _ in found]
+    rescaled = lang.rescale(qvec, [s for _, s in found], index.vector_rows(ids))
+    return sorted(zip(ids, rescaled.tolist()), key=lambda h: (-round(h[1], 6), h[0]))
 
 
 def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed, lang=None) -> list[tuple[int, float]]:
