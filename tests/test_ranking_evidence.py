@@ -56,11 +56,10 @@ def test_foreign_is_another_script_than_the_query(bilingual):
 
 def test_impute_lexical_only_raises_foreign_candidates():
     parts = {"a": {"fused": 0.9}, "b": {"fused": 1.0}, "c": {"fused": 0.5}}
-    shares = {"a": {"vector": 0.9}, "b": {"vector": 1.0}, "c": {"bm25": 0.6, "vector": 0.5}}
-    other = {"a", "c", "gone"}  # "b" is in the query's script; "gone" was cut before fusion
-    impute_lexical(parts, shares, other, weight_lexical=1.0, share=0.0)
+    shares = {"a": {"vector": 0.9}, "c": {"bm25": 0.6, "vector": 0.5}}  # "b" is in the query's script
+    impute_lexical(parts, shares, weight_lexical=1.0, share=0.0)
     assert parts["a"]["fused"] == 0.9
-    impute_lexical(parts, shares, other, weight_lexical=1.0, share=0.5)
+    impute_lexical(parts, shares, weight_lexical=1.0, share=0.5)
     assert parts["a"]["fused"] == pytest.approx(0.9 + 0.45) and parts["a"]["imputed"] == pytest.approx(0.45)
     assert parts["b"] == {"fused": 1.0}
     assert parts["c"] == {"fused": 0.5}  # its own lexical share is already higher: never lowered

@@ -114,8 +114,9 @@ class Cache(CacheDir):
     def keep(self, slot: str, key, value) -> None:
         """Keep ``value`` for this process while the cache is in the state named by ``key`` (a key
         or value of None forgets it). Slots: "resolver" (build._resolver, keyed by the manifest's
-        links_token) and "pending" (background.embed_pending's queue, keyed by generation and
-        vector signature)."""
+        links_token), "pending" (background.embed_pending's queue, keyed by generation and vector
+        signature) and "language_axis" (search/language.py, keyed by the vector index's serial and
+        version)."""
         self._kept[slot] = (key, value) if key is not None and value is not None else None
 
     def kept(self, slot: str, key):

@@ -127,15 +127,8 @@ class VectorIndex:
 
     def similarity(self, ids: Sequence[int], query: np.ndarray) -> dict[int, float]:
         """Exact inner products of the query with the stored vectors of ``ids`` (those present)."""
-        out = {}
         q = np.asarray(query, dtype=np.float32).reshape(-1)
-        with self.lock:
-            for i in ids:
-                try:
-                    out[int(i)] = float(self.index.reconstruct(int(i)) @ q)
-                except RuntimeError:  # not in the index (yet)
-                    continue
-        return out
+        return {i: float(vec @ q) for i, vec in self.vectors(ids).items()}
 
     def search(self, query: np.ndarray, k: int, allowed: Sequence[int] | None = None) -> list[tuple[int, float]]:
         if self.ntotal == 0 or k <= 0:

@@ -84,21 +84,18 @@ def foreign(db, query: str, ids: list[str]) -> set[str]:
     return out
 
 
-def impute_lexical(parts, shares: dict[str, dict[str, float]], other: set[str], weight_lexical: float,
+def impute_lexical(parts, shares: dict[str, dict[str, float]], weight_lexical: float,
                    share: float | None = None) -> None:
     """BM25 cannot match a Chinese question against English text (or only on stray ASCII words),
     so its silence about a page in another script is no evidence against it: that candidate's
     lexical share is missing, not 0. It is taken to be ``share`` times the candidate's vector
     share (0 <= share <= 1; below 1 because it is a guess, not a match), unless BM25's own share
-    is higher. ``shares``: chunk id -> {"bm25": share, "vector": share}; ``other``: the
-    candidates in another script than the query."""
+    is higher. ``shares``: chunk id -> {"bm25": share, "vector": share} for the candidates in
+    another script than the query."""
     share = CROSS_LEXICAL if share is None else share
     if share <= 0:
         return
-    for cid in other:
-        got = shares.get(cid)
-        if cid not in parts or not got:
-            continue
+    for cid, got in shares.items():
         gain = share * got.get("vector", 0.0) - got.get("bm25", 0.0)
         if gain > 0:
             parts[cid]["fused"] += weight_lexical * gain

@@ -55,7 +55,7 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
     if mode == "hybrid" and evidence.language_steps_on():
         other = evidence.foreign(cache.db, query, [cid for cid, _ in vector])
     parts: dict[str, dict[str, Any]] = {}
-    shares: dict[str, dict[str, float]] = {}  # each side's share, by candidate
+    shares: dict[str, dict[str, float]] = {}  # each side's share, for candidates in another script
     for side, groups, weight, floor in (("bm25", [lexical], settings.weight_lexical, 0.0),
                                         ("vector", _groups(vector, turn_ids), settings.weight_vector, None)):
         for ranked in groups:
@@ -64,9 +64,10 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
                 p[f"{side}_rank"] = rank
                 p[side] = round(score, 6)
                 p["fused"] += weight * share
-                shares.setdefault(cid, {})[side] = share
+                if cid in other:
+                    shares.setdefault(cid, {})[side] = share
     if mode == "hybrid":
-        evidence.impute_lexical(parts, shares, other, settings.weight_lexical)
+        evidence.impute_lexical(parts, shares, settings.weight_lexical)
     light = cache.paths_by_id(parts)  # light rows: full chunks are read for the final hits only
     paths = {cid: row[0] for cid, row in light.items()}
     speaker_boost(parts, light, query, settings)

@@ -78,11 +78,9 @@ def _similar(index, qvec, lang, ids=None, k: int = 0, allowed=None) -> list[tupl
     """Cosines of the query with the top ``k`` vectors (or with the vectors of ``ids``), measured
     across the language axis when the vault has one (language.py: FAISS ranks by the projected
     numerator, each candidate's own projected norm is applied after)."""
-    if lang is None:
-        return index.search(qvec, k, allowed) if ids is None else list(index.similarity(ids, qvec).items())
-    q = lang.query(qvec)
+    q = lang.query(qvec) if lang is not None else qvec
     found = index.search(q, k, allowed) if ids is None else list(index.similarity(ids, q).items())
-    if not found:
+    if lang is None or not found:
         return found
     ids = [i for i, _ in found]
     rescaled = lang.rescale(qvec, [s for _, s in found], index.vector_rows(ids))
