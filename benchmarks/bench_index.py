@@ -44,11 +44,12 @@ def timed(fn):
 
 
 def fill_synthetic_vectors(vault) -> None:
-    """Write random unit vectors into the vector cache for every chunk (see the module docstring)."""
+    """Write random unit vectors into the vector cache for every chunk and passage (see the module
+    docstring)."""
     cache = vault.cache
     key, dim = cache.embedder().identity.key, cache.embedder().identity.dim
     rng = np.random.default_rng(0)
-    hashes = [r[0] for r in cache.db.execute("SELECT DISTINCT embed_hash FROM chunks")]
+    hashes = [r[0] for r in cache.db.execute("SELECT embed_hash FROM chunks UNION SELECT embed_hash FROM passages")]
     with cache.transaction(cache.vdb) as vdb:
         for i in range(0, len(hashes), 5000):
             part = hashes[i:i + 5000]

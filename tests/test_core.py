@@ -265,7 +265,8 @@ def test_a_vault_without_transcripts_ranks_exactly_as_before_the_reshape(tmp_pat
     on a vault with no transcripts the reshape changed nothing. It has been rewritten only for
     deliberate ranking changes since, each measured (benchmarks/README.md): the language bias,
     then the language axis with lexical imputation that replaced it (issue 17; examples/ holds
-    Chinese notes, so both move its scores)."""
+    Chinese notes, so both move its scores), then the notes' held passages (session 5: scores
+    and some lower ranks moved, every top hit stayed)."""
     import shutil
     from conftest import EXAMPLES, golden
     root = tmp_path / "examples"

@@ -61,11 +61,20 @@ def test_superseded_hidden_unless_asked(vault):
 def test_incremental_build_touches_only_changes(vault):
     again = vault.index()
     assert (again.added, again.changed, again.removed, again.embedded_now) == (0, 0, 0, 0)
+    def texts():  # embed hash -> owning page, for chunks and (held) passages
+        db = vault.cache.db
+        out = dict(db.execute("SELECT embed_hash, path FROM chunks"))
+        out.update(db.execute("SELECT p.embed_hash, c.path FROM passages p JOIN chunks c ON c.vid = p.vid"))
+        return out
+    before = texts()
     path = vault.root / "concepts/Alpha.md"
     path.write_text(path.read_text() + "\nA new paragraph about omega.\n")
     (vault.root / "entities/Gamma.md").unlink()
     report = vault.index()
-    assert (report.changed, report.removed, report.embedded_now) == (1, 1, 1)
+    new = {h: page for h, page in texts().items() if h not in before}
+    # the edited chunk and its new passages are embedded, nothing else
+    assert set(new.values()) == {"concepts/Alpha.md"} and len(new) >= 2
+    assert (report.changed, report.removed, report.embedded_now) == (1, 1, len(new))
     assert "entities/Gamma.md" not in {h.path for h in vault.search("gamma radiation")}
     assert vault.search("omega", mode="lexical").hits[0].path == "concepts/Alpha.md"
 

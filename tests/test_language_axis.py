@@ -146,6 +146,9 @@ def test_candidates_are_ranked_by_projected_cosine_not_numerator(tmp_path):
     class NoPassages:
         def passage_owners(self, ids):
             return {}
+
+        def held_passages(self, vids):
+            return {}
     d = np.array([1, 0, 0, 0], np.float32)
     q = np.array([0, 1, 0, 0], np.float32)
     x = np.array([0.9, 0.3, np.sqrt(1 - 0.81 - 0.09), 0], np.float32)  # projected cosine with q: 0.69

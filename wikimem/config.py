@@ -36,7 +36,7 @@ class Settings:
     transcript_window: int = 1  # turns per transcript chunk
     transcript_stride: int = 1  # turns to advance between chunks (< window: overlapping chunks)
     transcript_context: int = 1  # earlier turns indexed and embedded with a chunk (not shown)
-    embed_passages: str = "transcripts"  # also embed sentence pairs: transcripts | all | none (passages.py)
+    embed_passages: str = "all"  # which chunks also get passage vectors: all | transcripts | none (index/passages.py)
     fusion: str = "convex"  # how the two ranked lists combine: convex | rrf (search/fusion.py)
     rrf_k: int = 60
     weight_lexical: float = 1.0

@@ -31,11 +31,7 @@ def page_vectors(vault, paths: Sequence[str]) -> tuple[list[int], np.ndarray, st
     if index is None or index.ntotal == 0:
         return [], np.zeros((0, dim), np.float32), "the vector index is missing or damaged; --semantic skipped: " \
             "run `wikimem index`"
-    import faiss
-    with index.lock:
-        inner = faiss.downcast_index(index.index.index)
-        matrix = inner.reconstruct_n(0, inner.ntotal)
-        ids = index.ids()
+    ids, matrix = index.searched()
     row_of = {int(v): i for i, v in enumerate(ids)}
     position = {p: i for i, p in enumerate(paths)}
     sums = np.zeros((len(paths), dim), np.float32)

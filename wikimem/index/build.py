@@ -378,7 +378,7 @@ def _delete_chunks(db, path: str) -> None:
 
 
 def _passage_rows(vid: int, chunk: Chunk, mode: str, key: str | None) -> list[tuple]:
-    return [(passage_id(chunk.id, i), vid, i, embed_hash(key or "", text), text)
+    return [(passage_id(chunk.id, i, held=not chunk.speakers), vid, i, embed_hash(key or "", text), text)
             for i, text in enumerate(passages(chunk, mode))]
 
 

@@ -18,6 +18,7 @@ from ..model import Chunk, Page
 from .manifest import CHUNK_COLUMNS, chunk_row, row_chunk, select_in, stored_pages  # noqa: F401 (re-exported)
 from .gcpause import paused_gc
 from .store import CacheDir
+from .vectors import HELD_BIT
 
 log = logging.getLogger(__name__)
 
@@ -177,7 +178,14 @@ class Cache(CacheDir):
                                         vids)}
 
     def chunks_with_passages(self, vids: Iterable[int]) -> set[int]:
-        return {v for (v,) in select_in(self.db, "SELECT DISTINCT vid FROM passages WHERE vid IN ({marks})", vids)}
+        """Which of these chunk vids have searched passages (transcript turns)."""
+        return {v for (v,) in select_in(self.db, "SELECT DISTINCT vid FROM passages WHERE vid IN ({marks}) "
+                                        f"AND pid < {HELD_BIT}", vids)}
+
+    def held_passages(self, vids: Iterable[int]) -> dict[int, int]:
+        """The held passages (a note's, never searched) of these chunk vids: passage id -> chunk vid."""
+        return dict(select_in(self.db, f"SELECT pid, vid FROM passages WHERE pid >= {HELD_BIT} AND vid IN ({{marks}})",
+                              vids))
 
     def first_chunk(self, path: str, where: str = "", args: Iterable = ()) -> Chunk | None:
         """A page's first chunk, if it passes ``where`` (SQL over the ``chunks`` table aliased ``c``)."""

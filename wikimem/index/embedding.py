@@ -24,6 +24,7 @@ from .vectors import VectorIndex
 log = logging.getLogger(__name__)
 
 SAVE_EVERY_S = 20.0  # while embedding a backlog, commit progress this often
+SYNC_BATCH = 20_000  # vectors read from the vector cache at a time
 
 
 class EmbedGate:
@@ -128,12 +129,15 @@ def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
         index.remove(stale)
         have -= set(stale)
     missing = sorted(set(want) - have)
-    cached = _load_cached_vectors(cache, key, sorted({want[v] for v in missing}))
-    from_cache = [v for v in missing if want[v] in cached]
-    if from_cache:
-        index.add(from_cache, np.stack([cached[want[v]] for v in from_cache]))
+    state.missing = []
+    for start in range(0, len(missing), SYNC_BATCH):  # a slice at a time: 400k float32 vectors are 600 MB
+        part = missing[start:start + SYNC_BATCH]
+        cached = _load_cached_vectors(cache, key, sorted({want[v] for v in part}))
+        from_cache = [v for v in part if want[v] in cached]
+        if from_cache:
+            index.add(from_cache, np.stack([cached[want[v]] for v in from_cache]))
+        state.missing += [v for v in part if want[v] not in cached]
     state.index = index
-    state.missing = [v for v in missing if want[v] not in cached]
     save_index(cache, index, key, len(want), dirty=False)
     state.held = index.ntotal
     return state

@@ -1,5 +1,12 @@
 """FAISS IndexIDMap2(IndexFlatIP) over normalised vectors: exact cosine search, removable ids.
 
+Two kinds of vector share one id space. *Searched* vectors (chunks, transcript passages) are in
+the flat index that every query scans. *Held* vectors (a note's passages: ids with ``HELD_BIT``
+set, index/passages.py) are only read back, for the few candidates a search found: scanning them
+too would multiply the cost of every query by the number of passages a chunk has (~5 on
+documentation), so they sit in a second index that is never searched, stored as float16 (half
+the memory; the cosines they give differ by ~1e-4).
+
 Saved with temp file + rename, so a reader never sees half an index. Behind a narrow interface
 (add / remove / search by chunk id) so that another backend can replace it.
 """
@@ -22,6 +29,12 @@ def _checksum(data: bytes) -> str:
 
 
 _SERIALS = itertools.count(1)
+HELD_BIT = 1 << 61  # above the 60 bits of vector_id: set on the ids of held (never searched) vectors
+_MAGIC = b"WMVI2\n"  # file: magic, the searched index's length (8 bytes), both indexes serialised
+
+
+def is_held(vid: int) -> bool:
+    return bool(int(vid) & HELD_BIT)
 
 
 def vector_id(chunk_id: str) -> int:
@@ -37,6 +50,7 @@ class VectorIndex:
         self.path = path
         self.dim = dim
         self.index = faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
+        self.held = self._held_index(dim)
         # one process may search this index in several threads while its writer adds to it;
         # FAISS does not allow a search during an add, so each takes this lock
         self.lock = threading.RLock()
@@ -47,6 +61,10 @@ class VectorIndex:
         self.serial = next(_SERIALS)
         self.version = 0
 
+    def _held_index(self, dim: int):
+        f = self.faiss
+        return f.IndexIDMap2(f.IndexScalarQuantizer(dim, f.ScalarQuantizer.QT_fp16, f.METRIC_INNER_PRODUCT))
+
     @classmethod
     def load(cls, path: Path, dim: int, checksum: str | None = None) -> "VectorIndex":
         """Read the index; with ``checksum`` (the checksum recorded when it was saved) a file whose
@@ -55,10 +73,18 @@ class VectorIndex:
         data = path.read_bytes()
         if checksum is not None and _checksum(data) != checksum:
             raise ValueError("vector index checksum does not match what was written")
-        index = vi.faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8))
-        if index.d != dim:
-            raise ValueError(f"vector index has dimension {index.d}, expected {dim}")
-        vi.index = index
+        if not data.startswith(_MAGIC) or len(data) < len(_MAGIC) + 8:
+            raise ValueError("not a wikimem vector index file (or one from an older version)")
+        start = len(_MAGIC) + 8
+        size = int.from_bytes(data[len(_MAGIC):start], "little")
+        if start + size > len(data):
+            raise ValueError("vector index file is truncated")
+        view = memoryview(data)  # slices of a memoryview are not copies
+        for attr, part in (("index", view[start:start + size]), ("held", view[start + size:])):
+            index = vi.faiss.deserialize_index(np.frombuffer(part, dtype=np.uint8))
+            if index.d != dim:
+                raise ValueError(f"vector index has dimension {index.d}, expected {dim}")
+            setattr(vi, attr, index)
         vi.base_ids = set(vi.ids().tolist())
         return vi
 
@@ -71,21 +97,38 @@ class VectorIndex:
 
     @property
     def ntotal(self) -> int:
-        return int(self.index.ntotal)
+        """Vectors of both kinds."""
+        return int(self.index.ntotal) + int(self.held.ntotal)
 
     def ids(self) -> np.ndarray:
-        return self.faiss.vector_to_array(self.index.id_map).astype(np.int64)
+        """The ids of both kinds: searched first, in their index's row order, then held."""
+        return np.concatenate([self.faiss.vector_to_array(ix.id_map).astype(np.int64) for ix in (self.index, self.held)])
+
+    def searched(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, vectors as rows) of every searched vector, in one C call."""
+        with self.lock:
+            ids = self.faiss.vector_to_array(self.index.id_map).astype(np.int64)
+            return ids, self.index.index.reconstruct_n(0, self.index.ntotal)
 
     def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
         if len(ids):
+            ids = np.asarray(ids, dtype=np.int64)
+            vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+            held = (ids & HELD_BIT) != 0
             with self.lock:
-                self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), np.asarray(ids, dtype=np.int64))
+                for index, rows in ((self.index, ~held), (self.held, held)):
+                    if rows.any():
+                        index.add_with_ids(np.ascontiguousarray(vectors[rows]), ids[rows])
                 self.version += 1
 
     def remove(self, ids: Sequence[int]) -> None:
         if len(ids):
+            ids = np.asarray(ids, dtype=np.int64)
+            held = (ids & HELD_BIT) != 0
             with self.lock:
-                self.index.remove_ids(np.asarray(ids, dtype=np.int64))
+                for index, rows in ((self.index, ~held), (self.held, held)):
+                    if rows.any():
+                        index.remove_ids(ids[rows])
                 self.version += 1
 
     def save(self) -> str:
@@ -93,12 +136,17 @@ class VectorIndex:
         file is derived, its fingerprint and checksum are checked on open, and it is rebuilt from
         the durable vector cache if a crash damaged it."""
         with self.lock:
-            data = self.faiss.serialize_index(self.index).tobytes()
+            parts = [self.faiss.serialize_index(self.index), self.faiss.serialize_index(self.held)]
             self.base_ids = set(self.ids().tolist())
+        parts.insert(0, _MAGIC + len(parts[0]).to_bytes(8, "little"))
         tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(data)
+        crc = 0
+        with open(tmp, "wb") as f:  # part by part: no copy of the whole file in memory
+            for part in parts:
+                f.write(part)
+                crc = zlib.crc32(part, crc)
         os.replace(tmp, self.path)
-        return _checksum(data)
+        return f"crc32:{crc:08x}"
 
     def vectors(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
         """The stored vectors of ``ids`` (those present)."""
@@ -106,19 +154,21 @@ class VectorIndex:
         with self.lock:
             for i in ids:
                 try:
-                    out[int(i)] = self.index.reconstruct(int(i))
+                    out[int(i)] = (self.held if is_held(i) else self.index).reconstruct(int(i))
                 except RuntimeError:  # not in the index (yet)
                     continue
         return out
 
     def vector_rows(self, ids: Sequence[int]) -> np.ndarray:
-        """The stored vectors of ``ids`` as rows, in order, in one call; a row of zeros for an id
-        not in the index (removed since it was found)."""
+        """The stored vectors of ``ids`` as rows, in order, in one call (ids all of one kind); a
+        row of zeros for an id not in the index (removed since it was found)."""
         if not len(ids):
             return np.zeros((0, self.dim), dtype=np.float32)
+        kinds = {is_held(i) for i in ids}
         with self.lock:
             try:
-                return self.index.reconstruct_batch(np.asarray(ids, dtype=np.int64))
+                if len(kinds) == 1:
+                    return (self.held if kinds.pop() else self.index).reconstruct_batch(np.asarray(ids, dtype=np.int64))
             except RuntimeError:
                 pass
         found = self.vectors(ids)
@@ -131,7 +181,8 @@ class VectorIndex:
         return {i: float(vec @ q) for i, vec in self.vectors(ids).items()}
 
     def search(self, query: np.ndarray, k: int, allowed: Sequence[int] | None = None) -> list[tuple[int, float]]:
-        if self.ntotal == 0 or k <= 0:
+        """The top ``k`` searched vectors by inner product (held vectors are never returned)."""
+        if self.index.ntotal == 0 or k <= 0:
             return []
         q = np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32)
         params = None
@@ -147,7 +198,7 @@ class VectorIndex:
         self.faiss.omp_set_num_threads(1)
         try:
             with self.lock:
-                scores, ids = self.index.search(q, min(k, self.ntotal), params=params)
+                scores, ids = self.index.search(q, min(k, int(self.index.ntotal)), params=params)
         finally:
             self.faiss.omp_set_num_threads(threads)
         hits = [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]

@@ -19,6 +19,7 @@ from typing import Collection, Sequence
 from urllib.parse import quote
 
 from ..errors import IndexStaleError, LockError
+from ..index.vectors import HELD_BIT
 from ..model import SearchResult
 from . import rankers
 from .filters import MODES, check_args, make_filters
@@ -130,8 +131,8 @@ def _search(vault, query: str, limit: int, mode: str, filters, per_page: int) ->
             allowed = None
             if narrowing:
                 allowed = [r[0] for r in cache.db.execute(f"SELECT c.vid FROM chunks c WHERE 1=1 {where}", args)]
-                allowed += [r[0] for r in cache.db.execute(
-                    f"SELECT p.pid FROM passages p JOIN chunks c ON c.vid = p.vid WHERE 1=1 {where}", args)]
+                allowed += [r[0] for r in cache.db.execute(  # searched passages (held ones are never searched)
+                    f"SELECT p.pid FROM passages p JOIN chunks c ON c.vid = p.vid WHERE p.pid < {HELD_BIT} {where}", args)]
             # embedded before BM25 starts: the model uses every core, and sharing them made both slower
             turns_query = rankers.transcript_query(query, meta.get("speakers"), settings)
             if turns_query and meta.get("prose_chunks") == 0:

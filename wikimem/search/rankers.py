@@ -11,9 +11,13 @@ import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
+
 from ..index import lexical as lexical_index
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# a chunk with passages scores (1 - share) x its whole-chunk cosine + share x its best passage's
+PASSAGE_SHARE = 0.5  # the mean: measured on LoCoMo for turns, kept for notes (benchmarks/README.md)
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 
@@ -75,24 +79,49 @@ def vector(cache, index, qvec, tvec, n: int, excluded: set[int], allowed,
 
 
 def _similar(index, qvec, lang, ids=None, k: int = 0, allowed=None) -> list[tuple[int, float]]:
-    """Cosines of the query with the top ``k`` vectors (or with the vectors of ``ids``), measured
-    across the language axis when the vault has one (language.py: FAISS ranks by the projected
-    numerator, each candidate's own projected norm is applied after)."""
+    """Cosines of the query with the top ``k`` searched vectors (or with the stored vectors of
+    ``ids``, all of one kind, those present), measured across the language axis when the vault has
+    one (language.py: FAISS ranks by the projected numerator, each candidate's own projected norm
+    is applied after)."""
     q = lang.query(qvec) if lang is not None else qvec
-    found = index.search(q, k, allowed) if ids is None else list(index.similarity(ids, q).items())
-    if lang is None or not found:
-        return found
-    ids = [i for i, _ in found]
-    rescaled = lang.rescale(qvec, [s for _, s in found], index.vector_rows(ids))
+    if ids is None:
+        found = index.search(q, k, allowed)
+        if lang is None or not found:
+            return found
+        ids = [i for i, _ in found]
+        rows, numerators = index.vector_rows(ids), [s for _, s in found]
+    else:
+        rows = index.vector_rows(ids)
+        present = np.flatnonzero(np.any(rows != 0, axis=1))  # a row of zeros: not stored (yet)
+        ids, rows = [ids[i] for i in present], rows[present]
+        numerators = rows @ np.asarray(q, dtype=np.float32).reshape(-1)
+        if lang is None:
+            return list(zip(ids, numerators.tolist()))
+    rescaled = lang.rescale(qvec, numerators, rows)
     return sorted(zip(ids, rescaled.tolist()), key=lambda h: (-round(h[1], 6), h[0]))
+
+
+def _held_best(cache, index, qvec, lang, vids) -> dict[int, float]:
+    """Each note chunk's best passage similarity, from its held passage vectors (index/passages.py:
+    a note's passages are read back for the candidates, never searched)."""
+    owner = cache.held_passages(vids)
+    if not owner:
+        return {}
+    best: dict[int, float] = {}
+    for pid, score in _similar(index, qvec, lang, ids=list(owner)):
+        vid = owner[pid]
+        best[vid] = max(best.get(vid, -2.0), score)
+    return best
 
 
 def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed, lang=None) -> list[tuple[int, float]]:
     """Chunk vids ranked by the mean of the whole-chunk similarity and the best passage's
-    (index/passages.py); a chunk without passages counts its whole-chunk similarity twice. One FAISS
-    search over both kinds of vector; a candidate found by only one kind gets the other from its
-    stored vector (chunk) or, for passages not among the hits, the lowest passage score seen.
-    ``lang``: the vault's language axis, or None."""
+    (index/passages.py, ``PASSAGE_SHARE``); a chunk without passages scores its whole-chunk cosine.
+
+    One FAISS search over the searched vectors: chunks and transcript passages. A transcript turn
+    found by only one kind gets the other from its stored vector (chunk) or, for passages not among
+    the hits, the lowest passage score seen. A note's passages are held, not searched: the chunks
+    found get their best passage from the held vectors. ``lang``: the vault's language axis, or None."""
     k = 4 * (n + len(excluded))
     raw = _similar(index, qvec, lang, k=k, allowed=allowed)
     owners = cache.passage_owners(i for i, _ in raw)
@@ -105,17 +134,17 @@ def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed, lang=None)
         else:
             whole[i] = score
     candidates = (set(whole) | set(best)) - excluded
-    if not best:
-        ranked = sorted(((v, whole[v]) for v in candidates), key=lambda h: (-round(h[1], 6), h[0]))
-        return ranked[:n]
-    floor = min(s for i, s in raw if i in owners) if len(raw) >= k else -1.0
-    whole.update(_similar(index, qvec, lang, ids=[v for v in candidates if v not in whole]))
-    has_passages = cache.chunks_with_passages(v for v in candidates if v not in best)
+    floor, has_passages = -1.0, set()
+    if best:  # transcript turns
+        floor = min(s for i, s in raw if i in owners) if len(raw) >= k else -1.0
+        whole.update(_similar(index, qvec, lang, ids=[v for v in candidates if v not in whole]))
+        has_passages = cache.chunks_with_passages(v for v in candidates if v not in best)
+    held = _held_best(cache, index, qvec, lang, [v for v in candidates if v in whole and v not in best])
     scored = []
     for v in candidates:
         if v not in whole:
             continue  # a passage whose chunk vector is not stored yet (embedding under way)
-        part = best.get(v, floor if v in has_passages else whole[v])
-        scored.append((v, (whole[v] + part) / 2))
+        part = held[v] if v in held else best.get(v, floor if v in has_passages else whole[v])
+        scored.append((v, (1.0 - PASSAGE_SHARE) * whole[v] + PASSAGE_SHARE * part))
     scored.sort(key=lambda h: (-round(h[1], 6), h[0]))
     return scored[:n]

@@ -24,10 +24,8 @@ NEIGHBOURS = 1  # per page, only its nearest later page of the same type is conf
 
 
 def _all_vectors(index) -> tuple[dict[int, int], np.ndarray]:
-    """Every stored vector in one C call (vector id -> row), not 40,000 ``reconstruct`` calls."""
-    with index.lock:
-        ids = index.ids()
-        vectors = index.index.index.reconstruct_n(0, index.ntotal)
+    """Every searched vector in one C call (vector id -> row), not 40,000 ``reconstruct`` calls."""
+    ids, vectors = index.searched()
     return {int(vid): row for row, vid in enumerate(ids)}, vectors
 
 
