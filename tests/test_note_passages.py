@@ -91,8 +91,8 @@ def test_held_ids_are_kept_apart_and_never_searched(tmp_path):
     assert np.allclose(index.vector_rows([held]), [b], atol=1e-3)
     ids, rows = index.searched()
     assert ids.tolist() == [1] and np.allclose(rows, [a])
-    index.save()
-    again = VectorIndex.load(tmp_path / "v.faiss", 3)
+    recorded = index.save()  # the checksum a reader verifies
+    again = VectorIndex.load(tmp_path / "v.faiss", 3, recorded)
     assert sorted(again.ids().tolist()) == [1, held] and np.allclose(again.vectors([held])[held], b, atol=1e-3)
     again.remove([held])
     assert again.ids().tolist() == [1] and again.delta() == ([], [held])

@@ -55,15 +55,12 @@ def fingerprint(path: Path) -> dict[str, list[int]]:
 
 def _file_checksum(path: Path) -> str:
     """The FAISS file's checksum as ``VectorIndex.save`` records it."""
-    import zlib
-    crc = 0
+    from .vectors import checksum
     try:
         with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                crc = zlib.crc32(block, crc)
+            return checksum(iter(lambda: fh.read(1 << 20), b""))
     except OSError:
         return ""
-    return f"crc32:{crc:08x}"
 
 
 def _remove(path: Path) -> None:
