@@ -189,3 +189,50 @@ def test_vector_rows_in_order_with_zeros_for_ids_gone(tmp_path):
     rows = index.vector_rows([2, 99, 1])
     assert rows.tolist() == [[0, 1, 0, 0], [0, 0, 0, 0], [1, 0, 0, 0]]
     assert index.vector_rows([]).shape == (0, 4)
+
+
+def test_vector_rows_mix_held_and_searched_ids_in_order(tmp_path):
+    from wikimem.index.vectors import HELD_BIT, VectorIndex
+    index = VectorIndex(tmp_path / "f", 4)
+    eye = np.eye(4, dtype=np.float32)
+    index.add([1, HELD_BIT | 5, 2], eye[:3])
+    rows = index.vector_rows([HELD_BIT | 5, 99, 2, HELD_BIT | 6, 1])
+    assert np.allclose(rows, [eye[1], np.zeros(4), eye[2], np.zeros(4), eye[0]], atol=1e-3)
+
+
+def test_held_vectors_leave_the_kept_axis_alone(tmp_path):
+    """A backlog of held passages (embedded after every chunk) does not re-estimate the axis after
+    each batch; a chunk vector added does."""
+    from wikimem.index.vectors import HELD_BIT, VectorIndex
+    index = VectorIndex(tmp_path / "f", 4)
+    index.add([1], np.eye(4, dtype=np.float32)[:1])
+    searched = index.searched_version
+    index.add([HELD_BIT | 7], np.eye(4, dtype=np.float32)[1:2])
+    index.remove([HELD_BIT | 7])
+    assert index.searched_version == searched and index.version == 3
+    index.add([2], np.eye(4, dtype=np.float32)[2:3])
+    assert index.searched_version == searched + 1
+
+
+def test_held_passages_are_scored_across_the_axis_too(tmp_path):
+    """A note chunk's best held passage is measured with the same projected cosine as the chunk."""
+    from wikimem.index.vectors import HELD_BIT, VectorIndex
+    from wikimem.search import rankers
+
+    class Held:
+        def passage_owners(self, ids):
+            return {}
+
+        def held_passages(self, vids):
+            return {HELD_BIT | 5: 1, HELD_BIT | 6: 1} if 1 in set(vids) else {}
+    d = np.array([1, 0, 0, 0], np.float32)
+    q = np.array([0, 1, 0, 0], np.float32)
+    whole = np.array([0.6, 0.0, 0.8, 0], np.float32)  # projected cosine with q: 0
+    near = np.array([0.8, 0.6, 0, 0], np.float32)  # projected: 1.0 (0.6 as a plain cosine)
+    far = np.array([0, 0.2, np.sqrt(0.96), 0], np.float32)  # 0.2 either way
+    index = VectorIndex(tmp_path / "f", 4)
+    index.add([1, HELD_BIT | 5, HELD_BIT | 6], np.stack([whole, near, far]))
+    (vid, score), = rankers._ranking(Held(), index, q, 1, set(), None, LanguageAxis(d, 1.0))
+    assert vid == 1 and score == pytest.approx((1 - rankers.PASSAGE_SHARE) * 0 + rankers.PASSAGE_SHARE * 1.0, abs=2e-3)
+    (_, plain), = rankers._ranking(Held(), index, q, 1, set(), None, None)
+    assert plain == pytest.approx(rankers.PASSAGE_SHARE * 0.6, abs=2e-3)

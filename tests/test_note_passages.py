@@ -67,17 +67,57 @@ def test_a_long_paragraph_is_cut_into_sentence_pairs():
         "T: First one. Second one.", "T: Second one. Third one.", "T: - item"]
 
 
-_LINE = st.text(alphabet=st.sampled_from("ab -*`#1.\t"), min_size=0, max_size=12)
+def test_a_fenced_block_is_read_verbatim():
+    text = "Install it.\n\n```sh\n# from PyPI\npip install x\n\n# or from source\nmake\n```\n\nThen run it.\n"
+    assert blocks(text) == ["Install it. ```sh # from PyPI pip install x # or from source make ```", "Then run it."]
+    assert blocks("Text.\n\n~~~\nnever closed\n\n# still code") == ["Text. ~~~ never closed # still code"]
+    assert blocks("Run:\n```tar xf a.tar```\n\n# Next\n\nMore.") == ["Run: ```tar xf a.tar```", "More."]
 
 
-@settings(max_examples=200, deadline=None)
+def test_crlf_line_endings_break_paragraphs_too():
+    assert blocks("One.\r\n\r\nTwo.\r\n- three\r\n") == ["One.", "Two.", "- three"]
+
+
+def test_a_number_opens_a_list_item_only_as_commonmark_says():
+    assert blocks("Released in\n2024. A good year.\n") == ["Released in 2024. A good year."]
+    assert blocks("Steps:\n1. first\n2. second\n") == ["Steps:", "1. first", "2. second"]
+
+
+def test_repeated_blocks_count_once():
+    assert passages(_chunk("- same\n\n- same\n"), "all") == []
+
+
+_LINE = st.text(alphabet=st.sampled_from("ab -*`#1.\t~\r"), min_size=0, max_size=12)
+
+
+def _outside_fences(lines):
+    """The reference model: lines that are not headings, with fenced blocks (```/~~~, closed by a
+    line of the same character at least as long) kept whole."""
+    kept, fence = [], None
+    for line in lines:
+        stripped = line.strip()
+        if fence:
+            kept.append(line)
+            if stripped.startswith(fence) and not stripped.strip(fence[0]):
+                fence = None
+            continue
+        opening = re.match(r" {0,3}(`{3,}|~{3,})", line)
+        if opening and not (opening.group(1)[0] == "`" and "`" in line[opening.end():]):
+            fence = opening.group(1)
+            kept.append(line)
+        elif not re.match(r" {0,3}#{1,6}(?:[ \t]|$)", line):
+            kept.append(line)
+    return kept
+
+
+@settings(max_examples=300, deadline=None)
 @given(st.lists(_LINE, max_size=12))
 def test_blocks_lose_no_words_but_headings(lines):
     text = "\n".join(lines)
-    kept = [line for line in lines if not re.match(r"#{1,6}[ \t]", line)]
     got = blocks(text)
-    assert all("\n" not in b for b in got)
-    assert " ".join(got).split() == " ".join(kept).split()
+    assert all("\n" not in b and "\r" not in b for b in got)
+    expected = "\n".join(_outside_fences(text.replace("\r\n", "\n").replace("\r", "\n").split("\n")))
+    assert " ".join(got).split() == expected.split()
 
 
 def test_held_ids_are_kept_apart_and_never_searched(tmp_path):
@@ -129,3 +169,101 @@ def test_search_reranks_notes_by_their_best_passage(make_vault):
     after = {h.path: h.components["vector"] for h in result.hits}
     assert after["long.md"] > before["long.md"]  # its one matching item lifts it
     assert result.hits[0].path == "long.md"
+
+
+def _held_ids(vault) -> set[int]:
+    index = vault.cache.vectors(vault.cache.embedder().identity.dim)
+    return {int(i) for i in index.ids().tolist() if is_held(i)}
+
+
+def _held_rows(vault) -> set[int]:
+    return {r[0] for r in vault.cache.db.execute(f"SELECT pid FROM passages WHERE pid >= {HELD_BIT}")}
+
+
+def test_a_chunk_with_some_passages_embedded_ranks_by_its_whole_vector(make_vault):
+    from wikimem.index.embedding import embed_missing, sync_vectors
+    from wikimem.index.vectors import vector_id
+    from wikimem.model import BuildReport
+    vault = open_vault(make_vault({"long.md": "# long\n\n" + _items(["apple", "pear", "plum"])}), embedder="fake")
+    vault.index(embed=False)
+    embedder = vault.cache.embedder()
+    state = sync_vectors(vault.cache, embedder, rebuild=False)
+    held = sorted(v for v in state.missing if is_held(v))
+    state.missing = [v for v in state.missing if not is_held(v)] + held[:1]  # one passage of three
+    embed_missing(vault.cache, embedder, state, 8, None, BuildReport())
+    hit = vault.search("plum thing", mode="vector").hits[0]
+    index = vault.cache.vectors(embedder.identity.dim)
+    whole = float(np.dot(embedder.embed_query("plum thing"), index.vectors([vector_id(hit.chunk_id)])[vector_id(hit.chunk_id)]))
+    assert hit.components["vector"] == pytest.approx(whole, abs=1e-5)
+    vault.index()  # all three: the mean of the whole and the best passage
+    assert vault.search("plum thing", mode="vector").hits[0].components["vector"] != pytest.approx(whole, abs=1e-5)
+
+
+def test_coverage_tells_missing_chunks_from_missing_passages(make_vault):
+    from wikimem.index.embedding import embed_missing, sync_vectors
+    from wikimem.model import BuildReport
+    vault = open_vault(make_vault({"long.md": "# long\n\n" + _items(["apple", "pear", "plum"])}), embedder="fake")
+    vault.index(embed=False)
+    state = sync_vectors(vault.cache, vault.cache.embedder(), rebuild=False)
+    state.missing = [v for v in state.missing if not is_held(v)]  # embed the chunks, not the passages
+    embed_missing(vault.cache, vault.cache.embedder(), state, 8, None, BuildReport())
+    info = vault.status()
+    assert info["vector_coverage"] == 1.0 and info["passage_coverage"] == 0.0
+    assert info["degraded"] == ["passages_partial"]
+    result = vault.search("plum thing")
+    assert result.coverage == 1.0 and result.degraded == ("passages_partial",) and result.hits
+    report = vault.index()
+    assert report.degraded == [] and report.passages_held == report.passages_wanted == 3
+    assert vault.status()["passage_coverage"] == 1.0 and vault.search("plum thing").degraded == ()
+
+
+def test_an_edit_replaces_a_notes_held_passages(make_vault):
+    root = make_vault({"long.md": "# long\n\n" + _items(["apple", "pear", "plum"])})
+    vault = open_vault(root, embedder="fake")
+    vault.index()
+    before = _held_ids(vault)
+    assert before and before == _held_rows(vault)
+    (root / "long.md").write_text("# long\n\n" + _items(["apple", "quince", "grape", "melon"]), encoding="utf-8")
+    vault.index()
+    after = _held_ids(vault)
+    assert after == _held_rows(vault) and len(after) == 4 and after != before
+    (root / "long.md").write_text("# long\n\nOne paragraph only.\n", encoding="utf-8")
+    vault.index()
+    assert _held_ids(vault) == set() == _held_rows(vault)
+
+
+def test_switching_passage_modes_adds_and_drops_held_vectors(make_vault):
+    root = make_vault({"long.md": "# long\n\n" + _items(["apple", "pear", "plum"])})
+    v = open_vault(root, embedder="fake", embed_passages="transcripts")
+    v.index()
+    assert _held_ids(v) == set()
+    v.close()
+    v = open_vault(root, embedder="fake", embed_passages="all")
+    v.index()
+    assert len(_held_ids(v)) == 3 == len(_held_rows(v))
+    v.close()
+    v = open_vault(root, embedder="fake", embed_passages="transcripts")
+    v.index()
+    assert _held_ids(v) == set() == _held_rows(v)
+
+
+def test_another_process_reads_held_vectors_from_a_delta(make_vault):
+    import json
+    import subprocess
+    import sys
+    files = {f"n{i}.md": f"# n{i}\n\n" + _items([f"w{i}a", f"w{i}b"]) for i in range(40)}
+    root = make_vault(files)
+    vault = open_vault(root, embedder="fake")
+    vault.index()
+    (root / "n3.md").write_text("# n3\n\n" + _items(["fresh", "newer", "newest"]), encoding="utf-8")
+    vault.index()
+    meta = vault.cache.meta()
+    assert meta["vectors_delta"] and any(is_held(i) for i in meta["vectors_delta"]["add"])  # saved as a delta
+    mine = sorted(vault.cache.vectors(vault.cache.embedder().identity.dim).ids().tolist())
+    code = ("import json, sys\nfrom wikimem.api import open_vault\n"
+            "v = open_vault(sys.argv[1], embedder='fake')\n"
+            "ix = v.cache.vectors(v.cache.embedder().identity.dim)\n"
+            "print(json.dumps(sorted(ix.ids().tolist())))\n")
+    out = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == mine

@@ -241,7 +241,9 @@ class BuildReport:
     embedded_now: int = 0
     vectors: int = 0  # vectors held: one per chunk plus one per passage (index/passages.py)
     vectors_wanted: int = 0
-    coverage: float = 0.0
+    coverage: float = 0.0  # vectors / vectors_wanted
+    passages_held: int = 0  # of those vectors: a note's (held) passages, and how many it should have
+    passages_wanted: int = 0
     embedder: str | None = None
     seconds: dict[str, float] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
@@ -259,7 +261,8 @@ class BuildReport:
         parts = [f"{self.pages} pages, {self.chunks} chunks",
                  f"{self.added} added, {self.changed} changed, {self.removed} removed, {self.unchanged} unchanged"]
         if self.embedder:
-            parts.append(f"vectors {self.vectors}/{self.vectors_wanted} ({self.coverage:.0%}), "
+            passages = f", note passages {self.passages_held}/{self.passages_wanted}" if self.passages_wanted else ""
+            parts.append(f"vectors {self.vectors}/{self.vectors_wanted} ({self.coverage:.0%}{passages}), "
                          f"{self.embedded_now} embedded now")
         else:
             parts.append("lexical only")

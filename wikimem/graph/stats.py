@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from ..index.status import vector_coverage
 from .pagegraph import (PAGE_EDGE_TYPES, STRUCTURAL_PAGES, db_of, json_list, json_lists, read_stored, state_key,
                         write_stored)
 
@@ -68,10 +69,10 @@ def _embedding(vault) -> dict[str, Any]:
     chunks = cache.chunk_count()
     damaged = cache.artifact_problems(meta)
     vectors = int(meta.get("vectors") or 0) if meta.get("embedder") and "faiss" not in damaged else 0
-    wanted = int(meta.get("vectors_wanted") or chunks)
+    coverage, passage_coverage = vector_coverage(meta, chunks, vectors, None if vectors else 0)
     return {"chunks": chunks,
-            "embedding": {"embedder": meta.get("embedder"), "vectors": vectors,
-                          "coverage": round(vectors / wanted, 4) if wanted else 1.0},
+            "embedding": {"embedder": meta.get("embedder"), "vectors": vectors, "coverage": round(coverage, 4),
+                          "passage_coverage": None if passage_coverage is None else round(passage_coverage, 4)},
             "cache_bytes": cache.size_bytes()}
 
 

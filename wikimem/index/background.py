@@ -13,7 +13,7 @@ import logging
 import time
 
 from ..model import BuildReport
-from .embedding import VectorState, embed_missing, save_index, sync_vectors
+from .embedding import VectorState, embed_missing, record_coverage, save_index, sync_vectors
 
 log = logging.getLogger(__name__)
 
@@ -60,10 +60,11 @@ def embed_pending(vault, max_seconds: float | None = None, first: set[str] | Non
             if now != generation:  # a build committed meanwhile: the vectors wanted may differ
                 fresh = sync_vectors(cache, embedder, rebuild=False)
                 state.want, state.index, state.missing, state.held = fresh.want, fresh.index, fresh.missing, fresh.held
+                state.held_wanted = fresh.held_wanted
                 state.reset_queue()
                 generation = now
             else:
-                save_index(cache, state.index, key, len(state.want))
+                save_index(cache, state.index, key, len(state.want), state.held_wanted)
             saved_sig = cache.meta().get("vectors_sig")
         last_save, dirty = time.monotonic(), False
 
@@ -81,12 +82,9 @@ def embed_pending(vault, max_seconds: float | None = None, first: set[str] | Non
         if len(state.missing) >= before or (max_seconds is not None and time.monotonic() - started > max_seconds):
             break
     cache.keep("pending", (generation, saved_sig, key), state if state.missing else None)
-    report.vectors, report.vectors_wanted = state.held, len(state.want)
-    report.coverage = state.held / len(state.want) if state.want else 1.0
+    record_coverage(report, state)
     report.chunks = cache.chunk_count()
     report.seconds["embedding"] = time.monotonic() - started
-    if report.coverage < 1.0:
-        report.degraded.append("vectors_partial")
     return report
 
 

@@ -34,7 +34,7 @@ from ..parse import Resolver
 from ..vault.files import ALWAYS_SKIPPED_DIRS, FileInfo, IgnoreRules
 from . import lexical
 from .cache import Cache
-from .embedding import embed_missing, sync_vectors
+from .embedding import embed_missing, record_coverage, sync_vectors
 from .graph import page_edges
 from .manifest import (INSERT_CHUNK, INSERT_EDGE, INSERT_FILE, INSERT_PASSAGE, SELECT_CHUNKS, UPDATE_STAT,
                        attachment_row, chunk_row, graph_links, link_kind, note_row, row_chunk, select_in)
@@ -437,12 +437,11 @@ def _write_vectors(plan: BuildPlan) -> BuildReport:
         if plan.embed and state.missing:
             report.embedded_now = embed_missing(cache, plan.embedder, state, plan.vault.settings.embed_batch,
                                                 plan.progress, report)
-        report.vectors, report.vectors_wanted = state.held, len(state.want)
+        record_coverage(report, state)
         plan.lap("embedding")
+    else:
+        report.coverage = 1.0  # no vectors were wanted of this build (lexical only, or lexical first)
     db = cache.db
     report.pages = pages
     report.chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    report.coverage = (report.vectors / report.vectors_wanted) if report.vectors_wanted else 1.0
-    if plan.embedder is not None and report.coverage < 1.0:
-        report.degraded.append("vectors_partial")
     return report

@@ -18,7 +18,7 @@ from ..model import Chunk, Page
 from .manifest import CHUNK_COLUMNS, chunk_row, row_chunk, select_in, stored_pages  # noqa: F401 (re-exported)
 from .gcpause import paused_gc
 from .store import CacheDir
-from .vectors import HELD_BIT
+from .vectors import held_sql
 
 log = logging.getLogger(__name__)
 
@@ -180,11 +180,11 @@ class Cache(CacheDir):
     def chunks_with_passages(self, vids: Iterable[int]) -> set[int]:
         """Which of these chunk vids have searched passages (transcript turns)."""
         return {v for (v,) in select_in(self.db, "SELECT DISTINCT vid FROM passages WHERE vid IN ({marks}) "
-                                        f"AND pid < {HELD_BIT}", vids)}
+                                        f"AND {held_sql('pid', held=False)}", vids)}
 
     def held_passages(self, vids: Iterable[int]) -> dict[int, int]:
         """The held passages (a note's, never searched) of these chunk vids: passage id -> chunk vid."""
-        return dict(select_in(self.db, f"SELECT pid, vid FROM passages WHERE pid >= {HELD_BIT} AND vid IN ({{marks}})",
+        return dict(select_in(self.db, f"SELECT pid, vid FROM passages WHERE {held_sql('pid')} AND vid IN ({{marks}})",
                               vids))
 
     def first_chunk(self, path: str, where: str = "", args: Iterable = ()) -> Chunk | None:

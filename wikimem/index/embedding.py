@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import EmbedderError
 from .cache import Cache
 from .manifest import SELECT_CHUNKS, row_chunk, select_in
-from .vectors import VectorIndex
+from .vectors import VectorIndex, held_sql
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +85,7 @@ class VectorState:
     """The FAISS index being brought up to date and what it still lacks."""
 
     want: dict[int, str]  # vector id -> embed hash: one per chunk, one per passage
+    held_wanted: int = 0  # how many of them are held (a note's passages: index/vectors.py)
     index: VectorIndex | None = None
     missing: list[int] = field(default_factory=list)
     held: int = 0
@@ -110,7 +111,7 @@ def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
     key, dim = embedder.identity.key, embedder.identity.dim
     meta = cache.meta()
     want = wanted_vectors(cache.db)
-    state = VectorState(want)
+    state = VectorState(want, held_wanted(cache.db))
     complete = meta.get("vectors_sig") == _id_signature(want) and "faiss" in meta.get("artifacts", {})
     if not rebuild and complete and meta.get("embedder") == key:
         with cache.transaction() as db:
@@ -138,7 +139,7 @@ def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
             index.add(from_cache, np.stack([cached[want[v]] for v in from_cache]))
         state.missing += [v for v in part if want[v] not in cached]
     state.index = index
-    save_index(cache, index, key, len(want), dirty=False)
+    save_index(cache, index, key, len(want), state.held_wanted, dirty=False)
     state.held = index.ntotal
     return state
 
@@ -155,7 +156,7 @@ def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progre
     if not state.missing:
         return 0
     key, want, index = embedder.identity.key, state.want, state.index
-    save = save or (lambda: save_index(cache, index, key, len(want)))
+    save = save or (lambda: save_index(cache, index, key, len(want), state.held_wanted))
     if state.pending is None:
         _queue(cache, state)
     pending, by_path = state.pending, state.by_path
@@ -204,6 +205,21 @@ def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progre
     return done
 
 
+def record_coverage(report, state: VectorState) -> None:
+    """A build report's vector counts from ``state``, and what its missing vectors degrade:
+    ``vectors_partial`` while a chunk (or a transcript's searched passage) has none, so it cannot
+    be found by meaning; ``passages_partial`` while only held passages are missing, so some found
+    chunks are ranked without their best passage."""
+    passages = state.index.held_total if state.index is not None else state.held_wanted
+    report.vectors, report.vectors_wanted = state.held, len(state.want)
+    report.passages_held, report.passages_wanted = passages, state.held_wanted
+    report.coverage = state.held / len(state.want) if state.want else 1.0
+    if state.held - passages < len(state.want) - state.held_wanted:
+        report.degraded.append("vectors_partial")
+    elif passages < state.held_wanted:
+        report.degraded.append("passages_partial")
+
+
 def _queue(cache: Cache, state: VectorState) -> None:
     """Which hashes wait to be embedded (in id order, each with the ids that take its vector) and
     which pages they belong to. Ids no chunk or passage has any more are left out."""
@@ -239,6 +255,11 @@ def wanted_vectors(db) -> dict[int, str]:
     return want
 
 
+def held_wanted(db) -> int:
+    """How many of the wanted vectors are held (a note's passages)."""
+    return db.execute(f"SELECT count(*) FROM passages WHERE {held_sql('pid')}").fetchone()[0]
+
+
 def _id_signature(ids) -> str:
     """A digest of a set of vector ids: the index is complete when it holds exactly these."""
     return hashlib.sha1(np.asarray(sorted(ids), dtype=np.int64).tobytes()).hexdigest()
@@ -247,11 +268,17 @@ def _id_signature(ids) -> str:
 DELTA_MAX = 0.02  # a delta past this share of the index (or 2,000 ids) is compacted into a full save
 
 
-def save_index(cache: Cache, index: VectorIndex, key: str, wanted: int, dirty: bool | None = None) -> None:
+def save_index(cache: Cache, index: VectorIndex, key: str, wanted: int, held: int,
+               dirty: bool | None = None) -> None:
     """Commit the index: as a small delta (ids added and removed since the file on disk, recorded
     in the manifest; readers take the added vectors from the vector cache) or, when there is no
     file yet or the delta has grown, a full write of the file. A one-chunk edit at 10k notes so
-    writes a few ids instead of a 60 MB file."""
+    writes a few ids instead of a 60 MB file.
+
+    ``wanted``: vectors the index should hold, ``held`` of them held passages. The manifest says
+    apart whether searched vectors are missing (``vectors_pending``: some chunks cannot be found
+    by meaning yet) or only held passages (``passages_pending``: found, but ranked without their
+    best passage)."""
     delta = index.delta()
     small = delta is not None and len(delta[0]) + len(delta[1]) <= max(50, min(2000, DELTA_MAX * index.ntotal))
     checksum = None if small else index.save()
@@ -262,7 +289,9 @@ def save_index(cache: Cache, index: VectorIndex, key: str, wanted: int, dirty: b
                   "embedder": key, "vectors_delta": {"add": delta[0], "remove": delta[1]} if small else None}
         if dirty is not None:
             values.update(dirty=dirty, last_build=time.time())
-        values["vectors_pending"] = index.ntotal != wanted
+        values.update(passages_held=index.held_total, passages_wanted=held,
+                      vectors_pending=index.ntotal - index.held_total != wanted - held,
+                      passages_pending=index.held_total != held)
         cache.set_meta(db, **values)
         meta = cache.meta(db)
     cache.adopt_vectors(index, meta)

@@ -32,10 +32,11 @@ from ..parse.chunk import transcript_turns
 from .vectors import HELD_BIT, vector_id
 
 WINDOW = 2  # sentences per passage
-_HEADING_LINE = re.compile(r"^#{1,6}[ \t].*$", re.M)  # the heading path is in the chunk vector already
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")  # the heading path is in the chunk vector already
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；…])\s*")
-_BLANK_LINE = re.compile(r"\n[ \t]*\n")
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_BULLET = re.compile(r"^\s*[-*+]\s+")
+_NUMBERED = re.compile(r"^\s*(\d{1,9})[.)]\s+")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CODE_ONLY = re.compile(r"^\s*`[^`]*`\s*$")
 
 
@@ -49,25 +50,67 @@ def _windows(items: list[str]) -> list[str]:
     return [" ".join(items[i:i + WINDOW]) for i in range(len(items) - WINDOW + 1)]
 
 
+def _starts_item(line: str, current: list[str]) -> bool:
+    """Whether ``line`` starts a list item that ends the block under way (``current``). As in
+    CommonMark, a numbered line interrupts a paragraph only when it is numbered 1 ("released in
+    2024.\n2. ..." is not a list); inside a list any number does."""
+    if _BULLET.match(line):
+        return True
+    numbered = _NUMBERED.match(line)
+    if not numbered:
+        return False
+    return int(numbered.group(1)) == 1 or bool(_BULLET.match(current[0]) or _NUMBERED.match(current[0]))
+
+
 def blocks(text: str) -> list[str]:
-    """A note's paragraphs and list items, each on one line; a block that is only code (an inline
-    code line or a fenced block) joins the block before it, which usually says what it does."""
+    """A note's paragraphs and list items, each on one line; heading lines are left out. Code that
+    stands alone (an inline code line, a fenced block) joins the block before it, which usually
+    says what it does. A fenced block is read verbatim: its ``# comment`` lines are not headings
+    and its blank lines do not end it."""
     out: list[str] = []
-    for paragraph in _BLANK_LINE.split(_HEADING_LINE.sub("", text)):
-        current: list[str] = []
-        for line in paragraph.split("\n"):
-            if not line.strip():
-                continue
-            if _LIST_ITEM.match(line) and current:
-                out.append(" ".join(current))
-                current = []
-            current.append(line.strip())
+    current: list[str] = []
+    fence: str | None = None  # the opening marker of the fenced block under way
+    code: list[str] = []
+
+    def attach(block: str) -> None:  # standalone code: joins the block before it
+        if current:
+            current.append(block)
+        elif out:
+            out[-1] += " " + block
+        else:
+            out.append(block)
+
+    def close() -> None:
         if current:
             block = " ".join(current)
-            if out and (_CODE_ONLY.match(block) or block.startswith("```")):
+            current.clear()
+            if out and _CODE_ONLY.match(block):
                 out[-1] += " " + block
             else:
                 out.append(block)
+
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        stripped = line.strip()
+        if fence is not None:
+            if stripped:
+                code.append(stripped)
+            if stripped.startswith(fence) and not stripped.strip(fence[0]):  # the closing fence
+                fence = None
+                attach(" ".join(code))
+            continue
+        opening = _FENCE.match(line)
+        if opening and not (opening.group(1)[0] == "`" and "`" in line[opening.end():]):  # ```x``` is inline code
+            fence, code = opening.group(1), [stripped]
+            continue
+        if not stripped or _HEADING_LINE.match(line):
+            close()
+            continue
+        if current and _starts_item(line, current):
+            close()
+        current.append(stripped)
+    if fence is not None:  # a fence never closed runs to the end of the text
+        attach(" ".join(code))
+    close()
     return out
 
 
@@ -80,14 +123,14 @@ def passages(chunk: Chunk, mode: str) -> list[str]:
         for turn in transcript_turns(chunk.text):
             body = " ".join(index_clean(chunk.text[turn.said:turn.end]).split())
             out.extend(f"{turn.speaker}: {w}" for w in _windows(sentences(body)))
-    if not out:
-        for block in blocks(index_clean(chunk.text)):
-            block = " ".join(block.split())
-            said = sentences(block)
-            out.extend(f"{chunk.title}: {w}" for w in (_windows(said) if len(said) > WINDOW else [block]))
-        if len(out) < 2:  # one block: the chunk's own vector already is that passage
-            return []
-    return list(dict.fromkeys(out))
+    if out:
+        return list(dict.fromkeys(out))
+    for block in blocks(index_clean(chunk.text)):
+        block = " ".join(block.split())
+        said = sentences(block)
+        out.extend(f"{chunk.title}: {w}" for w in (_windows(said) if len(said) > WINDOW else [block]))
+    out = list(dict.fromkeys(out))
+    return out if len(out) >= 2 else []  # one block: the chunk's own vector already is that passage
 
 
 def passage_id(chunk_id: str, ordinal: int, held: bool = False) -> int:

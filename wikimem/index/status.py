@@ -8,6 +8,21 @@ from typing import Any
 from .cache import Cache
 
 
+def vector_coverage(meta, chunks: int, vectors: int | None = None,
+                    passages: int | None = None) -> tuple[float, float | None]:
+    """(searched coverage, passage coverage): the share of the vectors a search scans (chunks and
+    transcript turns' passages) that are stored, and of a note's held passages (None when none
+    are wanted). The first says what search can find; the second only how well it ranks what it
+    found (index/passages.py). ``vectors``/``passages``: counts held, by default the manifest's."""
+    wanted = int(meta.get("vectors_wanted") or chunks)
+    passages_wanted = int(meta.get("passages_wanted") or 0)
+    vectors = int(meta.get("vectors") or 0) if vectors is None else vectors
+    passages = int(meta.get("passages_held") or 0) if passages is None else passages
+    searched_wanted = wanted - passages_wanted
+    searched = min(1.0, (vectors - passages) / searched_wanted) if searched_wanted > 0 else 1.0
+    return searched, (min(1.0, passages / passages_wanted) if passages_wanted else None)
+
+
 def status(vault) -> dict[str, Any]:
     cache: Cache = vault.cache
     info: dict[str, Any] = {"vault": str(vault.root), "cache": str(cache.dir)}
@@ -29,7 +44,7 @@ def _status(vault, cache: Cache, info: dict[str, Any]) -> dict[str, Any]:
     chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
     damaged = cache.artifact_problems(meta)
     vectors = int(meta.get("vectors") or 0) if meta.get("embedder") and "faiss" not in damaged else 0
-    wanted = int(meta.get("vectors_wanted") or chunks)
+    coverage, passage_coverage = vector_coverage(meta, chunks, vectors, None if vectors else 0)
     scan = vault.files.scan()
     known = {r[0]: (r[1], r[2]) for r in db.execute("SELECT path, size, mtime_ns FROM files")}
     current = {f.path: (f.size, f.mtime_ns) for f in scan.files}
@@ -50,8 +65,10 @@ def _status(vault, cache: Cache, info: dict[str, Any]) -> dict[str, Any]:
     embedder_name = vault.settings.embedder
     if embedder_name == "none" or meta.get("embedder") is None:
         degraded.append("vectors_unavailable")
-    elif vectors < wanted or meta.get("vectors_pending"):
+    elif coverage < 1.0 or meta.get("vectors_pending"):
         degraded.append("vectors_partial")
+    elif meta.get("passages_pending"):
+        degraded.append("passages_partial")
     if damaged:
         degraded.append("vectors_damaged")
     holder = cache.lock_holder()
@@ -61,7 +78,8 @@ def _status(vault, cache: Cache, info: dict[str, Any]) -> dict[str, Any]:
         "chunks": chunks,
         "passages": db.execute("SELECT count(*) FROM passages").fetchone()[0],
         "vectors": vectors,  # one per chunk and one per passage
-        "vector_coverage": round(vectors / wanted, 4) if wanted else 1.0,
+        "vector_coverage": round(coverage, 4),  # of what search scans: chunks, transcript turns' passages
+        "passage_coverage": None if passage_coverage is None else round(passage_coverage, 4),  # notes' held passages
         "embedder": meta.get("embedder"),
         "configured_embedder": embedder_name,
         "cache_bytes": cache.size_bytes(),

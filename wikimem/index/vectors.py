@@ -40,6 +40,12 @@ def is_held(vid: int) -> bool:
     return bool(int(vid) & HELD_BIT)
 
 
+def held_sql(column: str, held: bool = True) -> str:
+    """The SQL test for held (or, ``held=False``, searched) ids in ``column`` of the cache's
+    ``passages`` table: ids are below 2**62, so HELD_BIT set means the id is at least HELD_BIT."""
+    return f"{column} {'>=' if held else '<'} {HELD_BIT}"
+
+
 def vector_id(chunk_id: str) -> int:
     """Chunk ids are 16 hex digits; FAISS wants a signed 64-bit id. 60 bits keep it positive."""
     return int(chunk_id[:15], 16)
@@ -60,9 +66,11 @@ class VectorIndex:
         self.base_ids: set[int] | None = None  # the ids in the file on disk (None: never written/read)
         # what is derived from the vectors is keyed by (serial, version): serial names this object
         # for the life of the process (an id() can be reused once it is freed), version counts
-        # its adds and removes
+        # its adds and removes (``searched_version`` those that change the searched vectors: what
+        # is derived from chunk vectors alone is kept while a backlog of held passages is embedded)
         self.serial = next(_SERIALS)
         self.version = 0
+        self.searched_version = 0
 
     def _held_index(self, dim: int):
         f = self.faiss
@@ -103,6 +111,11 @@ class VectorIndex:
         """Vectors of both kinds."""
         return int(self.index.ntotal) + int(self.held.ntotal)
 
+    @property
+    def held_total(self) -> int:
+        """Held vectors (a note's passages)."""
+        return int(self.held.ntotal)
+
     def ids(self) -> np.ndarray:
         """The ids of both kinds: searched first, in their index's row order, then held."""
         return np.concatenate([self.faiss.vector_to_array(ix.id_map).astype(np.int64) for ix in (self.index, self.held)])
@@ -123,6 +136,7 @@ class VectorIndex:
                     if rows.any():
                         index.add_with_ids(np.ascontiguousarray(vectors[rows]), ids[rows])
                 self.version += 1
+                self.searched_version += bool((~held).any())
 
     def remove(self, ids: Sequence[int]) -> None:
         if len(ids):
@@ -133,6 +147,7 @@ class VectorIndex:
                     if rows.any():
                         index.remove_ids(ids[rows])
                 self.version += 1
+                self.searched_version += bool((~held).any())
 
     def save(self) -> str:
         """Write to a temp file and rename; returns the checksum of the bytes written. No fsync: this

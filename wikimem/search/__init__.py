@@ -19,7 +19,8 @@ from typing import Collection, Sequence
 from urllib.parse import quote
 
 from ..errors import IndexStaleError, LockError
-from ..index.vectors import HELD_BIT
+from ..index.status import vector_coverage
+from ..index.vectors import held_sql
 from ..model import SearchResult
 from . import rankers
 from .filters import MODES, check_args, make_filters
@@ -124,15 +125,17 @@ def _search(vault, query: str, limit: int, mode: str, filters, per_page: int) ->
             if "vectors_damaged" not in degraded:
                 degraded.append("vectors_partial")
         else:
-            wanted = int(meta.get("vectors_wanted") or cache.chunk_count())
-            coverage = min(1.0, index.ntotal / wanted) if wanted else 1.0
+            coverage, passages = vector_coverage(  # chunks are counted only for a manifest that never recorded its wants
+                meta, 0 if meta.get("vectors_wanted") else cache.chunk_count(), index.ntotal, index.held_total)
             if coverage < 1.0 or meta.get("vectors_pending"):
                 degraded.append("vectors_partial")
+            elif meta.get("passages_pending") or (passages is not None and passages < 1.0):
+                degraded.append("passages_partial")
             allowed = None
             if narrowing:
                 allowed = [r[0] for r in cache.db.execute(f"SELECT c.vid FROM chunks c WHERE 1=1 {where}", args)]
                 allowed += [r[0] for r in cache.db.execute(  # searched passages (held ones are never searched)
-                    f"SELECT p.pid FROM passages p JOIN chunks c ON c.vid = p.vid WHERE p.pid < {HELD_BIT} {where}", args)]
+                    f"SELECT p.pid FROM passages p JOIN chunks c ON c.vid = p.vid WHERE {held_sql('p.pid', held=False)} {where}", args)]
             # embedded before BM25 starts: the model uses every core, and sharing them made both slower
             turns_query = rankers.transcript_query(query, meta.get("speakers"), settings)
             if turns_query and meta.get("prose_chunks") == 0:

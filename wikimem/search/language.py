@@ -84,11 +84,12 @@ def estimate(texts_and_vectors, weight: float | None = None) -> LanguageAxis | N
 
 def axis(cache, index) -> LanguageAxis | None:
     """The vault's language axis for the index as it is now, kept for this process until the
-    index changes (an estimate reads ``SAMPLE`` chunks: ~30 ms, ~120 ms the first time in a process, when
-    every text's script is found; evidence.script_of keeps them)."""
+    index's searched vectors change (an estimate reads ``SAMPLE`` chunks: ~30 ms, ~120 ms the first
+    time in a process, when every text's script is found; evidence.script_of keeps them). Held
+    passages (a note's, embedded after every chunk) never move it."""
     if WEIGHT <= 0 or index is None or index.ntotal == 0:
         return None
-    key = (index.serial, index.version, WEIGHT)
+    key = (index.serial, index.searched_version, WEIGHT)
     entry = cache.kept("language_axis", key)
     if entry is not None:
         return entry[0]

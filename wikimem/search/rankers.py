@@ -103,15 +103,22 @@ def _similar(index, qvec, lang, ids=None, k: int = 0, allowed=None) -> list[tupl
 
 def _held_best(cache, index, qvec, lang, vids) -> dict[int, float]:
     """Each note chunk's best passage similarity, from its held passage vectors (index/passages.py:
-    a note's passages are read back for the candidates, never searched)."""
+    a note's passages are read back for the candidates, never searched). A chunk whose passages
+    are not all embedded yet gets none (it ranks by its whole vector, as before it had passages):
+    a best over some of them would rank it on a scale of its own."""
     owner = cache.held_passages(vids)
     if not owner:
         return {}
     best: dict[int, float] = {}
+    seen: dict[int, int] = {}
     for pid, score in _similar(index, qvec, lang, ids=list(owner)):
         vid = owner[pid]
         best[vid] = max(best.get(vid, -2.0), score)
-    return best
+        seen[vid] = seen.get(vid, 0) + 1
+    owned: dict[int, int] = {}
+    for vid in owner.values():
+        owned[vid] = owned.get(vid, 0) + 1
+    return {vid: score for vid, score in best.items() if seen[vid] == owned[vid]}
 
 
 def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed, lang=None) -> list[tuple[int, float]]:
