@@ -266,7 +266,8 @@ def test_a_vault_without_transcripts_ranks_exactly_as_before_the_reshape(tmp_pat
     deliberate ranking changes since, each measured (benchmarks/README.md): the language bias,
     then the language axis with lexical imputation that replaced it (issue 17; examples/ holds
     Chinese notes, so both move its scores), then the notes' held passages (session 5: scores
-    and some lower ranks moved, every top hit stayed)."""
+    and some lower ranks moved, every top hit stayed). Session 6 added the ``vector_whole`` and
+    ``vector_passage`` components; no score or rank moved."""
     import shutil
     from conftest import EXAMPLES, golden
     root = tmp_path / "examples"

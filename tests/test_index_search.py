@@ -26,7 +26,8 @@ def test_hybrid_hits_carry_everything(vault):
     top = result.hits[0]
     assert top.path == "entities/Gamma.md" and top.title == "Gamma" and top.heading_path == ("Gamma",)
     assert "electromagnetic" in top.text and top.found_by[0] in ("lexical", "vector")
-    assert set(top.components) == {"bm25_rank", "bm25", "vector_rank", "vector", "fused", "graph", "speaker", "context"}
+    assert set(top.components) == {"bm25_rank", "bm25", "vector_rank", "vector", "vector_whole", "vector_passage",
+                                   "fused", "graph", "speaker", "context"}
     assert top.uri == "obsidian://open?vault=vault&file=entities%2FGamma"
     assert result.degraded == () and result.coverage == 1.0
     assert len({h.path for h in result.hits}) == len(result.hits)  # one hit per page

@@ -169,6 +169,25 @@ def test_search_reranks_notes_by_their_best_passage(make_vault):
     after = {h.path: h.components["vector"] for h in result.hits}
     assert after["long.md"] > before["long.md"]  # its one matching item lifts it
     assert result.hits[0].path == "long.md"
+    top = result.hits[0]
+    assert top.passage == "- zebra crossing lights at night"  # the item that matched, without the title prefix
+    assert top.components["vector_passage"] > top.components["vector_whole"]
+    assert top.to_dict()["passage"] == top.passage
+    held.close()
+
+
+def test_the_cli_shows_the_nearest_passage_as_the_snippet(make_vault, monkeypatch):
+    from typer.testing import CliRunner
+    from wikimem.cli import app
+    monkeypatch.setenv("WIKIMEM_EMBEDDER", "fake")
+    root = make_vault({"long.md": "# long\n\n" + _items(["apple", "pear", "plum", "fig"])
+                       + "\n\n- zebra crossing lights at night\n"})
+    CliRunner().invoke(app, ["index", str(root)])
+    got = CliRunner().invoke(app, ["search", "zebra crossing lights at night", "--vault", str(root), "--explain"])
+    assert got.exit_code == 0, got.output
+    lines = got.output.splitlines()
+    assert lines[1].strip() == "- zebra crossing lights at night"  # not the page's first 240 characters
+    assert "vector_passage=" in got.output
 
 
 def _held_ids(vault) -> set[int]:

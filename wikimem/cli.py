@@ -225,8 +225,8 @@ def search(query: str = typer.Argument(..., help="What to look for (any language
     for notice in result.notices:
         err.print(f"[yellow]note:[/] {escape(_printable(notice))}")
     if result.degraded:
-        err.print(f"[yellow]degraded:[/] {', '.join(result.degraded)} "
-                  f"(vector coverage {result.coverage:.0%})")
+        coverage = f" (vector coverage {result.coverage:.0%})" if "vectors_partial" in result.degraded else ""
+        err.print(f"[yellow]degraded:[/] {', '.join(result.degraded)}{coverage}")
     if not result.hits:
         out.print("no results")
         raise typer.Exit(1)
@@ -234,7 +234,7 @@ def search(query: str = typer.Argument(..., help="What to look for (any language
         where = " > ".join(hit.heading_path)
         out.print(f"[bold]{i:>2}. {escape(hit.title)}[/]  [dim]{escape(hit.path)}{' # ' + escape(where) if where else ''}[/]",
                   highlight=False)
-        snippet = " ".join(hit.text.split())
+        snippet = " ".join((hit.passage or hit.text).split())  # the passage nearest the query, if any
         out.print(f"    {snippet[:240]}{'…' if len(snippet) > 240 else ''}", highlight=False, markup=False)
         if explain:
             parts = ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"

@@ -132,7 +132,8 @@ class Tools:
                full_text: Annotated[bool, Field(description="Whole chunk text and score parts instead of "
                                                             "~300-character excerpts.")] = False) -> dict[str, Any]:
         """Hybrid search (BM25 + vectors + links) over the vault. Hits: path, title, heading, wikilink,
-        score and a ~300-character excerpt (full_text=true for the whole chunk)."""
+        score, a ~300-character excerpt (full_text=true for the whole chunk) and, when the vector side
+        found one, the passage nearest the query (a paragraph or list item of the chunk)."""
         from .agent.pages import excerpt, wikilink
         result = self.vault.search(query, limit=top_k, mode=mode, folder=folder, type=type, tags=tags,
                                    since=since, until=until, include_superseded=include_superseded)
@@ -144,6 +145,8 @@ class Tools:
                 hit.update(text=h.text, found_by=list(h.found_by), components=dict(h.components), uri=h.uri)
             else:
                 hit["excerpt"] = excerpt(h.text)
+            if h.passage:
+                hit["passage"] = h.passage
             hits.append(hit)
         return {"query": query, "mode": result.mode, "hits": hits, "degraded": list(result.degraded),
                 "notices": list(result.notices)}

@@ -188,6 +188,9 @@ class Hit:
     type: str = "note"
     status: str = "active"
     blocks: tuple[str, ...] = ()
+    # the chunk's passage nearest the query by meaning (a paragraph or list item of a note, a
+    # sentence pair of a transcript turn: index/passages.py), None when the vector side gave none
+    passage: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -203,6 +206,7 @@ class Hit:
             "type": self.type,
             "status": self.status,
             "blocks": list(self.blocks),
+            "passage": self.passage,
         }
 
 

@@ -182,6 +182,10 @@ class Cache(CacheDir):
         return {v for (v,) in select_in(self.db, "SELECT DISTINCT vid FROM passages WHERE vid IN ({marks}) "
                                         f"AND {held_sql('pid', held=False)}", vids)}
 
+    def passage_texts(self, pids: Iterable[int]) -> dict[int, str]:
+        """The embedded text of these passages (passage id -> text)."""
+        return dict(select_in(self.db, "SELECT pid, text FROM passages WHERE pid IN ({marks})", pids))
+
     def held_passages(self, vids: Iterable[int]) -> dict[int, int]:
         """The held passages (a note's, never searched) of these chunk vids: passage id -> chunk vid."""
         return dict(select_in(self.db, f"SELECT pid, vid FROM passages WHERE {held_sql('pid')} AND vid IN ({{marks}})",

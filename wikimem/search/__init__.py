@@ -161,18 +161,20 @@ def _search(vault, query: str, limit: int, mode: str, filters, per_page: int) ->
         else:
             lexical = run_lexical()
     turn_ids: set[str] | None = None
+    nearest: dict = {}
     if ready is not None:
         index, qvec, tvec, allowed, has_turns = ready
-        raw, turn_vids = rankers.vector(cache, index, qvec, tvec, n, excluded, allowed, has_turns)
+        raw, turn_vids, why = rankers.vector(cache, index, qvec, tvec, n, excluded, allowed, has_turns)
         ids = cache.chunk_ids_by_vid(v for v, _ in raw)
         vector = [(ids[v], s) for v, s in raw if v in ids]
         turn_ids = {ids[v] for v in turn_vids if v in ids} if has_turns else None
+        nearest = {ids[v]: found for v, found in why.items() if v in ids}
     if lexical_job is not None:
         lexical = lexical_job.result()
 
     name = vault.root.name
     hits = fuse(vault, query, lexical, vector, settings, mode, limit, per_page, where, args,
-                lambda path: obsidian_uri(name, path), turn_ids)
+                lambda path: obsidian_uri(name, path), turn_ids, nearest)
     took = (time.perf_counter() - started) * 1000
     return SearchResult(query, mode, tuple(hits), tuple(degraded), coverage if mode != "lexical" else 1.0,
                         took, tuple(notices))

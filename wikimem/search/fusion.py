@@ -11,8 +11,8 @@ from .steps import graph_step, neighbour_context, speaker_boost
 
 
 def new_parts() -> dict[str, Any]:
-    return {"bm25_rank": None, "bm25": None, "vector_rank": None, "vector": None,
-            "fused": 0.0, "graph": 0.0, "speaker": 0.0, "context": 0.0}
+    return {"bm25_rank": None, "bm25": None, "vector_rank": None, "vector": None, "vector_whole": None,
+            "vector_passage": None, "fused": 0.0, "graph": 0.0, "speaker": 0.0, "context": 0.0}
 
 
 def fusion_scores(ranked: Sequence[tuple[str, float]], settings, floor: float | None = None) -> list[float]:
@@ -46,9 +46,12 @@ def _groups(ranked, turn_ids: set[str] | None):
 
 
 def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, per_page: int,
-         where: str, args: Sequence[Any], uri, turn_ids: set[str] | None = None) -> list[Hit]:
+         where: str, args: Sequence[Any], uri, turn_ids: set[str] | None = None,
+         nearest: dict[str, Any] | None = None) -> list[Hit]:
     """``where``/``args``: the search's filters as SQL (for pulled-in pages); ``uri``: path -> link;
-    ``turn_ids``: in a vault with transcripts, which vector candidates are transcript turns."""
+    ``turn_ids``: in a vault with transcripts, which vector candidates are transcript turns;
+    ``nearest``: chunk id -> rankers.Nearest for the vector candidates (a hit's passage)."""
+    nearest = nearest or {}
     cache = vault.cache
     # hybrid only: a missing lexical share is imputed for candidates in another script (evidence.py)
     other = set()
@@ -63,6 +66,10 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
                 p = parts.setdefault(cid, new_parts())
                 p[f"{side}_rank"] = rank
                 p[side] = round(score, 6)
+                if side == "vector" and cid in nearest:
+                    found = nearest[cid]
+                    p["vector_whole"] = round(found.whole, 6)
+                    p["vector_passage"] = None if found.passage is None else round(found.passage, 6)
                 p["fused"] += weight * share
                 if cid in other:
                     shares.setdefault(cid, {})[side] = share
@@ -91,6 +98,8 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
         if len(chosen) >= limit:
             break
     chunks = cache.chunks_by_id(cid for _, cid, _ in chosen)
+    said = cache.passage_texts(nearest[cid].passage_id for _, cid, _ in chosen
+                               if cid in nearest and nearest[cid].passage_id is not None)
     hits: list[Hit] = []
     for score, cid, p in chosen:
         c = chunks.get(cid)
@@ -99,6 +108,10 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
         found_by = tuple(side for side, key in (("lexical", "bm25_rank"), ("vector", "vector_rank")) if p[key]) \
             or ("graph",)
         components = {k2: (round(v, 8) if isinstance(v, float) else v) for k2, v in p.items()}
+        found = nearest.get(cid)
+        passage = said.get(found.passage_id) if found is not None else None
+        if passage is not None and passage.startswith(f"{c.title}: "):  # the prefix it was embedded with
+            passage = passage[len(c.title) + 2:]
         hits.append(Hit(cid, c.path, c.title, c.heading_path, c.text, score, components, found_by,
-                        uri(c.path), c.type, c.status, c.blocks))
+                        uri(c.path), c.type, c.status, c.blocks, passage))
     return hits

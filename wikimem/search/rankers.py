@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
 
 import numpy as np
 
@@ -19,6 +20,16 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # a chunk with passages scores (1 - share) x its whole-chunk cosine + share x its best passage's
 PASSAGE_SHARE = 0.5  # the mean: measured on LoCoMo for turns, kept for notes (benchmarks/README.md)
 _POOL: ThreadPoolExecutor | None = None
+
+
+class Nearest(NamedTuple):
+    """Why a chunk got its vector score: its whole-chunk cosine and its nearest passage's (None
+    when it has no passages, or they are not all embedded yet), and that passage's id."""
+
+    whole: float
+    passage: float | None
+    passage_id: int | None
+
 _POOL_LOCK = threading.Lock()
 
 
@@ -56,8 +67,9 @@ def transcript_query(query: str, speakers, settings) -> str | None:
 
 
 def vector(cache, index, qvec, tvec, n: int, excluded: set[int], allowed,
-           has_turns: bool) -> tuple[list[tuple[int, float]], set[int]]:
-    """Chunk vids ranked by vector similarity, and which of them are transcript turns.
+           has_turns: bool) -> tuple[list[tuple[int, float]], set[int], dict[int, Nearest]]:
+    """Chunk vids ranked by vector similarity, which of them are transcript turns, and for each
+    ranked chunk its whole-chunk cosine and nearest passage (``Nearest``).
 
     In a vault with transcripts the two kinds are ranked apart, each its own top ``n``: ordinary
     notes by the query as written (``qvec``), turns by ``tvec`` (the query without speakers' names)
@@ -65,17 +77,20 @@ def vector(cache, index, qvec, tvec, n: int, excluded: set[int], allowed,
     fusion scales each group by its own scores (see fusion.fuse)."""
     from .language import axis
     lang = axis(cache, index)
-    ranked = _ranking(cache, index, qvec, n if not has_turns else 2 * n, excluded, allowed, lang)
+    why: dict[int, Nearest] = {}
+    ranked = _ranking(cache, index, qvec, n if not has_turns else 2 * n, excluded, allowed, lang, why)
     if not has_turns:
-        return ranked, set()
+        return ranked, set(), why
     turns = cache.transcript_vids(v for v, _ in ranked)
     notes = [(v, s) for v, s in ranked if v not in turns][:n]
+    said_why = why
     if tvec is not None:
-        ranked = _ranking(cache, index, tvec, 2 * n, excluded, allowed, lang)
+        said_why = {}
+        ranked = _ranking(cache, index, tvec, 2 * n, excluded, allowed, lang, said_why)
         turns = cache.transcript_vids(v for v, _ in ranked)
     said = [(v, s) for v, s in ranked if v in turns][:n]
     merged = sorted(notes + said, key=lambda h: (-round(h[1], 6), h[0]))
-    return merged, {v for v, _ in said}
+    return merged, {v for v, _ in said}, {v: (why if v not in turns else said_why)[v] for v, _ in merged}
 
 
 def _similar(index, qvec, lang, ids=None, k: int = 0, allowed=None) -> list[tuple[int, float]]:
@@ -101,7 +116,7 @@ def _similar(index, qvec, lang, ids=None, k: int = 0, allowed=None) -> list[tupl
     return sorted(zip(ids, rescaled.tolist()), key=lambda h: (-round(h[1], 6), h[0]))
 
 
-def _held_best(cache, index, qvec, lang, vids) -> dict[int, float]:
+def _held_best(cache, index, qvec, lang, vids) -> dict[int, tuple[float, int]]:
     """Each note chunk's best passage similarity, from its held passage vectors (index/passages.py:
     a note's passages are read back for the candidates, never searched). A chunk whose passages
     are not all embedded yet gets none (it ranks by its whole vector, as before it had passages):
@@ -109,35 +124,40 @@ def _held_best(cache, index, qvec, lang, vids) -> dict[int, float]:
     owner = cache.held_passages(vids)
     if not owner:
         return {}
-    best: dict[int, float] = {}
+    best: dict[int, tuple[float, int]] = {}
     seen: dict[int, int] = {}
     for pid, score in _similar(index, qvec, lang, ids=list(owner)):
         vid = owner[pid]
-        best[vid] = max(best.get(vid, -2.0), score)
+        if vid not in best or score > best[vid][0]:
+            best[vid] = (score, pid)
         seen[vid] = seen.get(vid, 0) + 1
     owned: dict[int, int] = {}
     for vid in owner.values():
         owned[vid] = owned.get(vid, 0) + 1
-    return {vid: score for vid, score in best.items() if seen[vid] == owned[vid]}
+    return {vid: found for vid, found in best.items() if seen[vid] == owned[vid]}
 
 
-def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed, lang=None) -> list[tuple[int, float]]:
+def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed, lang=None,
+             why: dict[int, Nearest] | None = None) -> list[tuple[int, float]]:
     """Chunk vids ranked by the mean of the whole-chunk similarity and the best passage's
     (index/passages.py, ``PASSAGE_SHARE``); a chunk without passages scores its whole-chunk cosine.
 
     One FAISS search over the searched vectors: chunks and transcript passages. A transcript turn
     found by only one kind gets the other from its stored vector (chunk) or, for passages not among
     the hits, the lowest passage score seen. A note's passages are held, not searched: the chunks
-    found get their best passage from the held vectors. ``lang``: the vault's language axis, or None."""
+    found get their best passage from the held vectors. ``lang``: the vault's language axis, or None.
+    ``why``: filled with each returned chunk's ``Nearest``."""
     k = 4 * (n + len(excluded))
     raw = _similar(index, qvec, lang, k=k, allowed=allowed)
     owners = cache.passage_owners(i for i, _ in raw)
     whole: dict[int, float] = {}
     best: dict[int, float] = {}
+    nearest: dict[int, int] = {}  # chunk vid -> its best passage's id
     for i, score in raw:
         if i in owners:
             vid = owners[i]
-            best[vid] = max(best.get(vid, -2.0), score)
+            if score > best.get(vid, -2.0):
+                best[vid], nearest[vid] = score, i
         else:
             whole[i] = score
     candidates = (set(whole) | set(best)) - excluded
@@ -147,11 +167,17 @@ def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed, lang=None)
         whole.update(_similar(index, qvec, lang, ids=[v for v in candidates if v not in whole]))
         has_passages = cache.chunks_with_passages(v for v in candidates if v not in best)
     held = _held_best(cache, index, qvec, lang, [v for v in candidates if v in whole and v not in best])
+    for vid, (score, pid) in held.items():
+        best[vid], nearest[vid] = score, pid
     scored = []
     for v in candidates:
         if v not in whole:
             continue  # a passage whose chunk vector is not stored yet (embedding under way)
-        part = held[v] if v in held else best.get(v, floor if v in has_passages else whole[v])
+        part = best.get(v, floor if v in has_passages else whole[v])
         scored.append((v, (1.0 - PASSAGE_SHARE) * whole[v] + PASSAGE_SHARE * part))
     scored.sort(key=lambda h: (-round(h[1], 6), h[0]))
-    return scored[:n]
+    scored = scored[:n]
+    if why is not None:
+        for v, _ in scored:
+            why[v] = Nearest(whole[v], best.get(v), nearest.get(v))
+    return scored
