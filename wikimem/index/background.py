@@ -60,7 +60,7 @@ def embed_pending(vault, max_seconds: float | None = None, first: set[str] | Non
             if now != generation:  # a build committed meanwhile: the vectors wanted may differ
                 fresh = sync_vectors(cache, embedder, rebuild=False)
                 state.want, state.index, state.missing, state.held = fresh.want, fresh.index, fresh.missing, fresh.held
-                state.held_wanted = fresh.held_wanted
+                state.held_wanted, state.hashes = fresh.held_wanted, fresh.hashes
                 state.reset_queue()
                 generation = now
             else:
