@@ -236,3 +236,12 @@ def test_held_passages_are_scored_across_the_axis_too(tmp_path):
     assert vid == 1 and score == pytest.approx((1 - rankers.PASSAGE_SHARE) * 0 + rankers.PASSAGE_SHARE * 1.0, abs=2e-3)
     (_, plain), = rankers._ranking(Held(), index, q, 1, set(), None, None)
     assert plain == pytest.approx(rankers.PASSAGE_SHARE * 0.6, abs=2e-3)
+
+
+def test_the_kept_axis_survives_held_vectors_added(bilingual):
+    from wikimem.index.vectors import HELD_BIT
+    cache = bilingual.cache
+    index = cache.vectors(8)
+    first = language.axis(cache, index)
+    index.add([HELD_BIT | 12345], np.ones((1, 8), dtype=np.float32) / np.sqrt(8))
+    assert language.axis(cache, index) is first

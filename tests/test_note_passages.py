@@ -74,6 +74,12 @@ def test_a_fenced_block_is_read_verbatim():
     assert blocks("Run:\n```tar xf a.tar```\n\n# Next\n\nMore.") == ["Run: ```tar xf a.tar```", "More."]
 
 
+def test_a_fence_in_a_nested_list_item_and_text_after_a_fence():
+    text = "- Install:\n\n    ```\n    - not an item\n\n    pip install x\n    ```\n- Next step\n"
+    assert blocks(text) == ["- Install: ``` - not an item pip install x ```", "- Next step"]
+    assert blocks("Some text\n```\ncode\n```\nmore text") == ["Some text ``` code ```", "more text"]
+
+
 def test_crlf_line_endings_break_paragraphs_too():
     assert blocks("One.\r\n\r\nTwo.\r\n- three\r\n") == ["One.", "Two.", "- three"]
 
@@ -101,7 +107,7 @@ def _outside_fences(lines):
             if stripped.startswith(fence) and not stripped.strip(fence[0]):
                 fence = None
             continue
-        opening = re.match(r" {0,3}(`{3,}|~{3,})", line)
+        opening = re.match(r"\s*(`{3,}|~{3,})", line)
         if opening and not (opening.group(1)[0] == "`" and "`" in line[opening.end():]):
             fence = opening.group(1)
             kept.append(line)
@@ -286,3 +292,41 @@ def test_another_process_reads_held_vectors_from_a_delta(make_vault):
     out = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == mine
+
+
+def test_an_edit_that_changes_no_vector_clears_the_pending_flags(make_vault):
+    """A lexical-first build marks vectors pending; when the vectors turn out complete (only the
+    frontmatter changed), the background step must say so (found by a review: the flag stuck)."""
+    root = make_vault({"long.md": "---\ntags: [a]\n---\n# long\n\n" + _items(["apple", "pear", "plum"])})
+    vault = open_vault(root, embedder="fake")
+    vault.index()
+    (root / "long.md").write_text("---\ntags: [b]\n---\n# long\n\n" + _items(["apple", "pear", "plum"]),
+                                  encoding="utf-8")
+    vault.index(embed=False)
+    assert vault.status()["degraded"] == ["vectors_partial"]  # not known yet
+    vault.embed_pending()
+    assert vault.status()["degraded"] == [] and vault.search("plum thing").degraded == ()
+
+
+def test_an_id_added_twice_is_one_id_in_the_delta(tmp_path):
+    index = VectorIndex(tmp_path / "v.faiss", 3)
+    index.add([1], np.eye(3, dtype=np.float32)[:1])
+    index.save()
+    index.add([2, 2], np.eye(3, dtype=np.float32)[1:3])  # FAISS takes an id twice
+    assert index.delta() == ([2], [])
+
+
+def test_a_turns_passage_keeps_its_speaker_and_a_notes_loses_its_title(make_vault):
+    from wikimem.ingest import Session, Turn
+    root = make_vault({"notes/Ana.md": "# Ana\n\n- Ana: likes tea\n\n- zebra crossing lights at night\n"})
+    vault = open_vault(root, embedder="fake")
+    vault.import_transcripts([Session(
+        title="Ana", number=1, date="2023-05-08T13:56:00", label="1 pm", participants=("Ana", "Bo"), source="test",
+        turns=[Turn("Ana", "I walked home. The zebra crossing lights at night were broken.", "D1:1"),
+               Turn("Bo", "Oh no. Did you call anyone?", "D1:2")])])
+    vault.index()
+    hits = {h.path: h for h in vault.search("zebra crossing lights at night", mode="vector", limit=10).hits}
+    note = hits["notes/Ana.md"]
+    assert note.passage == "- zebra crossing lights at night"
+    turn = next(h for p, h in hits.items() if p.startswith("raw/"))
+    assert turn.passage is not None and turn.passage.startswith("Ana: ")  # the speaker stays

@@ -74,12 +74,13 @@ def embed_pending(vault, max_seconds: float | None = None, first: set[str] | Non
         save(force=True)
 
     while state.missing:
-        before = len(state.missing)
+        before, index = len(state.missing), state.index
         left = None if max_seconds is None else max(0.0, max_seconds - (time.monotonic() - started))
         report.embedded_now += embed_missing(cache, embedder, state, batch or BACKGROUND_BATCH, progress, report,
                                              max_seconds=left, first=first, save=commit, save_every=SAVE_EVERY_S,
                                              background=True)
-        if len(state.missing) >= before or (max_seconds is not None and time.monotonic() - started > max_seconds):
+        if (len(state.missing) >= before and state.index is index) or \
+                (max_seconds is not None and time.monotonic() - started > max_seconds):
             break
     cache.keep("pending", (generation, saved_sig, key), state if state.missing else None)
     record_coverage(report, state)

@@ -115,8 +115,8 @@ def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
     state = VectorState(want, int(np.count_nonzero(want & HELD_BIT)))
     complete = meta.get("vectors_sig") == _id_signature(want) and "faiss" in meta.get("artifacts", {})
     if not rebuild and complete and meta.get("embedder") == key:
-        with cache.transaction() as db:
-            cache.set_meta(db, dirty=False, last_build=time.time())
+        with cache.transaction() as db:  # complete: whatever a lexical-first build left pending is not
+            cache.set_meta(db, dirty=False, last_build=time.time(), vectors_pending=False, passages_pending=False)
         state.held = len(want)
         return state
     index = None
@@ -126,7 +126,7 @@ def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
         index = VectorIndex(cache.faiss_path, dim)
         missing = want.tolist()
     else:
-        have = np.sort(index.ids())  # array set operations: ~500k ids at 100k chunks with passages
+        have = np.unique(index.ids())  # array set operations: ~500k ids at 100k chunks with passages
         index.remove(np.setdiff1d(have, want, assume_unique=True).tolist())
         missing = np.setdiff1d(want, have, assume_unique=True).tolist()
     state.missing = []
@@ -157,8 +157,8 @@ def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progre
     ``background``: nobody waits for these vectors; searches go first by a wider margin (EmbedGate)."""
     if not state.missing:
         return 0
-    key, want, index = embedder.identity.key, state.want, state.index
-    save = save or (lambda: save_index(cache, index, key, len(want), state.held_wanted))
+    key, index = embedder.identity.key, state.index
+    save = save or (lambda: save_index(cache, state.index, key, len(state.want), state.held_wanted))
     if state.pending is None:
         _queue(cache, state)
     pending, by_path = state.pending, state.by_path
@@ -197,12 +197,14 @@ def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progre
             if now - last_save > save_every:  # commit progress so search sees it and a kill loses little
                 save()
                 last_save = now
+                if state.index is not index:  # the save found a newer build and took its state: start over
+                    break
             if max_seconds is not None and now - started > max_seconds:
                 break
     finally:
         save()
-        state.missing = np.setdiff1d(np.asarray(state.missing, dtype=np.int64), index.ids()).tolist()
-        state.held = index.ntotal
+        state.missing = np.setdiff1d(np.asarray(state.missing, dtype=np.int64), state.index.ids()).tolist()
+        state.held = state.index.ntotal
     return done
 
 

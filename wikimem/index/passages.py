@@ -36,7 +36,7 @@ _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")  # the heading path is i
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；…])\s*")
 _BULLET = re.compile(r"^\s*[-*+]\s+")
 _NUMBERED = re.compile(r"^\s*(\d{1,9})[.)]\s+")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")  # at any depth: a fence inside a nested list item is indented
 _CODE_ONLY = re.compile(r"^\s*`[^`]*`\s*$")
 
 
@@ -97,6 +97,7 @@ def blocks(text: str) -> list[str]:
             if stripped.startswith(fence) and not stripped.strip(fence[0]):  # the closing fence
                 fence = None
                 attach(" ".join(code))
+                close()  # what follows the fence starts a new block
             continue
         opening = _FENCE.match(line)
         if opening and not (opening.group(1)[0] == "`" and "`" in line[opening.end():]):  # ```x``` is inline code

@@ -97,14 +97,14 @@ class VectorIndex:
             if index.d != dim:
                 raise ValueError(f"vector index has dimension {index.d}, expected {dim}")
             setattr(vi, attr, index)
-        vi.base_ids = np.sort(vi.ids())
+        vi.base_ids = np.unique(vi.ids())
         return vi
 
     def delta(self) -> tuple[list[int], list[int]] | None:
         """(added, removed) ids since the file on disk was written or read; None if there is none."""
         if self.base_ids is None:
             return None
-        now = np.sort(self.ids())  # array set operations: ~500k ids at 100k chunks with passages
+        now = np.unique(self.ids())  # array set operations: ~500k ids at 100k chunks with passages
         return (np.setdiff1d(now, self.base_ids, assume_unique=True).tolist(),
                 np.setdiff1d(self.base_ids, now, assume_unique=True).tolist())
 
@@ -157,7 +157,7 @@ class VectorIndex:
         the durable vector cache if a crash damaged it."""
         with self.lock:
             parts = [self.faiss.serialize_index(self.index), self.faiss.serialize_index(self.held)]
-            self.base_ids = np.sort(self.ids())
+            self.base_ids = np.unique(self.ids())
         parts.insert(0, _MAGIC + len(parts[0]).to_bytes(8, "little"))
         tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         with open(tmp, "wb") as f:  # part by part: no copy of the whole file in memory

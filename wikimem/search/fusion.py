@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ..index.vectors import is_held
 from ..model import Hit
 from . import evidence
 from .steps import graph_step, neighbour_context, speaker_boost
@@ -110,7 +111,8 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
         components = {k2: (round(v, 8) if isinstance(v, float) else v) for k2, v in p.items()}
         found = nearest.get(cid)
         passage = said.get(found.passage_id) if found is not None else None
-        if passage is not None and passage.startswith(f"{c.title}: "):  # the prefix it was embedded with
+        if passage is not None and is_held(found.passage_id) and passage.startswith(f"{c.title}: "):
+            # a note's passage was embedded with its page title in front (index/passages.py)
             passage = passage[len(c.title) + 2:]
         hits.append(Hit(cid, c.path, c.title, c.heading_path, c.text, score, components, found_by,
                         uri(c.path), c.type, c.status, c.blocks, passage))

@@ -177,7 +177,7 @@ def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed, lang=None,
         scored.append((v, (1.0 - PASSAGE_SHARE) * whole[v] + PASSAGE_SHARE * part))
     scored.sort(key=lambda h: (-round(h[1], 6), h[0]))
     scored = scored[:n]
-    if why is not None:
+    if why is not None:  # a turn none of whose passages was among the hits was scored with the floor
         for v, _ in scored:
-            why[v] = Nearest(whole[v], best.get(v), nearest.get(v))
+            why[v] = Nearest(whole[v], best.get(v, floor if v in has_passages else None), nearest.get(v))
     return scored
