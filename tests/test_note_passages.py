@@ -330,3 +330,13 @@ def test_a_turns_passage_keeps_its_speaker_and_a_notes_loses_its_title(make_vaul
     assert note.passage == "- zebra crossing lights at night"
     turn = next(h for p, h in hits.items() if p.startswith("raw/"))
     assert turn.passage is not None and turn.passage.startswith("Ana: ")  # the speaker stays
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 2**62), max_size=40), st.lists(st.integers(0, 2**62), max_size=40))
+def test_id_sets_as_sorted_arrays(a, b):
+    from wikimem.index.vectors import id_difference, sorted_ids
+    b = b + a[: len(a) // 2]  # overlap
+    sa, sb = sorted_ids(a), sorted_ids(b)
+    assert sa.tolist() == sorted(set(a)) and sb.tolist() == sorted(set(b))
+    assert id_difference(sa, sb).tolist() == sorted(set(a) - set(b))

@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import EmbedderError
 from .cache import Cache
 from .manifest import SELECT_CHUNKS, row_chunk, select_in
-from .vectors import HELD_BIT, VectorIndex
+from .vectors import HELD_BIT, VectorIndex, id_difference, sorted_ids
 
 log = logging.getLogger(__name__)
 
@@ -126,9 +126,9 @@ def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
         index = VectorIndex(cache.faiss_path, dim)
         missing = want.tolist()
     else:
-        have = np.unique(index.ids())  # array set operations: ~500k ids at 100k chunks with passages
-        index.remove(np.setdiff1d(have, want, assume_unique=True).tolist())
-        missing = np.setdiff1d(want, have, assume_unique=True).tolist()
+        have = sorted_ids(index.ids())  # array set operations: ~500k ids at 100k chunks with passages
+        index.remove(id_difference(have, want).tolist())
+        missing = id_difference(want, have).tolist()
     state.missing = []
     for start in range(0, len(missing), SYNC_BATCH):  # a slice at a time: 400k float32 vectors are 600 MB
         part = missing[start:start + SYNC_BATCH]
@@ -203,7 +203,7 @@ def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progre
                 break
     finally:
         save()
-        state.missing = np.setdiff1d(np.asarray(state.missing, dtype=np.int64), state.index.ids()).tolist()
+        state.missing = id_difference(sorted_ids(state.missing), sorted_ids(state.index.ids())).tolist()
         state.held = state.index.ntotal
     return done
 
@@ -256,7 +256,7 @@ def wanted_ids(db) -> np.ndarray:
     string per table and parsed in C: a row at a time is five times slower at ~500k ids."""
     text = ",".join(part for (part,) in db.execute("SELECT group_concat(vid) FROM chunks UNION ALL "
                                                    "SELECT group_concat(pid) FROM passages") if part)
-    return np.unique(np.fromstring(text, dtype=np.int64, sep=",")) if text else np.zeros(0, dtype=np.int64)
+    return sorted_ids(np.fromstring(text, dtype=np.int64, sep=",") if text else ())
 
 
 def embed_hashes(db, ids: list[int]) -> dict[int, str]:

@@ -40,6 +40,28 @@ def is_held(vid: int) -> bool:
     return bool(int(vid) & HELD_BIT)
 
 
+def sorted_ids(ids) -> np.ndarray:
+    """``ids`` as a sorted int64 array without repeats (FAISS takes an id twice; set differences
+    over sorted unique arrays are what a sync and a delta need). Not ``np.unique``: numpy 2's hash
+    path is ~20x slower than a sort on the ~500k ids of a 100k-chunk vault."""
+    out = np.sort(np.asarray(ids, dtype=np.int64))
+    if len(out) > 1:
+        repeated = out[1:] == out[:-1]
+        if repeated.any():
+            out = out[np.concatenate(([True], ~repeated))]
+    return out
+
+
+def id_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The ids of ``a`` not in ``b``, both from ``sorted_ids`` (a binary search each: ~20x faster
+    than ``np.setdiff1d`` here)."""
+    if not len(b) or not len(a):
+        return a
+    at = np.searchsorted(b, a)
+    found = b[np.minimum(at, len(b) - 1)] == a
+    return a[~found]
+
+
 def held_sql(column: str, held: bool = True) -> str:
     """The SQL test for held (or, ``held=False``, searched) ids in ``column`` of the cache's
     ``passages`` table: ids are below 2**62, so HELD_BIT set means the id is at least HELD_BIT."""
@@ -97,16 +119,15 @@ class VectorIndex:
             if index.d != dim:
                 raise ValueError(f"vector index has dimension {index.d}, expected {dim}")
             setattr(vi, attr, index)
-        vi.base_ids = np.unique(vi.ids())
+        vi.base_ids = sorted_ids(vi.ids())
         return vi
 
     def delta(self) -> tuple[list[int], list[int]] | None:
         """(added, removed) ids since the file on disk was written or read; None if there is none."""
         if self.base_ids is None:
             return None
-        now = np.unique(self.ids())  # array set operations: ~500k ids at 100k chunks with passages
-        return (np.setdiff1d(now, self.base_ids, assume_unique=True).tolist(),
-                np.setdiff1d(self.base_ids, now, assume_unique=True).tolist())
+        now = sorted_ids(self.ids())  # array set operations: ~500k ids at 100k chunks with passages
+        return id_difference(now, self.base_ids).tolist(), id_difference(self.base_ids, now).tolist()
 
     @property
     def ntotal(self) -> int:
@@ -157,7 +178,7 @@ class VectorIndex:
         the durable vector cache if a crash damaged it."""
         with self.lock:
             parts = [self.faiss.serialize_index(self.index), self.faiss.serialize_index(self.held)]
-            self.base_ids = np.unique(self.ids())
+            self.base_ids = sorted_ids(self.ids())
         parts.insert(0, _MAGIC + len(parts[0]).to_bytes(8, "little"))
         tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         with open(tmp, "wb") as f:  # part by part: no copy of the whole file in memory
