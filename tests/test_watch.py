@@ -176,6 +176,7 @@ def test_rename_of_unchanged_content_embeds_nothing(watcher):
     settle(watcher)
     info = watcher.status()
     assert info["embedded"] == before and info["backlog"] == 0
+    assert info["coverage"] == 1.0 and info["passage_coverage"] in (None, 1.0)
     (root / "other/apple.md").write_text("---\ntitle: Apple\n---\n# Apple\n\nNew words here.\n")
     assert until(lambda: _paths(watcher.vault, "new words") == ["other/apple.md"])
     settle(watcher)
@@ -362,3 +363,12 @@ def test_an_unexpected_build_error_is_retried_not_fatal(watcher, monkeypatch):
     assert until(lambda: watcher.status()["last_error"] is None)
     assert watcher.running
     assert calls[0] == ["notes/kiwi.md"] and calls[1] is None  # the retry scans the whole vault
+
+
+def test_the_status_line_tells_chunk_vectors_from_note_passages():
+    from wikimem.watch.foreground import status_line
+    info = {"state": "watching", "mode": "events", "pending": 0, "pages": 3, "chunks": 9, "embedder": "fake",
+            "coverage": 1.0, "passage_coverage": 0.25, "backlog": 30}
+    assert "vectors 100%, passages 25% (30 to embed)" in status_line(info)
+    info.update(passage_coverage=1.0, backlog=0)
+    assert "vectors 100%" in status_line(info) and "passages" not in status_line(info)

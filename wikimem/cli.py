@@ -689,7 +689,9 @@ def stats(vault: Optional[str] = VaultArg,
             ("query pages", info["query_pages"]),
             ("memories", ", ".join(f"{k} {n}" for k, n in info["memories"]["by_kind"].items()) or "0"),
             ("chunks", info["chunks"]),
-            ("embedding", f"{info['embedding']['embedder'] or 'none'}, coverage {info['embedding']['coverage']:.0%}"),
+            ("embedding", f"{info['embedding']['embedder'] or 'none'}, coverage {info['embedding']['coverage']:.0%}"
+                          + (f", passages {info['embedding']['passage_coverage']:.0%}"
+                             if info['embedding'].get('passage_coverage') is not None else "")),
             ("cache", f"{info['cache_bytes'] / 1e6:.1f} MB")]
     if "communities" in info:
         c = info["communities"]

@@ -254,6 +254,14 @@ class BuildReport:
     skipped: list[dict[str, str]] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
 
+    def split_coverage(self) -> tuple[float, float | None]:
+        """(searched coverage, passage coverage): of the chunks (and transcript turns' passages)
+        search scans, and of the notes' held passages (None when none are wanted); see
+        index/status.vector_coverage."""
+        searched = self.vectors_wanted - self.passages_wanted
+        chunks = min(1.0, (self.vectors - self.passages_held) / searched) if searched > 0 else 1.0
+        return chunks, (min(1.0, self.passages_held / self.passages_wanted) if self.passages_wanted else None)
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["coverage"] = round(self.coverage, 4)

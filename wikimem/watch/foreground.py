@@ -57,8 +57,10 @@ def status_line(info: dict[str, Any]) -> str:
              f"pending {info.get('pending', 0)}", f"pages {info.get('pages') if info.get('pages') is not None else '-'}",
              f"chunks {info.get('chunks') if info.get('chunks') is not None else '-'}"]
     if info.get("embedder"):
-        coverage = info.get("coverage")
+        coverage, passages = info.get("coverage"), info.get("passage_coverage")
         vectors = "-" if coverage is None else f"{coverage:.0%}"
+        if passages is not None and passages < 1.0:
+            vectors += f", passages {passages:.0%}"
         backlog = info.get("backlog")
         parts.append(f"vectors {vectors}" + (f" ({backlog} to embed)" if backlog else ""))
     else:

@@ -104,6 +104,7 @@ class Watcher:
             "vault": str(self.root), "pid": os.getpid(), "state": "stopped", "mode": None,
             "started_at": None, "debounce_ms": self.debounce_ms, "builds": 0, "last_build": None,
             "pages": None, "chunks": None, "vectors": None, "vectors_wanted": None, "coverage": None,
+            "passage_coverage": None,
             "embedded": 0, "slice": None, "embedder": None, "fallbacks": [], "last_error": None,
         }
 
@@ -354,8 +355,10 @@ class Watcher:
             self._info["last_error"] = f"{type(exc).__name__}: {exc}"
             self._backlog = False
             return
+        chunks, passages = report.split_coverage()
         self._info.update(vectors=report.vectors, vectors_wanted=report.vectors_wanted,
-                          coverage=round(report.coverage, 4),
+                          coverage=round(chunks, 4),  # as `wikimem status` counts it: what search can find
+                          passage_coverage=None if passages is None else round(passages, 4),
                           embedded=self._info["embedded"] + report.embedded_now)
         if report.vectors_wanted and report.vectors >= report.vectors_wanted:
             self._backlog = False
