@@ -10,7 +10,7 @@ from wikimem.api import init_vault, open_vault
 from wikimem.cli import app
 from wikimem.errors import UsageError
 from wikimem.qa.writeback import parse_source
-from wikimem.qa.query import chunk_hash
+from wikimem.qa.answer import chunk_hash
 
 from conftest import EXAMPLES
 

@@ -23,7 +23,7 @@ from ..errors import ConflictError, NoteReadError, WikimemError
 from ..index.analysis import terms
 from ..parse import frontmatter as fm
 from .extractive import FRAMING
-from .query import QUERY_FOLDER, Answer
+from .answer import QUERY_FOLDER, Answer, chunk_hash
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +207,6 @@ def check_sources(vault, rel: str) -> list[tuple[str, str]]:
     """For each cited chunk of query page ``rel``: ``(link, status)`` with status ``ok`` (a chunk
     of the cited page still has that exact text), ``changed`` (the page is there, that text is
     not: the answer may be stale) or ``missing`` (the page is gone). For the linter."""
-    from .query import chunk_hash
 
     front, _ = fm.parse(vault.files.read_note(rel).text.replace("\r\n", "\n"))
     hashes_by_page: dict[str, set[str] | None] = {}

@@ -168,7 +168,7 @@ def query_sources_changed(ctx):
     ``"[[page#heading]] sha256:<hex>"`` by ``wikimem query``), or, for plain ``"[[page]]"``
     entries, the source's ``updated`` date is later than the query's. Example: a query
     ``updated: 2026-01-01`` citing a page with ``updated: 2026-03-01``."""
-    from ...qa.query import chunk_hash
+    from ...qa.answer import chunk_hash
     hashes: dict[str, set[str]] = {}
     for page in ctx.wiki_pages():
         if page.type != "query" or page.frontmatter.error:
