@@ -1,0 +1,123 @@
+"""The command line: parse arguments, call ``wikimem.api``, render (rich tables or ``--json``).
+
+No logic lives here. Exit codes: 0 ok, 1 findings or errors for the user, 2 usage or config.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import sys
+from typing import Any, Callable
+
+import click
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from .. import __version__
+from ..errors import WikimemError
+
+app = typer.Typer(
+    name="wikimem",
+    help="Compile an Obsidian vault into a searchable knowledge base and long-term memory.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console(soft_wrap=not sys.stdout.isatty())  # piped: one line per line, never wrapped at 80 columns
+err = Console(stderr=True, soft_wrap=True)  # long messages stay one line when stderr is a file or a pipe
+
+VaultArg = typer.Argument(None, help="Vault folder (default: $WIKIMEM_VAULT or the current folder).",
+                          show_default=False)
+JsonOpt = typer.Option(False, "--json", help="Machine-readable output on stdout.")
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN and infinities are not JSON: they become null, so ``--json`` output always parses."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _emit_json(data: Any) -> None:
+    text = json.dumps(_json_safe(data), ensure_ascii=False, indent=2, default=str, allow_nan=False)
+    sys.stdout.write(_printable(text) + "\n")
+
+
+def _printable(text: str) -> str:
+    """Text that any UTF-8 stream accepts: stray surrogates (from file names that are not UTF-8)
+    become \\x.. escapes instead of a UnicodeEncodeError."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        try:
+            return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _wants_json() -> bool:
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.params.get("as_json")) or "--json" in sys.argv[1:]
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    """Print an error (stderr, one line; and ``{"error", "code"}`` on stdout under --json)."""
+    message = _printable(message)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    if _wants_json():
+        sys.stdout.write(json.dumps({"error": message, "code": code}, ensure_ascii=False) + "\n")
+    return typer.Exit(code)
+
+
+def _run(fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except WikimemError as exc:
+        raise _fail(str(exc), exc.exit_code) from None
+    except OSError as exc:  # a file or folder vanished or is unreadable mid-run: say so, no traceback
+        raise _fail(f"{exc.strerror or exc}: {exc.filename or ''}", 1) from None
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        raise typer.Exit(130) from None
+
+
+def _print_warnings(warnings) -> None:
+    for w in warnings:
+        err.print(f"[yellow]warning:[/] {w}", highlight=False, markup=False)
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"wikimem {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="More log output (-vv for debug)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only errors."),
+) -> None:
+    level = logging.ERROR if quiet else (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+def main() -> None:
+    try:
+        app()
+    except typer.Exit as exc:  # raised outside a command (the --json error line is already out)
+        sys.exit(exc.exit_code)
+    except WikimemError as exc:  # errors raised while typer builds options
+        sys.exit(_fail(str(exc), exc.exit_code).exit_code)
+    except Exception as exc:  # a bug: one line and exit 1, never a traceback (-vv logs it)
+        logging.getLogger(__name__).debug("unexpected error", exc_info=True)
+        sys.exit(_fail(f"unexpected {type(exc).__name__}: {exc} (a wikimem bug: please report it; "
+                       "-vv shows the traceback)", 1).exit_code)
+

@@ -1,0 +1,182 @@
+"""Commands that write knowledge: versions, memories, ingest, query (wikimem.knowledge, wikimem.qa)."""
+from __future__ import annotations
+
+import shlex
+from typing import Optional
+
+import typer
+from rich.markup import escape
+
+from .app import JsonOpt, _emit_json, _print_warnings, _run, app, err, out
+
+
+# -- versions and memories (wikimem.knowledge) ---------------------------------------------------
+KVaultOpt = typer.Option(None, "--vault", "-V", help="Vault folder (default: $WIKIMEM_VAULT or the current folder).")
+
+
+
+
+@app.command()
+def supersede(old: str = typer.Argument(..., help="The page being replaced (vault-relative path)."),
+              new: str = typer.Argument(..., help="The page that replaces it."),
+              vault: Optional[str] = KVaultOpt, as_json: bool = JsonOpt) -> None:
+    """Record that NEW replaces OLD: NEW gets `supersedes`, OLD `status: superseded` (hidden from search)."""
+    from ..api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    res = _run(lambda: v.supersede(old, new))
+    if as_json:
+        _emit_json(res.to_dict())
+        return
+    _print_warnings(res.warnings)
+    verb = "superseded" if res.changed else "already superseded"
+    out.print(f"{res.old} [dim]{verb} by[/] {res.new}", highlight=False)
+
+
+@app.command()
+def history(page: str = typer.Argument(..., help="Any page of the chain (vault-relative path)."),
+            vault: Optional[str] = KVaultOpt, as_json: bool = JsonOpt) -> None:
+    """Every version of a page, oldest to newest, with what changed between versions."""
+    from ..api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    h = _run(lambda: v.history(page))
+    if as_json:
+        _emit_json(h.to_dict())
+        return
+    changes = {c.new: [] for c in h.changes}
+    for c in h.changes:
+        changes[c.new].append(c)
+    for i, ver in enumerate(h.versions, 1):
+        mark = " [green](current)[/]" if ver.path == h.current else ""
+        out.print(f"{i}. [bold]{ver.title}[/]  [dim]{ver.path} · {ver.date or 'no date'} · {ver.status}[/]{mark}",
+                  highlight=False)
+        for c in changes.get(ver.path, []):
+            parts = [f"+{c.lines_added}/-{c.lines_removed} lines since {c.old}"]
+            if c.sections_added:
+                parts.append("sections added: " + ", ".join(c.sections_added))
+            if c.sections_removed:
+                parts.append("removed: " + ", ".join(c.sections_removed))
+            out.print("   " + "; ".join(parts), highlight=False, markup=False)
+
+
+@app.command()
+def remember(fact: Optional[str] = typer.Argument(None, help="The fact, one sentence (omit with --from)."),
+             kind: str = typer.Option("episodic", "--kind", help="persona | episodic | instruction | decision"),
+             about: Optional[str] = typer.Option(None, "--about", help='The subject, e.g. "[[Alice]]".'),
+             from_: Optional[str] = typer.Option(None, "--from", help="Propose memories from a transcript "
+                                                 "(e.g. raw/transcripts/x.md)."),
+             dry_run: bool = typer.Option(False, "--dry-run", help="List what would be written; write nothing."),
+             llm: Optional[str] = typer.Option(None, "--llm", help="With --from: ollama | openai proposes the memories "
+                                               "(falls back to extractive on failure)."),
+             llm_model: str = typer.Option("", "--llm-model", help="Model name for --llm."),
+             llm_url: str = typer.Option("", "--llm-url", help="Server URL for --llm."),
+             vault: Optional[str] = KVaultOpt, as_json: bool = JsonOpt) -> None:
+    """Store a small fact under memories/ (a duplicate is not written again; an update supersedes)."""
+    from ..api import open_vault
+    from ..errors import UsageError
+
+    if (fact is None) == (from_ is None):
+        _run(lambda: (_ for _ in ()).throw(UsageError("give either a FACT or --from TRANSCRIPT")))
+    v = _run(lambda: open_vault(vault))
+    if from_ is not None:
+        results = _run(lambda: v.remember_from(from_, dry_run=dry_run, llm=llm, llm_model=llm_model, llm_url=llm_url))
+    else:
+        results = [_run(lambda: v.remember(fact, kind=kind, about=about, dry_run=dry_run))]
+    if as_json:
+        _emit_json([r.to_dict() for r in results] if from_ is not None else results[0].to_dict())
+        return
+    seen_warnings: set[str] = set()
+    for r in results:
+        _print_warnings([w for w in r.warnings if w not in seen_warnings])
+        seen_warnings.update(r.warnings)
+        what = {"written": "[green]remembered[/]", "duplicate": "[yellow]already remembered[/]",
+                "would-write": "[cyan]would remember[/]", "refused": "[red]refused[/]"}.get(r.action, r.action)
+        line = f"{what} {r.path}" + (f" [dim](supersedes {r.supersedes})[/]" if r.supersedes else "")
+        out.print(line, highlight=False)
+        if from_ is not None and r.fact:
+            out.print(f"    {r.kind}: {r.fact}  {r.source or ''}", highlight=False, markup=False)
+    if from_ is not None and not results:
+        out.print("no memories found in that conversation")
+
+
+@app.command()
+def ingest(paths: list[str] = typer.Argument(..., help="Files to bring into raw/."),
+           vault: Optional[str] = typer.Option(None, "--vault", "-V", help="Vault folder."),
+           kind: Optional[str] = typer.Option(None, "--kind", help="article | paper | transcript | asset (default: guessed)."),
+           llm: Optional[str] = typer.Option(None, "--llm", help="ollama | openai: add a summary and the pages it names."),
+           llm_model: Optional[str] = typer.Option(None, "--llm-model", help="Model name for --llm."),
+           llm_url: Optional[str] = typer.Option(None, "--llm-url", help="Server URL for --llm."),
+           supersede: bool = typer.Option(False, "--supersede", help="A new source page replaces the most similar one."),
+           as_json: bool = JsonOpt) -> None:
+    """Copy sources into raw/<kind>/ once (same bytes twice: a no-op) and write a source page for each;
+    conversation exports (Claude Code JSONL, ChatGPT conversations.json, `Speaker: text` chats) become
+    one note per session."""
+    from ..api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    report = _run(lambda: v.ingest(paths, kind=kind, llm=llm, llm_model=llm_model, llm_url=llm_url,
+                                   supersede=supersede))
+    if as_json:
+        _emit_json(report.to_dict())
+    else:
+        styles = {"added": "green", "unchanged": "dim", "failed": "red"}
+        for item in report.items:
+            out.print(f"[{styles.get(item.status, 'white')}]{item.status:<9}[/] {escape(item.source)}: "
+                      f"{escape(item.message)}", highlight=False)
+            for problem in item.problems:
+                out.print(f"  [yellow]not imported[/] {escape(problem.where)}: {escape(problem.reason)}",
+                          highlight=False)
+            _print_similar(item.page, item.similar, supersede)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def query(question: str = typer.Argument(..., help="The question (any language)."),
+          vault: Optional[str] = typer.Option(None, "--vault", "-V", help="Vault folder."),
+          k: int = typer.Option(6, "-k", "--chunks", min=1, max=50, help="How many chunks to answer from."),
+          no_write: bool = typer.Option(False, "--no-write", help="Answer only; do not file a query page."),
+          llm: Optional[str] = typer.Option(None, "--llm", help="ollama | openai (default: extractive)."),
+          llm_model: Optional[str] = typer.Option(None, "--llm-model", help="Model name for --llm."),
+          llm_url: Optional[str] = typer.Option(None, "--llm-url", help="Server URL for --llm."),
+          llm_timeout: Optional[float] = typer.Option(None, "--llm-timeout", help="Seconds to wait for the model."),
+          folder: Optional[str] = typer.Option(None, "--folder", help="Only pages under this folder."),
+          type_: Optional[str] = typer.Option(None, "--type", help="Only this page type."),
+          tag: Optional[list[str]] = typer.Option(None, "--tag", help="Only pages with this tag (repeatable)."),
+          since: Optional[str] = typer.Option(None, "--since", help="Updated on or after YYYY-MM-DD."),
+          until: Optional[str] = typer.Option(None, "--until", help="Updated on or before YYYY-MM-DD."),
+          supersede: bool = typer.Option(False, "--supersede", help="The query page replaces the most similar one."),
+          as_json: bool = JsonOpt) -> None:
+    """Answer a question from the vault, each sentence cited as a wikilink to its page and heading, and
+    file the answer back as queries/<question>.md (the same question again updates that page)."""
+    from ..api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    answer = _run(lambda: v.query(question, k=k, write=not no_write, llm=llm, llm_model=llm_model, llm_url=llm_url,
+                                  llm_timeout=llm_timeout, folder=folder, type=type_, tags=tag, since=since,
+                                  until=until, supersede=supersede))
+    if as_json:
+        _emit_json(answer.to_dict())
+    else:
+        for notice in answer.notices:
+            err.print(f"[yellow]note:[/] {escape(notice)}", highlight=False)
+        out.print(answer.text if answer.answered else "The vault has no answer to this question.",
+                  highlight=False, markup=False)
+        for flag in answer.flags:
+            err.print(f"[yellow]unverified:[/] {escape(flag)}", highlight=False)
+        if answer.page:
+            out.print(f"[dim]{answer.page_status} {escape(answer.page)} ({answer.mode})[/]", highlight=False)
+            _print_similar(answer.page, answer.similar, supersede)
+    if not answer.answered:
+        raise typer.Exit(1)
+
+
+def _print_similar(page: str | None, similar, applied: bool) -> None:
+    """The writer's conflict check: pages the one just written may duplicate or replace."""
+    if not page or applied:
+        return
+    for path, similarity in similar:
+        err.print(f"[yellow]similar:[/] {escape(path)} ({similarity:.2f}); to replace it: "
+                  f"wikimem supersede {escape(shlex.quote(path))} {escape(shlex.quote(page))} (or --supersede)",
+                  highlight=False)

