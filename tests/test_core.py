@@ -138,8 +138,8 @@ def test_transcript_tuning_never_touches_ordinary_notes(vault, monkeypatch):
     assert "how does the configure ollama" in seen  # transcript turns without the speaker's name
     note = next(h for h in result.hits if h.path == "notes/Ollama setup.md")
     index = vault.cache.vectors(embedder.identity.dim)
-    from wikimem.index.vectors import vector_id
-    cosine = index.similarity([vector_id(note.chunk_id)], original(query))[vector_id(note.chunk_id)]
+    (vid,), = vault.cache.db.execute("SELECT vid FROM chunks WHERE id=?", (note.chunk_id,))
+    cosine = index.similarity([vid], original(query))[vid]
     assert note.components["vector"] == pytest.approx(cosine, abs=1e-6)
 
 
@@ -267,7 +267,8 @@ def test_a_vault_without_transcripts_ranks_exactly_as_before_the_reshape(tmp_pat
     then the language axis with lexical imputation that replaced it (issue 17; examples/ holds
     Chinese notes, so both move its scores), then the notes' held passages (session 5: scores
     and some lower ranks moved, every top hit stayed). Session 6 added the ``vector_whole`` and
-    ``vector_passage`` components; no score or rank moved."""
+    ``vector_passage`` components; no score or rank moved. Then vector ids came to name the text
+    embedded (index/build.chunk_vid): one vector rank among equal scores moved (ties go by id)."""
     import shutil
     from conftest import EXAMPLES, golden
     root = tmp_path / "examples"
@@ -341,7 +342,6 @@ def test_a_backlog_embedded_in_slices_with_edits_and_another_writer_between_ends
     """embed_pending keeps its queue between slices (a watcher's backlog); an edit or another
     process's vectors in between make it start over, so nothing is embedded twice or missed."""
     from wikimem.index.embedding import wanted_ids
-    from wikimem.index.vectors import vector_id
 
     root = make_vault({f"notes/n{i}.md": f"# N{i}\n\nword{i} text about topic {i % 5}.\n" for i in range(30)})
     v = open_vault(root, embedder="fake")
@@ -353,7 +353,7 @@ def test_a_backlog_embedded_in_slices_with_edits_and_another_writer_between_ends
     v.index(paths=["notes/n29.md"], embed=False)
     v.embed_pending(max_seconds=0, batch=2, first=["notes/n29.md"])  # the edit goes before the backlog
     dim = v.cache.embedder().identity.dim
-    new_vids = {vector_id(cid) for (cid,) in v.cache.db.execute("SELECT id FROM chunks WHERE path='notes/n29.md'")}
+    new_vids = {vid for (vid,) in v.cache.db.execute("SELECT vid FROM chunks WHERE path='notes/n29.md'")}
     assert new_vids <= set(v.cache.vectors(dim).ids().tolist())
     other = open_vault(root, embedder="fake")
     other.embed_pending(max_seconds=0, batch=3)  # another process commits vectors meanwhile

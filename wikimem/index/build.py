@@ -34,7 +34,7 @@ from ..parse import Resolver
 from ..vault.files import ALWAYS_SKIPPED_DIRS, FileInfo, IgnoreRules
 from . import lexical
 from .cache import Cache
-from .embedding import embed_missing, record_coverage, sync_vectors
+from .embedding import embed_missing, record_coverage, sync_vectors, wanted_count, wanted_held
 from .graph import page_edges
 from .manifest import (INSERT_CHUNK, INSERT_EDGE, INSERT_FILE, INSERT_PASSAGE, SELECT_CHUNKS, UPDATE_STAT,
                        attachment_row, chunk_row, graph_links, link_kind, note_row, row_chunk, select_in)
@@ -46,6 +46,14 @@ log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]
 
 __all__ = ["BuildReport", "build", "embed_hash"]
+
+
+def chunk_vid(chunk: Chunk) -> int:
+    """A chunk's vector id, which names the text embedded: the chunk id hashes the path, heading
+    path and body, but the embedded text also carries the page title (and aliases), so a page
+    retitled in its frontmatter keeps its chunk ids yet must get new vectors. The vector index
+    only compares ids, so an id that named the chunk alone kept the old title's vectors."""
+    return vector_id(hashlib.sha1(f"{chunk.id}\x00{chunk.index_text()}".encode("utf-8")).hexdigest())
 
 
 def embed_hash(embedder_key: str, text: str) -> str:
@@ -69,6 +77,7 @@ class BuildPlan:
     full_lexical: bool = False
     rebuild_graph: bool = False
     rebuild_vectors: bool = False
+    passages_rewritten: bool = False  # every passage row was written again (the passage setting changed)
     files: list[FileInfo] = field(default_factory=list)  # what the scan found (all, or the given paths)
     old: dict[str, tuple] = field(default_factory=dict)  # manifest rows: path -> (path, size, mtime, sha, note)
     seen: set[str] = field(default_factory=set)
@@ -312,11 +321,12 @@ def _write_manifest(plan: BuildPlan, db) -> None:
     if plan.full_lexical or rewrite_passages:  # redo what was kept (repair, or passages under the new setting)
         kept = [row_chunk(r) for r in db.execute(SELECT_CHUNKS) if r[2] not in touched]
         if plan.full_lexical:
-            lexical.add(db, [lexical.row(vector_id(c.id), c) for c in kept])
+            lexical.add(db, [lexical.row(chunk_vid(c), c) for c in kept])
         if rewrite_passages:
             db.execute("DELETE FROM passages")
-            db.executemany(INSERT_PASSAGE, [row for c in kept for row in _passage_rows(vector_id(c.id), c, mode, key)])
+            db.executemany(INSERT_PASSAGE, [row for c in kept for row in _passage_rows(chunk_vid(c), c, mode, key)])
             cache.set_meta(db, passages=mode)
+            plan.passages_rewritten = True
     n_new = sum(len(c) for c in plan.chunks.values())
     done = 0
     frequencies: Counter = Counter()
@@ -326,7 +336,7 @@ def _write_manifest(plan: BuildPlan, db) -> None:
         db.execute(INSERT_FILE, note_row(page, *plan.read_stats[path]))
         rows, lex_rows, passage_rows = [], [], []
         for ordinal, chunk in enumerate(plan.chunks[path]):
-            vid = vector_id(chunk.id)
+            vid = chunk_vid(chunk)
             rows.append(chunk_row(vid, ordinal, embed_hash(key or "", chunk.index_text()), chunk))
             lex_rows.append(lexical.row(vid, chunk))
             passage_rows.extend(_passage_rows(vid, chunk, mode, key))
@@ -378,7 +388,8 @@ def _delete_chunks(db, path: str) -> None:
 
 
 def _passage_rows(vid: int, chunk: Chunk, mode: str, key: str | None) -> list[tuple]:
-    return [(passage_id(chunk.id, i, held=not chunk.speakers), vid, i, embed_hash(key or "", text), text)
+    # a passage's id names its text too (see chunk_vid)
+    return [(passage_id(f"{chunk.id}\x00{text}", i, held=not chunk.speakers), vid, i, embed_hash(key or "", text), text)
             for i, text in enumerate(passages(chunk, mode))]
 
 
@@ -427,9 +438,14 @@ def _write_vectors(plan: BuildPlan) -> BuildReport:
         state = sync_vectors(cache, plan.embedder, plan.rebuild_vectors)
     else:  # lexical first: vectors follow in embed_pending (a watcher's background step)
         with cache.transaction() as tx:
-            pending = bool(plan.parsed or plan.removed) or bool(cache.meta(tx).get("vectors_pending"))
-            cache.set_meta(tx, dirty=False, last_build=time.time(),
-                           vectors_pending=pending and plan.embedder is not None)
+            meta = cache.meta(tx)
+            changed = bool(plan.parsed or plan.removed or plan.passages_rewritten) and plan.embedder is not None
+            values = {"vectors_pending": changed or bool(meta.get("vectors_pending")),
+                      "passages_pending": changed or bool(meta.get("passages_pending"))}
+            if changed:  # what is wanted now, for coverage until the vectors follow (save_index)
+                held = wanted_held(tx)
+                values.update(vectors_wanted=wanted_count(tx), passages_wanted=held)
+            cache.set_meta(tx, dirty=False, last_build=time.time(), **values)
     if plan.replacing:
         cache.commit_replacement()  # readers switch to the rebuilt manifest from here on
     plan.lap("vectors")

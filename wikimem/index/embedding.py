@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import EmbedderError
 from .cache import Cache
 from .manifest import SELECT_CHUNKS, row_chunk, select_in
-from .vectors import HELD_BIT, VectorIndex, id_difference, sorted_ids
+from .vectors import HELD_BIT, VectorIndex, held_sql, id_difference, sorted_ids
 
 log = logging.getLogger(__name__)
 
@@ -257,6 +257,16 @@ def wanted_ids(db) -> np.ndarray:
     text = ",".join(part for (part,) in db.execute("SELECT group_concat(vid) FROM chunks UNION ALL "
                                                    "SELECT group_concat(pid) FROM passages") if part)
     return sorted_ids(np.fromstring(text, dtype=np.int64, sep=",") if text else ())
+
+
+def wanted_count(db) -> int:
+    """How many vectors the index should hold (``len(wanted_ids(db))`` without reading them)."""
+    return db.execute("SELECT (SELECT count(*) FROM chunks) + (SELECT count(*) FROM passages)").fetchone()[0]
+
+
+def wanted_held(db) -> int:
+    """How many of them are held (a note's passages; their ids are the top of the id range)."""
+    return db.execute(f"SELECT count(*) FROM passages WHERE {held_sql('pid')}").fetchone()[0]
 
 
 def embed_hashes(db, ids: list[int]) -> dict[int, str]:

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from ..model import Chunk, Page, page_from_record, page_to_record
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 FILE_COLUMNS = ("path", "size", "mtime_ns", "sha256", "title", "type", "status", "aliases", "links", "tags",
                 "errors", "note", "page")

@@ -33,7 +33,10 @@ from .vectors import HELD_BIT, vector_id
 
 WINDOW = 2  # sentences per passage
 _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")  # the heading path is in the chunk vector already
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；…])\s*")
+# after a run of CJK sentence marks (and the closing quotes that end it), not inside the run
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；…])(?![。！？；…”」』）])\s*"
+                       r"|(?<=[。！？；…][”」』）])(?![”」』）])\s*")
+_WORDY = re.compile(r"[^\W_]")  # a block without a letter or digit ("---", "***", an empty item) says nothing
 _BULLET = re.compile(r"^\s*[-*+]\s+")
 _NUMBERED = re.compile(r"^\s*(\d{1,9})[.)]\s+")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")  # at any depth: a fence inside a nested list item is indented
@@ -73,6 +76,8 @@ def blocks(text: str) -> list[str]:
     code: list[str] = []
 
     def attach(block: str) -> None:  # standalone code: joins the block before it
+        if not _WORDY.search(block):
+            return
         if current:
             current.append(block)
         elif out:
@@ -84,6 +89,8 @@ def blocks(text: str) -> list[str]:
         if current:
             block = " ".join(current)
             current.clear()
+            if not _WORDY.search(block):
+                return
             if out and _CODE_ONLY.match(block):
                 out[-1] += " " + block
             else:
