@@ -200,11 +200,14 @@ def test_a_title_that_also_starts_a_paragraph_is_stripped_once(make_vault):
     vault.close()
 
 
+ZEBRA_PAGES = {
+    "a.md": "# a\n\n- zebra crossing lights at night\n\n- apples grow on trees\n\n- pears are green\n",
+    "b.md": "# b\n\n- unrelated cooking notes\n\n- recipes for soup\n",
+}
+
+
 def test_the_passage_shown_follows_edits_and_deletions(make_vault):
-    root = make_vault({
-        "a.md": "# a\n\n- zebra crossing lights at night\n\n- apples grow on trees\n\n- pears are green\n",
-        "b.md": "# b\n\n- unrelated cooking notes\n\n- recipes for soup\n",
-    })
+    root = make_vault(dict(ZEBRA_PAGES))
     vault = open_vault(root, embedder="fake", embed_passages="all")
     vault.index()
     hit = vault.search("zebra crossing lights", mode="vector").hits[0]
@@ -306,13 +309,19 @@ def test_switching_passages_on_with_vectors_cached_embeds_only_passages(make_vau
     vault.close()
 
 
-def test_switching_passages_on_lexical_first_is_reported_partial(make_vault):
+def _switched(make_vault, before: str, after: str):
+    """A vault indexed in full under ``before``, then lexical-first under ``after`` (a watcher's build)."""
     root = make_vault({"long.md": "# long\n\n" + _items(["apple", "pear", "plum"])})
-    vault = open_vault(root, embedder="fake", embed_passages="none")
+    vault = open_vault(root, embedder="fake", embed_passages=before)
     vault.index()
     vault.close()
-    vault = open_vault(root, embedder="fake", embed_passages="all")
+    vault = open_vault(root, embedder="fake", embed_passages=after)
     vault.index(embed=False)
+    return vault
+
+
+def test_switching_passages_on_lexical_first_is_reported_partial(make_vault):
+    vault = _switched(make_vault, "none", "all")
     info = vault.status()
     assert info["passages"] == 3
     try:
@@ -324,12 +333,7 @@ def test_switching_passages_on_lexical_first_is_reported_partial(make_vault):
 
 
 def test_switching_passages_off_lexical_first_is_not_reported_partial(make_vault):
-    root = make_vault({"long.md": "# long\n\n" + _items(["apple", "pear", "plum"])})
-    vault = open_vault(root, embedder="fake", embed_passages="all")
-    vault.index()
-    vault.close()
-    vault = open_vault(root, embedder="fake", embed_passages="none")
-    vault.index(embed=False)
+    vault = _switched(make_vault, "all", "none")
     try:
         info = vault.status()
         assert info["passages"] == 0
@@ -346,10 +350,7 @@ def test_switching_passages_off_lexical_first_is_not_reported_partial(make_vault
 
 
 def test_another_vaults_edit_changes_the_passage_shown(make_vault):
-    root = make_vault({
-        "a.md": "# a\n\n- zebra crossing lights at night\n\n- apples grow on trees\n\n- pears are green\n",
-        "b.md": "# b\n\n- unrelated cooking notes\n\n- recipes for soup\n",
-    })
+    root = make_vault(dict(ZEBRA_PAGES))
     reader = open_vault(root, embedder="fake", embed_passages="all")
     reader.index()
     assert reader.search("zebra crossing lights", mode="vector").hits[0].passage == "- zebra crossing lights at night"

@@ -31,6 +31,12 @@ err = Console(stderr=True, soft_wrap=True)  # long messages stay one line when s
 VaultArg = typer.Argument(None, help="Vault folder (default: $WIKIMEM_VAULT or the current folder).",
                           show_default=False)
 JsonOpt = typer.Option(False, "--json", help="Machine-readable output on stdout.")
+# the search filters, shared by `search` and `query`
+FolderOpt = typer.Option(None, "--folder", help="Only pages under this folder.")
+TypeOpt = typer.Option(None, "--type", help="Only this page type.")
+TagOpt = typer.Option(None, "--tag", help="Only pages with this tag (repeatable).")
+SinceOpt = typer.Option(None, "--since", help="Updated on or after YYYY-MM-DD.")
+UntilOpt = typer.Option(None, "--until", help="Updated on or before YYYY-MM-DD.")
 
 
 def _json_safe(value: Any) -> Any:

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 from rich.markup import escape
 
-from .app import JsonOpt, _emit_json, _print_warnings, _run, app, err, out
+from .app import FolderOpt, JsonOpt, SinceOpt, TagOpt, TypeOpt, UntilOpt, _emit_json, _print_warnings, _run, app, err, out
 
 
 # -- versions and memories (wikimem.knowledge) ---------------------------------------------------
@@ -141,11 +141,11 @@ def query(question: str = typer.Argument(..., help="The question (any language).
           llm_model: Optional[str] = typer.Option(None, "--llm-model", help="Model name for --llm."),
           llm_url: Optional[str] = typer.Option(None, "--llm-url", help="Server URL for --llm."),
           llm_timeout: Optional[float] = typer.Option(None, "--llm-timeout", help="Seconds to wait for the model."),
-          folder: Optional[str] = typer.Option(None, "--folder", help="Only pages under this folder."),
-          type_: Optional[str] = typer.Option(None, "--type", help="Only this page type."),
-          tag: Optional[list[str]] = typer.Option(None, "--tag", help="Only pages with this tag (repeatable)."),
-          since: Optional[str] = typer.Option(None, "--since", help="Updated on or after YYYY-MM-DD."),
-          until: Optional[str] = typer.Option(None, "--until", help="Updated on or before YYYY-MM-DD."),
+          folder: Optional[str] = FolderOpt,
+          type_: Optional[str] = TypeOpt,
+          tag: Optional[list[str]] = TagOpt,
+          since: Optional[str] = SinceOpt,
+          until: Optional[str] = UntilOpt,
           supersede: bool = typer.Option(False, "--supersede", help="The query page replaces the most similar one."),
           as_json: bool = JsonOpt) -> None:
     """Answer a question from the vault, each sentence cited as a wikilink to its page and heading, and

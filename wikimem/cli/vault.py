@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from .app import JsonOpt, VaultArg, _emit_json, _printable, _run, app, err, out
+from .app import FolderOpt, JsonOpt, SinceOpt, TagOpt, TypeOpt, UntilOpt, VaultArg, _emit_json, _printable, _run, app, err, out
 
 
 @app.command()
@@ -105,11 +105,11 @@ def search(query: str = typer.Argument(..., help="What to look for (any language
            vault: Optional[str] = typer.Option(None, "--vault", "-V", help="Vault folder."),
            limit: int = typer.Option(10, "--limit", "-k", min=1, max=1000, help="How many results."),
            mode: str = typer.Option("hybrid", "--mode", help="hybrid | lexical | vector"),
-           folder: Optional[str] = typer.Option(None, "--folder", help="Only pages under this folder."),
-           type_: Optional[str] = typer.Option(None, "--type", help="Only this page type."),
-           tag: Optional[list[str]] = typer.Option(None, "--tag", help="Only pages with this tag (repeatable)."),
-           since: Optional[str] = typer.Option(None, "--since", help="Updated on or after YYYY-MM-DD."),
-           until: Optional[str] = typer.Option(None, "--until", help="Updated on or before YYYY-MM-DD."),
+           folder: Optional[str] = FolderOpt,
+           type_: Optional[str] = TypeOpt,
+           tag: Optional[list[str]] = TagOpt,
+           since: Optional[str] = SinceOpt,
+           until: Optional[str] = UntilOpt,
            include_superseded: bool = typer.Option(False, "--include-superseded", help="Show old versions too."),
            community: Optional[int] = typer.Option(None, "--community", help="Only pages of this community "
                                                    "(numbers as `wikimem communities` shows them)."),
