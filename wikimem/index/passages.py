@@ -70,7 +70,7 @@ def blocks(text: str) -> list[str]:
     stands alone (an inline code line, a fenced block) joins the block before it, which usually
     says what it does. A fenced block is read verbatim: its ``# comment`` lines are not headings
     and its blank lines do not end it."""
-    out: list[str] = []
+    out: list[list[str]] = []  # each block's pieces, joined at the end (code may join a block many times)
     current: list[str] = []
     fence: str | None = None  # the opening marker of the fenced block under way
     code: list[str] = []
@@ -81,9 +81,9 @@ def blocks(text: str) -> list[str]:
         if current:
             current.append(block)
         elif out:
-            out[-1] += " " + block
+            out[-1].append(block)
         else:
-            out.append(block)
+            out.append([block])
 
     def close() -> None:
         if current:
@@ -92,9 +92,9 @@ def blocks(text: str) -> list[str]:
             if not _WORDY.search(block):
                 return
             if out and _CODE_ONLY.match(block):
-                out[-1] += " " + block
+                out[-1].append(block)
             else:
-                out.append(block)
+                out.append([block])
 
     for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         stripped = line.strip()
@@ -119,7 +119,7 @@ def blocks(text: str) -> list[str]:
     if fence is not None:  # a fence never closed runs to the end of the text
         attach(" ".join(code))
     close()
-    return out
+    return [" ".join(pieces) for pieces in out]
 
 
 def passages(chunk: Chunk, mode: str) -> list[str]:
