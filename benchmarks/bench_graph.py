@@ -32,6 +32,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
+from generate import source_vault  # noqa: E402
+
 from wikimem.api import open_vault
 from wikimem.graph import communities as C
 from wikimem.graph.neighbors import neighbors, path
@@ -62,7 +65,7 @@ def main() -> int:
     args = ap.parse_args()
     root = Path(args.vault)
     if not root.exists():
-        shutil.copytree(args.src, root)
+        shutil.copytree(source_vault(Path(args.src)), root)
     v = open_vault(root, embedder="none")
     t = time.perf_counter()
     report = v.index(embed=False)

@@ -23,6 +23,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
+from generate import source_vault  # noqa: E402
+
 from wikimem.api import open_vault
 from wikimem.index import gcpause
 
@@ -36,7 +39,7 @@ def main() -> int:
     gcpause.FREEZE_AFTER_LOAD = True  # as `wikimem lint` sets it: a one-shot process (see gcpause)
     root = Path(args.vault)
     if not root.exists():
-        shutil.copytree(args.src, root)
+        shutil.copytree(source_vault(Path(args.src)), root)
     v = open_vault(root, embedder="fake")
     t = time.perf_counter()
     report = v.index()

@@ -88,6 +88,16 @@ def generate(root: Path, notes: int, seed: int = 7) -> Path:
     return root
 
 
+def source_vault(root: Path, notes: int = 10_000) -> Path:
+    """The generated vault the 10k benchmarks copy from: written on first use (a fresh machine has
+    none), reused after."""
+    root = Path(root)
+    if not root.exists():
+        generate(root.with_name(root.name + ".partial"), notes)
+        root.with_name(root.name + ".partial").rename(root)  # a killed run leaves no half vault behind
+    return root
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("root", type=Path)
