@@ -356,3 +356,36 @@ def test_a_retitled_page_gets_new_vectors(make_vault):
     after = {r[0] for r in vault.cache.db.execute("SELECT vid FROM chunks UNION ALL SELECT pid FROM passages")}
     assert before.isdisjoint(after) and report.embedded_now == len(after)
     assert sorted(vault.cache.vectors(vault.cache.embedder().identity.dim).ids().tolist()) == sorted(after)
+
+
+def test_cjk_sentences_end_after_their_marks_and_closing_quotes():
+    from wikimem.index.passages import sentences
+    assert sentences("他说「她说『好。』」然后走了。第三句。") == ["他说「她说『好。』」", "然后走了。", "第三句。"]
+    assert sentences("他说‘好。’然后走了。") == ["他说‘好。’", "然后走了。"]
+    assert sentences("真的吗？！好的。") == ["真的吗？！", "好的。"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab 。！？…」』”.!?;\n中"), max_size=30))
+def test_sentences_lose_nothing_and_are_never_empty(text):
+    from wikimem.index.passages import sentences
+    got = sentences(text)
+    assert all(s and s == s.strip() for s in got)
+    assert "".join(got).replace(" ", "").replace("\n", "") == text.replace(" ", "").replace("\n", "")
+
+
+def test_a_new_passage_cut_rewrites_the_passages_of_unchanged_pages(make_vault, monkeypatch):
+    """Rebuild-equivalence when the cutting changes: passages.VERSION is part of the manifest's
+    passage key, so unchanged pages do not keep passages cut the old way."""
+    from wikimem.index import build as build_module
+    from wikimem.index import passages as passages_module
+    root = make_vault({"long.md": "# long\n\n" + _items(["apple", "pear", "plum"])})
+    vault = open_vault(root, embedder="fake")
+    vault.index()
+    assert vault.cache.meta()["passages"] == f"all/{passages_module.VERSION}"
+    monkeypatch.setattr(build_module, "PASSAGES_VERSION", passages_module.VERSION + 1)
+    monkeypatch.setattr(build_module, "passages", lambda chunk, mode: ["long: one new cut", "long: another"])
+    report = vault.index()
+    texts = sorted(t for (t,) in vault.cache.db.execute("SELECT text FROM passages"))
+    assert texts == ["long: another", "long: one new cut"] and report.embedded_now == 2
+    assert vault.status()["degraded"] == []

@@ -130,7 +130,8 @@ def search(query: str = typer.Argument(..., help="What to look for (any language
     for notice in result.notices:
         err.print(f"[yellow]note:[/] {escape(_printable(notice))}")
     if result.degraded:
-        coverage = f" (vector coverage {result.coverage:.0%})" if "vectors_partial" in result.degraded else ""
+        coverage = "" if "vectors_partial" not in result.degraded else (
+            f" (vector coverage {result.coverage:.0%})" if result.coverage < 1.0 else " (vectors follow the last edit)")
         err.print(f"[yellow]degraded:[/] {', '.join(result.degraded)}{coverage}")
     if not result.hits:
         out.print("no results")

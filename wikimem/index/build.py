@@ -38,6 +38,7 @@ from .embedding import embed_missing, record_coverage, sync_vectors, wanted_coun
 from .graph import page_edges
 from .manifest import (INSERT_CHUNK, INSERT_EDGE, INSERT_FILE, INSERT_PASSAGE, SELECT_CHUNKS, UPDATE_STAT,
                        attachment_row, chunk_row, graph_links, link_kind, note_row, row_chunk, select_in)
+from .passages import VERSION as PASSAGES_VERSION
 from .passages import passage_id, passages
 from .vectors import vector_id
 
@@ -317,7 +318,8 @@ def _write_manifest(plan: BuildPlan, db) -> None:
     db.executemany(UPDATE_STAT, plan.stat_only)
     db.executemany(INSERT_FILE, plan.attachments)
     meta = cache.meta(db)
-    rewrite_passages = meta.get("passages") != mode  # the setting changed, or a new cache
+    passages_key = f"{mode}/{PASSAGES_VERSION}"
+    rewrite_passages = meta.get("passages") != passages_key  # the setting or the cutting changed, or a new cache
     if plan.full_lexical or rewrite_passages:  # redo what was kept (repair, or passages under the new setting)
         kept = [row_chunk(r) for r in db.execute(SELECT_CHUNKS) if r[2] not in touched]
         if plan.full_lexical:
@@ -325,7 +327,7 @@ def _write_manifest(plan: BuildPlan, db) -> None:
         if rewrite_passages:
             db.execute("DELETE FROM passages")
             db.executemany(INSERT_PASSAGE, [row for c in kept for row in _passage_rows(chunk_vid(c), c, mode, key)])
-            cache.set_meta(db, passages=mode)
+            cache.set_meta(db, passages=passages_key)
             plan.passages_rewritten = True
     n_new = sum(len(c) for c in plan.chunks.values())
     done = 0

@@ -32,10 +32,15 @@ from ..parse.chunk import transcript_turns
 from .vectors import HELD_BIT, vector_id
 
 WINDOW = 2  # sentences per passage
+# Raise when the passages a chunk gets change (how blocks or sentences are cut): the next build
+# rewrites every passage row (the vectors follow, from the vector cache where the text is the same)
+# instead of keeping the old cut for unchanged pages. 2: wordless blocks dropped, CJK sentences
+# end after their closing quotes.
+VERSION = 2
 _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")  # the heading path is in the chunk vector already
-# after a run of CJK sentence marks (and the closing quotes that end it), not inside the run
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；…])(?![。！？；…”」』）])\s*"
-                       r"|(?<=[。！？；…][”」』）])(?![”」』）])\s*")
+_LATIN_END = re.compile(r"(?<=[.!?;])\s+")
+# a CJK sentence runs to a run of sentence marks and the closing quotes or brackets after it
+_CJK_SENTENCE = re.compile(r"[^。！？；…]*[。！？；…]+[”」』）’】》]*\s*|[^。！？；…]+$")
 _WORDY = re.compile(r"[^\W_]")  # a block without a letter or digit ("---", "***", an empty item) says nothing
 _BULLET = re.compile(r"^\s*[-*+]\s+")
 _NUMBERED = re.compile(r"^\s*(\d{1,9})[.)]\s+")
@@ -44,7 +49,8 @@ _CODE_ONLY = re.compile(r"^\s*`[^`]*`\s*$")
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+    out = [m.group(0).strip() for piece in _LATIN_END.split(text) for m in _CJK_SENTENCE.finditer(piece)]
+    return [s for s in out if s]
 
 
 def _windows(items: list[str]) -> list[str]:
