@@ -147,8 +147,10 @@ def passages(chunk: Chunk, mode: str) -> list[str]:
     return out if len(out) >= 2 else []  # one block: the chunk's own vector already is that passage
 
 
-def passage_id(chunk_id: str, ordinal: int, held: bool = False) -> int:
-    """A FAISS id for a chunk's passage, from the same 60-bit space as chunk ids; ``held`` (a
-    note's passage, read back for re-ranking, never searched) sets ``HELD_BIT`` (vectors.py)."""
-    vid = vector_id(hashlib.sha1(f"{chunk_id}\x00{ordinal}".encode("utf-8")).hexdigest())
+def passage_id(key: str, ordinal: int, held: bool = False) -> int:
+    """A FAISS id for a chunk's passage, from the same 60-bit space as chunk vector ids. ``key``
+    names the chunk and the passage's text (build._passage_rows: a changed text is a new id, as
+    for chunks, see build.chunk_vid); ``held`` (a note's passage, read back for re-ranking, never
+    searched) sets ``HELD_BIT`` (vectors.py)."""
+    vid = vector_id(hashlib.sha1(f"{key}\x00{ordinal}".encode("utf-8")).hexdigest())
     return vid | HELD_BIT if held else vid
