@@ -172,6 +172,27 @@ class Chunk:
         return f"{where}\n{self.index_body()}"
 
 
+def coverage_split(vectors: int, wanted: int, passages: int, passages_wanted: int) -> tuple[float, float | None]:
+    """(searched coverage, passage coverage) from vector counts (``vectors`` of ``wanted`` held,
+    ``passages`` of ``passages_wanted`` of them a note's held passages): the share of what a search
+    scans (chunks, transcript turns' passages) that is stored, which says what search can find, and
+    of the held passages (None when none are wanted), which says only how well it ranks them."""
+    searched = wanted - passages_wanted
+    chunks = min(1.0, (vectors - passages) / searched) if searched > 0 else 1.0
+    return chunks, (min(1.0, passages / passages_wanted) if passages_wanted else None)
+
+
+def coverage_degraded(coverage: float, passage_coverage: float | None, vectors_pending: bool = False,
+                      passages_pending: bool = False) -> str | None:
+    """What missing vectors degrade: ``vectors_partial`` while something search scans has none (or
+    a build left vectors to follow), ``passages_partial`` while only held passages are missing."""
+    if coverage < 1.0 or vectors_pending:
+        return "vectors_partial"
+    if passages_pending or (passage_coverage is not None and passage_coverage < 1.0):
+        return "passages_partial"
+    return None
+
+
 @dataclass(frozen=True)
 class Hit:
     """One search result, self-contained for CLI, JSON and MCP."""
@@ -255,12 +276,8 @@ class BuildReport:
     degraded: list[str] = field(default_factory=list)
 
     def split_coverage(self) -> tuple[float, float | None]:
-        """(searched coverage, passage coverage): of the chunks (and transcript turns' passages)
-        search scans, and of the notes' held passages (None when none are wanted); see
-        index/status.vector_coverage."""
-        searched = self.vectors_wanted - self.passages_wanted
-        chunks = min(1.0, (self.vectors - self.passages_held) / searched) if searched > 0 else 1.0
-        return chunks, (min(1.0, self.passages_held / self.passages_wanted) if self.passages_wanted else None)
+        """(searched coverage, passage coverage), see ``coverage_split``."""
+        return coverage_split(self.vectors, self.vectors_wanted, self.passages_held, self.passages_wanted)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

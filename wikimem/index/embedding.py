@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import EmbedderError
+from ..model import coverage_degraded
 from .cache import Cache
 from .manifest import SELECT_CHUNKS, row_chunk, select_in
 from .vectors import HELD_BIT, VectorIndex, held_sql, id_difference, sorted_ids
@@ -213,14 +214,13 @@ def record_coverage(report, state: VectorState) -> None:
     ``vectors_partial`` while a chunk (or a transcript's searched passage) has none, so it cannot
     be found by meaning; ``passages_partial`` while only held passages are missing, so some found
     chunks are ranked without their best passage."""
-    passages = state.index.held_total if state.index is not None else state.held_wanted
     report.vectors, report.vectors_wanted = state.held, len(state.want)
-    report.passages_held, report.passages_wanted = passages, state.held_wanted
+    report.passages_held = state.index.held_total if state.index is not None else state.held_wanted
+    report.passages_wanted = state.held_wanted
     report.coverage = state.held / len(state.want) if len(state.want) else 1.0
-    if state.held - passages < len(state.want) - state.held_wanted:
-        report.degraded.append("vectors_partial")
-    elif passages < state.held_wanted:
-        report.degraded.append("passages_partial")
+    partial = coverage_degraded(*report.split_coverage())
+    if partial:
+        report.degraded.append(partial)
 
 
 def _queue(cache: Cache, state: VectorState) -> None:

@@ -5,22 +5,24 @@ import sqlite3
 import time
 from typing import Any
 
+from ..model import coverage_degraded, coverage_split
 from .cache import Cache
 
 
 def vector_coverage(meta, chunks: int, vectors: int | None = None,
                     passages: int | None = None) -> tuple[float, float | None]:
-    """(searched coverage, passage coverage): the share of the vectors a search scans (chunks and
-    transcript turns' passages) that are stored, and of a note's held passages (None when none
-    are wanted). The first says what search can find; the second only how well it ranks what it
-    found (index/passages.py). ``vectors``/``passages``: counts held, by default the manifest's."""
-    wanted = int(meta.get("vectors_wanted") or chunks)
-    passages_wanted = int(meta.get("passages_wanted") or 0)
+    """``model.coverage_split`` from the manifest's wants (``chunks``: the wants of a manifest that
+    never recorded them). ``vectors``/``passages``: counts held, by default the manifest's."""
     vectors = int(meta.get("vectors") or 0) if vectors is None else vectors
     passages = int(meta.get("passages_held") or 0) if passages is None else passages
-    searched_wanted = wanted - passages_wanted
-    searched = min(1.0, (vectors - passages) / searched_wanted) if searched_wanted > 0 else 1.0
-    return searched, (min(1.0, passages / passages_wanted) if passages_wanted else None)
+    return coverage_split(vectors, int(meta.get("vectors_wanted") or chunks), passages,
+                          int(meta.get("passages_wanted") or 0))
+
+
+def vector_degraded(meta, coverage: float, passage_coverage: float | None) -> str | None:
+    """``model.coverage_degraded`` with the pending flags a build left in the manifest."""
+    return coverage_degraded(coverage, passage_coverage, bool(meta.get("vectors_pending")),
+                             bool(meta.get("passages_pending")))
 
 
 def status(vault) -> dict[str, Any]:
@@ -65,10 +67,8 @@ def _status(vault, cache: Cache, info: dict[str, Any]) -> dict[str, Any]:
     embedder_name = vault.settings.embedder
     if embedder_name == "none" or meta.get("embedder") is None:
         degraded.append("vectors_unavailable")
-    elif coverage < 1.0 or meta.get("vectors_pending"):
-        degraded.append("vectors_partial")
-    elif meta.get("passages_pending"):
-        degraded.append("passages_partial")
+    elif partial := vector_degraded(meta, coverage, passage_coverage):
+        degraded.append(partial)
     if damaged:
         degraded.append("vectors_damaged")
     holder = cache.lock_holder()

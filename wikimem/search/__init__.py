@@ -19,7 +19,7 @@ from typing import Collection, Sequence
 from urllib.parse import quote
 
 from ..errors import IndexStaleError, LockError
-from ..index.status import vector_coverage
+from ..index.status import vector_coverage, vector_degraded
 from ..index.vectors import held_sql
 from ..model import SearchResult
 from . import rankers
@@ -127,10 +127,9 @@ def _search(vault, query: str, limit: int, mode: str, filters, per_page: int) ->
         else:
             coverage, passages = vector_coverage(  # chunks are counted only for a manifest that never recorded its wants
                 meta, 0 if meta.get("vectors_wanted") else cache.chunk_count(), index.ntotal, index.held_total)
-            if coverage < 1.0 or meta.get("vectors_pending"):
-                degraded.append("vectors_partial")
-            elif meta.get("passages_pending") or (passages is not None and passages < 1.0):
-                degraded.append("passages_partial")
+            partial = vector_degraded(meta, coverage, passages)
+            if partial:
+                degraded.append(partial)
             allowed = None
             if narrowing:
                 allowed = [r[0] for r in cache.db.execute(f"SELECT c.vid FROM chunks c WHERE 1=1 {where}", args)]

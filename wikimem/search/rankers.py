@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -125,15 +126,13 @@ def _held_best(cache, index, qvec, lang, vids) -> dict[int, tuple[float, int]]:
     if not owner:
         return {}
     best: dict[int, tuple[float, int]] = {}
-    seen: dict[int, int] = {}
+    seen: Counter = Counter()
     for pid, score in _similar(index, qvec, lang, ids=list(owner)):
         vid = owner[pid]
         if vid not in best or score > best[vid][0]:
             best[vid] = (score, pid)
-        seen[vid] = seen.get(vid, 0) + 1
-    owned: dict[int, int] = {}
-    for vid in owner.values():
-        owned[vid] = owned.get(vid, 0) + 1
+        seen[vid] += 1
+    owned = Counter(owner.values())
     return {vid: found for vid, found in best.items() if seen[vid] == owned[vid]}
 
 
@@ -170,14 +169,17 @@ def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed, lang=None,
     for vid, (score, pid) in held.items():
         best[vid], nearest[vid] = score, pid
     scored = []
+    passage: dict[int, float | None] = {}  # the passage score each chunk got (None: it has none)
     for v in candidates:
         if v not in whole:
             continue  # a passage whose chunk vector is not stored yet (embedding under way)
-        part = best.get(v, floor if v in has_passages else whole[v])
+        # a turn none of whose passages was among the hits gets the lowest passage score seen
+        passage[v] = best.get(v, floor if v in has_passages else None)
+        part = whole[v] if passage[v] is None else passage[v]
         scored.append((v, (1.0 - PASSAGE_SHARE) * whole[v] + PASSAGE_SHARE * part))
     scored.sort(key=lambda h: (-round(h[1], 6), h[0]))
     scored = scored[:n]
-    if why is not None:  # a turn none of whose passages was among the hits was scored with the floor
+    if why is not None:
         for v, _ in scored:
-            why[v] = Nearest(whole[v], best.get(v, floor if v in has_passages else None), nearest.get(v))
+            why[v] = Nearest(whole[v], passage[v], nearest.get(v))
     return scored
