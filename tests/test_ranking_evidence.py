@@ -139,3 +139,72 @@ def test_lexical_imputation_only_in_hybrid(bilingual, monkeypatch):
     hybrid_after = run("hybrid")
     assert hybrid_after != hybrid_before
     assert any("imputed" in h.components for h in bilingual.search("批量替换字符串", mode="hybrid").hits)
+
+
+def _unit(*xs):
+    import numpy as np
+    v = np.asarray(xs, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+def test_translations_are_mutual_nearest_neighbours_above_the_threshold():
+    vectors = {"en/a": _unit(1, 0, 0), "en/b": _unit(0, 1, 0), "en/c": _unit(0, 0, 1),
+               "zh/a": _unit(1, 0.05, 0),  # a's translation
+               "zh/b": _unit(0.3, 1, 0.3),  # b's neighbour, not close enough
+               "zh/x": _unit(0.9, 0.1, 0)}  # also near a, but zh/a is a's nearest: not mutual
+    other = {"zh/a", "zh/b", "zh/x", "zh/gone"}  # a candidate without a vector is left out
+    assert evidence.translations(vectors, other, threshold=0.95) == {"zh/a": "en/a"}
+    assert evidence.translations(vectors, other, threshold=0.8) == {"zh/a": "en/a", "zh/b": "en/b"}
+    assert evidence.translations(vectors, set(), threshold=0.5) == {}
+    assert evidence.translations({"zh/a": vectors["zh/a"]}, {"zh/a"}, threshold=0.5) == {}
+
+
+def test_a_translation_ranks_just_below_its_original():
+    scores = {"zh/a": 1.9, "en/a": 1.5, "zh/b": 0.4, "en/b": 0.9, "zh/c": 1.0}
+    parts = {cid: {} for cid in scores}
+    twins = {"zh/a": "en/a", "zh/b": "en/b", "zh/c": "en/gone"}
+    evidence.below_translations(scores, parts, twins, {cid: cid + ".md" for cid in scores})
+    assert scores["en/a"] == 1.5 and 1.49 < scores["zh/a"] < 1.5  # lowered to just below
+    assert scores["zh/b"] == 0.4  # already below: unchanged
+    assert parts["zh/a"]["translation_of"] == "en/a.md" and parts["zh/b"]["translation_of"] == "en/b.md"
+    assert scores["zh/c"] == 1.0 and parts["zh/c"] == {}  # its original is not a candidate
+
+
+@pytest.fixture
+def translated(make_vault):
+    """Pages with their Chinese translations: same commands, prose in the other script."""
+    files = {
+        "en/tar.md": "# tar\n\n> Archive utility.\n\n- Create an archive from files:\n\n"
+                     "`tar cf target.tar file1 file2 file3`\n\n- Extract an archive:\n\n`tar xf source.tar`\n",
+        "zh/tar.md": "# tar\n\n> 归档工具。\n\n- 从文件创建归档：\n\n"
+                     "`tar cf target.tar file1 file2 file3`\n\n- 解压归档：\n\n`tar xf source.tar`\n",
+    }
+    for i, (en, zh) in enumerate([("Edit text streams", "编辑文本流"), ("Search files for patterns", "在文件中查找模式"),
+                                  ("Copy files between hosts", "在主机之间复制文件"), ("Show disk usage", "显示磁盘使用情况"),
+                                  ("List directory contents", "列出目录内容"), ("Compress files", "压缩文件")]):
+        files[f"en/cmd{i}.md"] = f"# cmd{i}\n\n> {en}.\n\n`cmd{i} --flag value`\n"
+        files[f"zh/cmd{i}.md"] = f"# cmd{i}\n\n> {zh}。\n\n`cmd{i} --flag value`\n"
+    v = open_vault(make_vault(files), embedder="fake")
+    v.index()
+    yield v
+    v.close()
+
+
+def test_search_puts_the_page_in_the_query_language_before_its_translation(translated, monkeypatch):
+    """The fake embedder's translations share only their commands, so the threshold is lowered to
+    reach them; with the step off, the Chinese page's shorter text wins BM25 on an English query."""
+    query = "tar cf target.tar file1 file2 file3"
+    monkeypatch.setattr(evidence, "TWIN_SIMILARITY", 2.0)  # off: no pair is that similar
+    hits = translated.search(query, mode="hybrid").hits
+    assert [h.path for h in hits[:2]] == ["zh/tar.md", "en/tar.md"]
+    assert all("translation_of" not in h.components or h.components["translation_of"] is None for h in hits)
+    monkeypatch.setattr(evidence, "TWIN_SIMILARITY", 0.7)
+    hits = translated.search(query, mode="hybrid").hits
+    assert [h.path for h in hits[:2]] == ["en/tar.md", "zh/tar.md"]
+    assert hits[1].components["translation_of"] == "en/tar.md"
+    # vector-only and lexical-only searches are left as they were
+    monkeypatch.setattr(evidence, "TWIN_SIMILARITY", 2.0)
+    before = [[(h.path, h.score) for h in translated.search(query, mode=m).hits] for m in ("vector", "lexical")]
+    monkeypatch.setattr(evidence, "TWIN_SIMILARITY", 0.7)
+    after = [[(h.path, h.score) for h in translated.search(query, mode=m).hits] for m in ("vector", "lexical")]
+    assert after == before

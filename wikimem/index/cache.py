@@ -168,6 +168,9 @@ class Cache(CacheDir):
     def chunk_ids_by_vid(self, vids: Iterable[int]) -> dict[int, str]:
         return dict(select_in(self.db, "SELECT vid, id FROM chunks WHERE vid IN ({marks})", vids))
 
+    def vids_by_id(self, ids: Iterable[str]) -> dict[str, int]:
+        return dict(select_in(self.db, "SELECT id, vid FROM chunks WHERE id IN ({marks})", ids))
+
     def passage_owners(self, ids: Iterable[int]) -> dict[int, int]:
         """Which of these vector ids are passages, and of which chunk (passage id -> chunk vid)."""
         return dict(select_in(self.db, "SELECT pid, vid FROM passages WHERE pid IN ({marks})", ids))

@@ -172,8 +172,9 @@ def _search(vault, query: str, limit: int, mode: str, filters, per_page: int) ->
         lexical = lexical_job.result()
 
     name = vault.root.name
+    vectors_of = (lambda ids: rankers.unit_vectors(cache, ready[0], ids)) if ready is not None else None
     hits = fuse(vault, query, lexical, vector, settings, mode, limit, per_page, where, args,
-                lambda path: obsidian_uri(name, path), turn_ids, nearest)
+                lambda path: obsidian_uri(name, path), turn_ids, nearest, vectors_of)
     took = (time.perf_counter() - started) * 1000
     return SearchResult(query, mode, tuple(hits), tuple(degraded), coverage if mode != "lexical" else 1.0,
                         took, tuple(notices))

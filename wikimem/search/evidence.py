@@ -14,6 +14,12 @@ candidate chunk with its page's other evidence:
   query, so that candidate's missing lexical share is imputed from its vector share. The vector
   side itself measures similarity across the vault's language axis (language.py), so such
   candidates reach the vector list at all.
+- ``translations`` / ``below_translations`` (hybrid): a candidate in another script whose text is
+  a translation of a candidate in the query's script ranks just below it. Across the language
+  axis a page and its translation score alike, so with the imputed share the translation won
+  about half of those ties; the reader asked in one language and gets the page in it first, the
+  translation next. That is what lets the imputation be generous to pages that exist only in the
+  other language.
 
 Transcript turns (chunks with speakers) are left alone: there the unit of retrieval is the turn,
 and the transcript steps (steps.py) handle its context. Each step is off when its constant is 0.
@@ -24,12 +30,19 @@ import json
 import re
 from typing import Iterable
 
+import numpy as np
+
 from ..index.analysis import tokens
 
 # Measured in benchmarks/README.md ("tldr pages"); a step that hurt any set stays off (0).
 PAGE_SHARE = 0.0  # off: +0.011 MRR@10 on tldr, but examples/ held-aside 0.895 -> 0.885
 TITLE_WEIGHT = 0.0  # off: no gain on tldr (0.682 -> 0.683), +0.004 on examples/
 CROSS_LEXICAL = 0.5  # on, with the language axis: tldr cross-lingual MRR@10 +0.05/+0.11, examples/ +0.014
+# Two candidates are one text in two languages when each is the other's nearest candidate across
+# the scripts and their cosine (across the language axis) is at least this. Measured on
+# multilingual-e5-small over tldr's 1,162 page pairs: 99 % of translations are at >= 0.937, and 95 %
+# of the nearest non-translations below 0.938 (benchmarks/README.md, "Translations").
+TWIN_SIMILARITY = 0.94
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
@@ -100,6 +113,39 @@ def impute_lexical(parts, shares: dict[str, dict[str, float]], weight_lexical: f
         if gain > 0:
             parts[cid]["fused"] += weight_lexical * gain
             parts[cid]["imputed"] = round(weight_lexical * gain, 8)
+
+
+def translations(vectors: dict[str, np.ndarray], other: set[str],
+                 threshold: float | None = None) -> dict[str, str]:
+    """Which candidates in another script than the query are translations of one in its script:
+    candidate id -> the id of its original. ``vectors``: candidate id -> unit vector across the
+    language axis, for the candidates of both scripts (ordinary notes only); ``other``: those in
+    another script. A pair must be mutual nearest neighbours across the two groups and at least
+    ``threshold`` similar: a page near several in the other language is a neighbour, not a
+    translation."""
+    threshold = TWIN_SIMILARITY if threshold is None else threshold
+    theirs = sorted(c for c in other if c in vectors)
+    ours = sorted(c for c in vectors if c not in other)
+    if not theirs or not ours:
+        return {}
+    sims = np.stack([vectors[c] for c in theirs]) @ np.stack([vectors[c] for c in ours]).T
+    nearest_ours = sims.argmax(axis=1)
+    nearest_theirs = sims.argmax(axis=0)
+    return {c: ours[j] for i, (c, j) in enumerate(zip(theirs, nearest_ours))
+            if nearest_theirs[j] == i and sims[i, j] >= threshold}
+
+
+def below_translations(scores: dict[str, float], parts, twins: dict[str, str],
+                       paths: dict[str, str]) -> None:
+    """Rank each translation just below its original when it would rank above it (in place); the
+    original's page is recorded in ``parts[cid]["translation_of"]`` either way."""
+    for cid, original in twins.items():
+        if cid not in scores or original not in scores:
+            continue
+        parts[cid]["translation_of"] = paths.get(original)
+        ceiling = scores[original] - 1e-6
+        if scores[cid] > ceiling:
+            scores[cid] = ceiling
 
 
 def _title_words(db, paths: Iterable[str]) -> dict[str, list[set[str]]]:

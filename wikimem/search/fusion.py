@@ -3,7 +3,7 @@
 Then the re-rank steps (steps.py) and one hit per page (or ``per_page``)."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..index.vectors import is_held
 from ..model import Hit
@@ -48,16 +48,20 @@ def _groups(ranked, turn_ids: set[str] | None):
 
 def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, per_page: int,
          where: str, args: Sequence[Any], uri, turn_ids: set[str] | None = None,
-         nearest: dict[str, Any] | None = None) -> list[Hit]:
+         nearest: dict[str, Any] | None = None, vectors_of: Callable | None = None) -> list[Hit]:
     """``where``/``args``: the search's filters as SQL (for pulled-in pages); ``uri``: path -> link;
     ``turn_ids``: in a vault with transcripts, which vector candidates are transcript turns;
-    ``nearest``: chunk id -> rankers.Nearest for the vector candidates (a hit's passage)."""
+    ``nearest``: chunk id -> rankers.Nearest for the vector candidates (a hit's passage);
+    ``vectors_of``: chunk ids -> {id: unit vector across the language axis} (rankers.unit_vectors),
+    when the vector side ran."""
     nearest = nearest or {}
     cache = vault.cache
-    # hybrid only: a missing lexical share is imputed for candidates in another script (evidence.py)
+    # hybrid only: a missing lexical share is imputed for candidates in another script, and a
+    # translation ranks below its original (evidence.py)
     other = set()
     if mode == "hybrid" and evidence.language_steps_on():
-        other = evidence.foreign(cache.db, query, [cid for cid, _ in vector])
+        other = evidence.foreign(cache.db, query, list(dict.fromkeys([cid for cid, _ in vector] +
+                                                                     [cid for cid, _ in lexical])))
     parts: dict[str, dict[str, Any]] = {}
     shares: dict[str, dict[str, float]] = {}  # each side's share, for candidates in another script
     for side, groups, weight, floor in (("bm25", [lexical], settings.weight_lexical, 0.0),
@@ -78,12 +82,16 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
         evidence.impute_lexical(parts, shares, settings.weight_lexical)
     light = cache.paths_by_id(parts)  # light rows: full chunks are read for the final hits only
     paths = {cid: row[0] for cid, row in light.items()}
+    twins: dict[str, str] = {}
+    if other and vectors_of is not None:
+        twins = evidence.translations(vectors_of([cid for cid, row in light.items() if not row[1]]), other)
     speaker_boost(parts, light, query, settings)
     if mode == "hybrid":
         graph_step(cache, parts, paths, settings, where, args, new_parts)
     scores = {cid: p["fused"] + p["graph"] for cid, p in parts.items() if cid in paths}
     neighbour_context(scores, parts, light, settings)
     evidence.page_evidence(cache.db, query, scores, parts, light)
+    evidence.below_translations(scores, parts, twins, paths)
     # the speaker boost comes last: the lift says which exchange is relevant, the boost which of
     # its turns the named person spoke (boosting first lifts the other speaker's replies with it)
     ranked = sorted(((round((score + parts[cid]["context"]) * (1.0 + parts[cid]["speaker"]), 10), cid, parts[cid])

@@ -50,6 +50,13 @@ class LanguageAxis:
         q = np.asarray(q, dtype=np.float32).reshape(-1)
         return q - self.k * float(q @ self.direction) * self.direction
 
+    def project(self, vectors: np.ndarray) -> np.ndarray:
+        """``vectors`` (rows) with the removed share of their component along the axis taken out:
+        ``x - b (x.d) d``, where ``k = 2b - b^2``."""
+        rows = np.asarray(vectors, dtype=np.float32)
+        b = 1.0 - np.sqrt(max(0.0, 1.0 - self.k))
+        return rows - b * np.outer(rows @ self.direction, self.direction)
+
     def rescale(self, q: np.ndarray, numerators: np.ndarray, vectors: np.ndarray) -> np.ndarray:
         """Projected numerators (one per stored vector, ``vectors`` as rows) -> projected cosines.
         A row of zeros (a vector no longer stored) keeps its numerator, over the query's norm."""

@@ -94,6 +94,20 @@ def vector(cache, index, qvec, tvec, n: int, excluded: set[int], allowed,
     return merged, {v for v, _ in said}, {v: (why if v not in turns else said_why)[v] for v, _ in merged}
 
 
+def unit_vectors(cache, index, ids) -> dict[str, np.ndarray]:
+    """Chunk id -> its stored vector across the vault's language axis, at unit length, as the vector
+    side compares them (chunks whose vector is not stored yet are left out)."""
+    from .language import axis
+    vids = cache.vids_by_id(ids)
+    order = sorted(vids)
+    rows = index.vector_rows([vids[c] for c in order])
+    lang = axis(cache, index)
+    if lang is not None:
+        rows = lang.project(rows)
+    norms = np.linalg.norm(rows, axis=1)
+    return {c: rows[i] / norms[i] for i, c in enumerate(order) if norms[i] > 1e-6}
+
+
 def _similar(index, qvec, lang, ids=None, k: int = 0, allowed=None) -> list[tuple[int, float]]:
     """Cosines of the query with the top ``k`` searched vectors (or with the stored vectors of
     ``ids``, all of one kind, those present), measured across the language axis when the vault has
