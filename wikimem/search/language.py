@@ -7,9 +7,13 @@ lies along one direction. Every Chinese text sits on one side of that direction 
 text on the other, so a Chinese question is nearer to loosely related Chinese pages than to the
 English page that answers it, and the reverse.
 
-This module finds that direction in the vault itself, ``d``: the unit vector from the mean of its
+That direction, ``d``, is the embedder's own when it has one measured (the default embedder's
+comes from 1,162 translated pages: benchmarks/language_axis.py), applied when the vault holds both
+scripts. Otherwise this module finds it in the vault itself: the unit vector from the mean of its
 Latin-script chunks to the mean of its Han-script ones (over a fixed sample of chunks, chosen by
-vector id, so it depends only on what the vault holds). Similarity is then measured with
+vector id, so it depends only on what the vault holds). A vault's own estimate mixes language
+with topic when its notes in the two languages are about different things (the bundled examples/
+vault: 0.75 cosine from the translations' direction). Similarity is then measured with
 ``WEIGHT`` of each vector's component along ``d`` removed, for the query and every chunk alike:
 
     x' = x - b (x.d) d,   cos' = (x.q - k (x.d)(q.d)) / sqrt((1 - k (x.d)^2)(1 - k (q.d)^2)),  k = 2b - b^2
@@ -66,8 +70,10 @@ class LanguageAxis:
         return np.asarray(numerators, dtype=np.float64) / (q_norm * np.sqrt(np.maximum(1e-12, 1.0 - self.k * xd * xd)))
 
 
-def estimate(texts_and_vectors, weight: float | None = None) -> LanguageAxis | None:
-    """The axis from ``(text, vector)`` pairs, or None (off, or too few of either script)."""
+def estimate(texts_and_vectors, weight: float | None = None, known: np.ndarray | None = None) -> LanguageAxis | None:
+    """The axis from ``(text, vector)`` pairs, or None (off, or too few of either script). With
+    ``known`` (the embedder's own axis, measured once from translations) the pairs only decide
+    whether the vault holds both scripts; their vectors are not read (they may be None)."""
     weight = WEIGHT if weight is None else weight
     if weight <= 0:
         return None
@@ -77,11 +83,17 @@ def estimate(texts_and_vectors, weight: float | None = None) -> LanguageAxis | N
         group = script_of(text)
         if not group:  # no letters (figures, another alphabet): on neither side of the axis
             continue
-        sums[group] = vec.astype(np.float64) if sums[group] is None else sums[group] + vec
         counts[group] += 1
+        if known is None:
+            sums[group] = vec.astype(np.float64) if sums[group] is None else sums[group] + vec
+        elif min(counts.values()) >= MIN_GROUP:
+            break
     if min(counts.values()) < MIN_GROUP:
         return None
-    diff = sums["han"] / counts["han"] - sums["latin"] / counts["latin"]
+    if known is not None:
+        diff = np.asarray(known, dtype=np.float64)
+    else:
+        diff = sums["han"] / counts["han"] - sums["latin"] / counts["latin"]
     size = float(np.linalg.norm(diff))
     if size <= 1e-9:
         return None
@@ -89,19 +101,34 @@ def estimate(texts_and_vectors, weight: float | None = None) -> LanguageAxis | N
     return LanguageAxis((diff / size).astype(np.float32), 2 * b - b * b)
 
 
+def estimate_from(cache, index, sample: int | None = None, known: np.ndarray | None = None) -> LanguageAxis | None:
+    """``estimate`` over the first ``sample`` chunks by vector id (a fixed choice: it depends only
+    on what the vault holds)."""
+    rows = cache.db.execute("SELECT vid, text FROM chunks ORDER BY vid LIMIT ?",
+                            (SAMPLE if sample is None else sample,)).fetchall()
+    if known is not None:
+        return estimate(((text, None) for _, text in rows), known=known)
+    vectors = index.vectors([vid for vid, _ in rows])
+    return estimate((text, vectors[vid]) for vid, text in rows if vid in vectors)
+
+
 def axis(cache, index) -> LanguageAxis | None:
     """The vault's language axis for the index as it is now, kept for this process until the
-    index's searched vectors change (an estimate reads ``SAMPLE`` chunks: ~30 ms, ~120 ms the first
-    time in a process, when every text's script is found; evidence.script_of keeps them). Held
-    passages (a note's, embedded after every chunk) never move it."""
+    index's searched vectors change. The embedder's own axis (``language_axis``, measured once
+    from translations: the default embedder has one) when it has one and the vault holds both
+    scripts; else estimated from the vault (an estimate reads ``SAMPLE`` chunks: ~30 ms, ~120 ms
+    the first time in a process, when every text's script is found; evidence.script_of keeps
+    them). Held passages (a note's, embedded after every chunk) never move it."""
     if WEIGHT <= 0 or index is None or index.ntotal == 0:
         return None
     key = (index.serial, index.searched_version, WEIGHT)
     entry = cache.kept("language_axis", key)
     if entry is not None:
         return entry[0]
-    rows = cache.db.execute("SELECT vid, text FROM chunks ORDER BY vid LIMIT ?", (SAMPLE,)).fetchall()
-    vectors = index.vectors([vid for vid, _ in rows])
-    found = estimate((text, vectors[vid]) for vid, text in rows if vid in vectors)
+    embedder = cache.embedder()
+    known = getattr(embedder, "language_axis", None) if embedder is not None else None
+    if known is not None and len(known) != index.dim:
+        known = None
+    found = estimate_from(cache, index, known=known)
     cache.keep("language_axis", key, (found,))
     return found
