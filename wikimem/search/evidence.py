@@ -22,7 +22,9 @@ candidate chunk with its page's other evidence:
   other language.
 
 Transcript turns (chunks with speakers) are left alone: there the unit of retrieval is the turn,
-and the transcript steps (steps.py) handle its context. Each step is off when its constant is 0.
+and the transcript steps (steps.py) handle its context. Each step is off when its constant is 0,
+but the translation step, which is off above 1 (``TWIN_SIMILARITY``); it runs only with the
+imputation on (``CROSS_LEXICAL`` > 0), the step it corrects.
 """
 from __future__ import annotations
 
@@ -41,7 +43,7 @@ CROSS_LEXICAL = 0.8  # on, with the language axis and translations ranked below 
 # Two candidates are one text in two languages when each is the other's nearest candidate across
 # the scripts and their cosine (across the language axis) is at least this. Measured on
 # multilingual-e5-small over tldr's 1,162 page pairs: 99 % of translations are at >= 0.937, and 95 %
-# of the nearest non-translations below 0.938 (benchmarks/README.md, "Translations").
+# of the nearest non-translations below 0.938 (benchmarks/README.md, "Session 7").
 TWIN_SIMILARITY = 0.94
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -78,30 +80,32 @@ def script_of(text: str) -> str:
     return got
 
 
-_SIDES: dict[str, str] = {}  # chunk id -> its script, or "turn" (a chunk id names its path and text)
+_SCRIPT_OF_ID: dict[str, str] = {}  # chunk id -> the script of its text (the id hashes the text)
 
 
 def foreign(db, query: str, ids: list[str]) -> set[str]:
     """The chunk ids among ``ids`` written in another script than ``query`` (transcript turns are
-    never counted: their steps live in steps.py). Each chunk's script is read once per process:
-    a chunk id hashes its path, headings and body, so it cannot come to name other text."""
+    never counted: their steps live in steps.py). Each chunk's script is found once per process:
+    a chunk id hashes its path, headings and body, so it cannot come to name other text. Whether
+    it is a turn is read each time: that also depends on its page's frontmatter."""
     want = script(query)
     out: set[str] = set()
     if not want:  # a query with no letters is in no language: nothing is foreign to it
         return out
-    unknown = [cid for cid in dict.fromkeys(ids) if cid not in _SIDES]
-    for start in range(0, len(unknown), 500):
-        part = unknown[start:start + 500]
+    ids = list(dict.fromkeys(ids))
+    for start in range(0, len(ids), 500):
+        part = ids[start:start + 500]
         marks = ",".join("?" * len(part))
-        for cid, text, speakers in db.execute(f"SELECT id, text, speakers FROM chunks WHERE id IN ({marks})", part):
-            if len(_SIDES) < 500_000:
-                _SIDES[cid] = script(text) if speakers in ("", "[]") else "turn"
-            elif speakers in ("", "[]") and _foreign_to(script_of(text), want):
-                out.add(cid)
-    for cid in ids:
-        side = _SIDES.get(cid)
-        if side is not None and side != "turn" and _foreign_to(side, want):
-            out.add(cid)
+        notes = [cid for cid, speakers in db.execute(f"SELECT id, speakers FROM chunks WHERE id IN ({marks})", part)
+                 if speakers in ("", "[]")]
+        unknown = [cid for cid in notes if cid not in _SCRIPT_OF_ID]
+        if unknown:
+            marks = ",".join("?" * len(unknown))
+            for cid, text in db.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", unknown):
+                if len(_SCRIPT_OF_ID) >= 500_000:
+                    _SCRIPT_OF_ID.clear()  # a bound, not a working set: refilled by the next searches
+                _SCRIPT_OF_ID[cid] = script(text)
+        out.update(cid for cid in notes if cid in _SCRIPT_OF_ID and _foreign_to(_SCRIPT_OF_ID[cid], want))
     return out
 
 
@@ -134,21 +138,27 @@ def translations(vectors: dict[str, np.ndarray], other: set[str],
     """Which candidates in another script than the query are translations of one in its script:
     candidate id -> the id of its original. ``vectors``: candidate id -> unit vector across the
     language axis, for the candidates of both scripts (ordinary notes only); ``other``: those in
-    another script. A pair must be mutual nearest neighbours across the two groups and at least
-    ``threshold`` similar: a page near several in the other language is a neighbour, not a
-    translation."""
+    another script. A pair must be mutual nearest neighbours across the two groups (among this
+    search's candidates) and at least ``threshold`` similar: a page near several in the other
+    language is a neighbour, not a translation. A second candidate whose nearest original is
+    already paired, as near, is that original's second translation. ``threshold`` above 1: off."""
     threshold = TWIN_SIMILARITY if threshold is None else threshold
     theirs = sorted(c for c in other if c in vectors)
     ours = sorted(c for c in vectors if c not in other)
-    if not theirs or not ours:
+    if not theirs or not ours or threshold > 1.0:
         return {}
     # einsum, not a BLAS product: OpenBLAS's worker threads keep spinning after a matrix product
     # and slowed the next query embedding by ~60 % (measured: 17.5 -> 29.8 ms); ~1 ms either way
     sims = np.einsum("ik,jk->ij", np.stack([vectors[c] for c in theirs]), np.stack([vectors[c] for c in ours]))
     nearest_ours = sims.argmax(axis=1)
     nearest_theirs = sims.argmax(axis=0)
-    return {c: ours[j] for i, (c, j) in enumerate(zip(theirs, nearest_ours))
-            if nearest_theirs[j] == i and sims[i, j] >= threshold}
+    close = sims[np.arange(len(theirs)), nearest_ours] >= threshold
+    pairs = {theirs[i]: ours[j] for i, j in enumerate(nearest_ours) if close[i] and nearest_theirs[j] == i}
+    originals = set(pairs.values())
+    # a page translated twice (zh/ and zh_TW/): the second is as near its original as the first
+    pairs.update((theirs[i], ours[j]) for i, j in enumerate(nearest_ours)
+                 if close[i] and theirs[i] not in pairs and ours[j] in originals)
+    return pairs
 
 
 def below_translations(scores: dict[str, float], parts, twins: dict[str, str],

@@ -104,10 +104,13 @@ def estimate(texts_and_vectors, weight: float | None = None, known: np.ndarray |
 def estimate_from(cache, index, sample: int | None = None, known: np.ndarray | None = None) -> LanguageAxis | None:
     """``estimate`` over the first ``sample`` chunks by vector id (a fixed choice: it depends only
     on what the vault holds)."""
-    rows = cache.db.execute("SELECT vid, text FROM chunks ORDER BY vid LIMIT ?",
-                            (SAMPLE if sample is None else sample,)).fetchall()
-    if known is not None:
-        return estimate(((text, None) for _, text in rows), known=known)
+    rows = cache.db.execute("SELECT vid, text FROM chunks ORDER BY vid LIMIT ?", (SAMPLE if sample is None else sample,))
+    if known is not None:  # read only until both scripts are seen
+        try:
+            return estimate(((text, None) for _, text in rows), known=known)
+        finally:
+            rows.close()  # an unfinished statement would hold its read snapshot open
+    rows = rows.fetchall()
     vectors = index.vectors([vid for vid, _ in rows])
     return estimate((text, vectors[vid]) for vid, text in rows if vid in vectors)
 
