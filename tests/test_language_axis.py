@@ -319,3 +319,25 @@ def test_a_translation_is_found_at_the_real_threshold(bilingual):
     paths = [h.path for h in hits]
     assert paths.index("zh/network.md") < paths.index("en/network.md")
     assert hits[paths.index("en/network.md")].components["translation_of"] == "zh/network.md"
+
+
+def test_a_japanese_vault_estimates_its_own_axis(make_vault):
+    """The measured axis runs from English to Chinese; Han-script notes written in Japanese (kana
+    among the kanji) get the vault's own estimate instead."""
+    pages = {f"en/{k}.md": f"# {k}\n\n{v}\n" for k, v in {
+        "memory": "Display the amount of free and used memory (RAM).", "network": "Show network interfaces.",
+        "time": "Set the system clock.", "users": "Create a new user account.", "disk": "Check a filesystem."}.items()}
+    pages.update({f"ja/{k}.md": f"# {k}\n\n{v}\n" for k, v in {
+        "disk": "磁盘の使用量を表示します。", "network": "網络の接続を確認する。", "time": "現在の時间を表示する。",
+        "users": "別の用户に切り替える。", "memory": "内存の使用状況を見る。"}.items()})
+    v = open_vault(make_vault(pages), embedder="fake")
+    v.cache._embedder = BilingualEmbedder()
+    v.index()
+    index = v.cache.vectors(8)
+    own = language.axis(v.cache, index)
+    assert own is not None
+    v.cache._embedder.language_axis = np.eye(8, dtype=np.float32)[0]  # a direction the vault's own is not
+    v.cache._kept.clear()
+    again = language.axis(v.cache, index)
+    assert again is not None and np.allclose(again.direction, own.direction)
+    v.close()

@@ -32,6 +32,7 @@ representations" (2020), reduced to the one direction that two scripts define.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +43,9 @@ from .evidence import script_of
 WEIGHT = 1.0  # the whole component along the axis (0.5 / 0.7 kept less of the cross-lingual gain)
 SAMPLE = 3000  # chunks read (by vector id order) to estimate the two means
 MIN_GROUP = 5  # chunks of each script the sample must hold (an axis from 5 chunks kept most of the gain)
+
+
+_KANA = re.compile(r"[\u3040-\u30ff]")
 
 
 @dataclass(frozen=True)
@@ -70,15 +74,21 @@ class LanguageAxis:
         return np.asarray(numerators, dtype=np.float64) / (q_norm * np.sqrt(np.maximum(1e-12, 1.0 - self.k * xd * xd)))
 
 
+JAPANESE = LanguageAxis(np.zeros(1, dtype=np.float32), 0.0)  # estimate()'s "not Chinese": never searched with
+
+
 def estimate(texts_and_vectors, weight: float | None = None, known: np.ndarray | None = None) -> LanguageAxis | None:
     """The axis from ``(text, vector)`` pairs, or None (off, or too few of either script). With
     ``known`` (the embedder's own axis, measured once from translations) the pairs only decide
-    whether the vault holds both scripts; their vectors are not read (they may be None)."""
+    whether the vault holds both scripts; their vectors are not read (they may be None). That axis
+    was measured between Chinese and English: when most of the Han-script chunks seen carry kana
+    (Japanese), ``JAPANESE`` is returned and the caller estimates the vault's own."""
     weight = WEIGHT if weight is None else weight
     if weight <= 0:
         return None
     sums = {"han": None, "latin": None}
     counts = {"han": 0, "latin": 0}
+    kana = 0  # Han-script chunks that are Japanese
     for text, vec in texts_and_vectors:
         group = script_of(text)
         if not group:  # no letters (figures, another alphabet): on neither side of the axis
@@ -86,10 +96,14 @@ def estimate(texts_and_vectors, weight: float | None = None, known: np.ndarray |
         counts[group] += 1
         if known is None:
             sums[group] = vec.astype(np.float64) if sums[group] is None else sums[group] + vec
-        elif min(counts.values()) >= MIN_GROUP:
-            break
+        else:
+            kana += group == "han" and _KANA.search(text) is not None
+            if min(counts.values()) >= MIN_GROUP:
+                break
     if min(counts.values()) < MIN_GROUP:
         return None
+    if known is not None and 2 * kana > counts["han"]:
+        return JAPANESE  # the measured axis is Chinese-English: the caller estimates the vault's own
     if known is not None:
         diff = np.asarray(known, dtype=np.float64)
     else:
@@ -107,9 +121,12 @@ def estimate_from(cache, index, sample: int | None = None, known: np.ndarray | N
     rows = cache.db.execute("SELECT vid, text FROM chunks ORDER BY vid LIMIT ?", (SAMPLE if sample is None else sample,))
     if known is not None:  # read only until both scripts are seen
         try:
-            return estimate(((text, None) for _, text in rows), known=known)
+            found = estimate(((text, None) for _, text in rows), known=known)
         finally:
             rows.close()  # an unfinished statement would hold its read snapshot open
+        if found is not JAPANESE:
+            return found
+        rows = cache.db.execute("SELECT vid, text FROM chunks ORDER BY vid LIMIT ?", (SAMPLE if sample is None else sample,))
     rows = rows.fetchall()
     vectors = index.vectors([vid for vid, _ in rows])
     return estimate((text, vectors[vid]) for vid, text in rows if vid in vectors)
