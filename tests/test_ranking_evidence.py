@@ -211,6 +211,8 @@ def test_search_puts_the_page_in_the_query_language_before_its_translation(trans
     hits = translated.search(query, mode="hybrid").hits
     assert [h.path for h in hits[:2]] == ["en/tar.md", "zh/tar.md"]
     assert hits[1].components["translation_of"] == "en/tar.md"
+    # capped before the graph step, which picks the pages whose links it follows by fused score
+    assert hits[1].components["fused"] < hits[0].components["fused"]
     # vector-only and lexical-only searches are left as they were
     monkeypatch.setattr(evidence, "TWIN_SIMILARITY", 2.0)
     before = [[(h.path, h.score) for h in translated.search(query, mode=m).hits] for m in ("vector", "lexical")]

@@ -85,6 +85,11 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
     twins: dict[str, str] = {}
     if other and vectors_of is not None:
         twins = evidence.translations(vectors_of([cid for cid, row in light.items() if not row[1]]), other)
+        # capped before the graph step too: it picks the pages whose links it follows by fused score
+        fused = {cid: p["fused"] for cid, p in parts.items()}
+        evidence.below_translations(fused, parts, twins, paths)
+        for cid in twins:
+            parts[cid]["fused"] = fused[cid]
     speaker_boost(parts, light, query, settings)
     if mode == "hybrid":
         graph_step(cache, parts, paths, settings, where, args, new_parts)
