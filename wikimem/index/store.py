@@ -143,7 +143,10 @@ class CacheDir:
             self._conns.append(db)
         return db
 
-    def _thread_db(self, attr: str, path: Path, script: str | None, create: bool) -> sqlite3.Connection:
+    def _thread_db(self, attr: str, path: Path, script: str | None, create: bool,
+                   check: str | None = None) -> sqlite3.Connection:
+        """This thread's connection ``attr`` to ``path``, opened on first use; ``check``: SQL run
+        once on a connection just opened (its errors propagate, the connection already held)."""
         held = getattr(self._local, attr, None)
         if held is not None and held[0] == path:
             return held[1]
@@ -151,6 +154,8 @@ class CacheDir:
             self._forget(held[1])
         db = self._open(path, script, create)
         setattr(self._local, attr, (path, db))
+        if check:
+            db.execute(check).fetchone()
         return db
 
     def _forget(self, db: sqlite3.Connection) -> None:
@@ -174,13 +179,8 @@ class CacheDir:
         not a database, or has no table, is started afresh (damage deeper in the file is found
         when read: ``Cache.cached_vectors``). The check reads one row; a ``count(*)`` here scanned
         the whole table on every use (~40 ms a call at 10k notes, twice per watcher edit)."""
-        held = getattr(self._local, "vdb", None)
-        if held is not None and held[0] == self.vectors_path:
-            return held[1]
         try:
-            db = self._thread_db("vdb", self.vectors_path, VECTORS_SQL, True)
-            db.execute("SELECT 1 FROM vecs LIMIT 1").fetchone()
-            return db
+            return self._thread_db("vdb", self.vectors_path, VECTORS_SQL, True, check="SELECT 1 FROM vecs LIMIT 1")
         except sqlite3.DatabaseError as exc:
             log.warning("vector cache is corrupt (%s); starting a new one", exc)
             held = getattr(self._local, "vdb", None)

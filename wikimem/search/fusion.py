@@ -86,7 +86,7 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
     if other and vectors_of is not None:
         twins = evidence.translations(vectors_of([cid for cid, row in light.items() if not row[1]]), other)
         # capped before the graph step too: it picks the pages whose links it follows by fused score
-        fused = {cid: p["fused"] for cid, p in parts.items()}
+        fused = {cid: parts[cid]["fused"] for pair in twins.items() for cid in pair}
         evidence.below_translations(fused, parts, twins, paths)
         for cid in twins:
             parts[cid]["fused"] = fused[cid]
@@ -96,7 +96,7 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
     scores = {cid: p["fused"] + p["graph"] for cid, p in parts.items() if cid in paths}
     neighbour_context(scores, parts, light, settings)
     evidence.page_evidence(cache.db, query, scores, parts, light)
-    evidence.below_translations(scores, parts, twins, paths)
+    evidence.below_translations(scores, parts, twins, paths)  # again: page evidence may have lifted one
     # the speaker boost comes last: the lift says which exchange is relevant, the boost which of
     # its turns the named person spoke (boosting first lifts the other speaker's replies with it)
     ranked = sorted(((round((score + parts[cid]["context"]) * (1.0 + parts[cid]["speaker"]), 10), cid, parts[cid])

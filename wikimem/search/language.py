@@ -74,62 +74,65 @@ class LanguageAxis:
         return np.asarray(numerators, dtype=np.float64) / (q_norm * np.sqrt(np.maximum(1e-12, 1.0 - self.k * xd * xd)))
 
 
-JAPANESE = LanguageAxis(np.zeros(1, dtype=np.float32), 0.0)  # estimate()'s "not Chinese": never searched with
-
-
-def estimate(texts_and_vectors, weight: float | None = None, known: np.ndarray | None = None) -> LanguageAxis | None:
-    """The axis from ``(text, vector)`` pairs, or None (off, or too few of either script). With
-    ``known`` (the embedder's own axis, measured once from translations) the pairs only decide
-    whether the vault holds both scripts; their vectors are not read (they may be None). That axis
-    was measured between Chinese and English: when most of the Han-script chunks seen carry kana
-    (Japanese), ``JAPANESE`` is returned and the caller estimates the vault's own."""
-    weight = WEIGHT if weight is None else weight
-    if weight <= 0:
-        return None
+def estimate(texts_and_vectors, weight: float | None = None) -> LanguageAxis | None:
+    """The axis from ``(text, vector)`` pairs, or None (off, or too few of either script)."""
     sums = {"han": None, "latin": None}
     counts = {"han": 0, "latin": 0}
-    kana = 0  # Han-script chunks that are Japanese
     for text, vec in texts_and_vectors:
         group = script_of(text)
         if not group:  # no letters (figures, another alphabet): on neither side of the axis
             continue
+        sums[group] = vec.astype(np.float64) if sums[group] is None else sums[group] + vec
         counts[group] += 1
-        if known is None:
-            sums[group] = vec.astype(np.float64) if sums[group] is None else sums[group] + vec
-        else:
-            kana += group == "han" and _KANA.search(text) is not None
-            if min(counts.values()) >= MIN_GROUP:
-                break
     if min(counts.values()) < MIN_GROUP:
         return None
-    if known is not None and 2 * kana > counts["han"]:
-        return JAPANESE  # the measured axis is Chinese-English: the caller estimates the vault's own
-    if known is not None:
-        diff = np.asarray(known, dtype=np.float64)
-    else:
-        diff = sums["han"] / counts["han"] - sums["latin"] / counts["latin"]
-    size = float(np.linalg.norm(diff))
-    if size <= 1e-9:
+    return _along(sums["han"] / counts["han"] - sums["latin"] / counts["latin"], weight)
+
+
+def _along(direction, weight: float | None = None) -> LanguageAxis | None:
+    """The axis along ``direction`` (any length), or None (off, or no direction)."""
+    weight = WEIGHT if weight is None else weight
+    size = float(np.linalg.norm(direction))
+    if weight <= 0 or size <= 1e-9:
         return None
     b = min(1.0, weight)
-    return LanguageAxis((diff / size).astype(np.float32), 2 * b - b * b)
+    return LanguageAxis((np.asarray(direction, dtype=np.float64) / size).astype(np.float32), 2 * b - b * b)
+
+
+def two_scripts(texts) -> str | None:
+    """``"chinese"`` or ``"japanese"`` when ``texts`` hold at least ``MIN_GROUP`` Han-script and
+    Latin-script chunks each (read only until they do; Japanese when most of the Han-script ones
+    seen carry kana), else None."""
+    counts = {"han": 0, "latin": 0}
+    kana = 0
+    for text in texts:
+        group = script_of(text)
+        if group:
+            counts[group] += 1
+            kana += group == "han" and _KANA.search(text) is not None
+            if min(counts.values()) >= MIN_GROUP:
+                return "japanese" if 2 * kana > counts["han"] else "chinese"
+    return None
 
 
 def estimate_from(cache, index, sample: int | None = None, known: np.ndarray | None = None) -> LanguageAxis | None:
-    """``estimate`` over the first ``sample`` chunks by vector id (a fixed choice: it depends only
-    on what the vault holds)."""
-    rows = cache.db.execute("SELECT vid, text FROM chunks ORDER BY vid LIMIT ?", (SAMPLE if sample is None else sample,))
-    if known is not None:  # read only until both scripts are seen
+    """The axis for the first ``sample`` chunks by vector id (a fixed choice: it depends only on
+    what the vault holds). With ``known`` (the embedder's own axis, measured once between Chinese
+    and English) the chunks only decide whether the vault holds both scripts, and no vector is
+    read; a vault whose Han-script chunks are Japanese estimates its own."""
+    def rows():
+        return cache.db.execute("SELECT vid, text FROM chunks ORDER BY vid LIMIT ?", (SAMPLE if sample is None else sample,))
+    if known is not None:
+        cursor = rows()
         try:
-            found = estimate(((text, None) for _, text in rows), known=known)
+            held = two_scripts(text for _, text in cursor)
         finally:
-            rows.close()  # an unfinished statement would hold its read snapshot open
-        if found is not JAPANESE:
-            return found
-        rows = cache.db.execute("SELECT vid, text FROM chunks ORDER BY vid LIMIT ?", (SAMPLE if sample is None else sample,))
-    rows = rows.fetchall()
-    vectors = index.vectors([vid for vid, _ in rows])
-    return estimate((text, vectors[vid]) for vid, text in rows if vid in vectors)
+            cursor.close()  # an unfinished statement would hold its read snapshot open
+        if held != "japanese":
+            return _along(known) if held == "chinese" else None
+    found = rows().fetchall()
+    vectors = index.vectors([vid for vid, _ in found])
+    return estimate((text, vectors[vid]) for vid, text in found if vid in vectors)
 
 
 def axis(cache, index) -> LanguageAxis | None:
