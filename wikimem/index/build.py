@@ -49,6 +49,9 @@ Progress = Callable[[str, int, int], None]
 __all__ = ["BuildReport", "build", "embed_hash"]
 
 
+ID_CHANGE_PAGES = 1000  # a build touching more pages records no id change (a kept state re-syncs)
+
+
 def chunk_vid(chunk: Chunk) -> int:
     """A chunk's vector id, which names the text embedded: the chunk id hashes the path, heading
     path and body, but the embedded text also carries the page title (and aliases), so a page
@@ -79,6 +82,11 @@ class BuildPlan:
     rebuild_graph: bool = False
     rebuild_vectors: bool = False
     passages_rewritten: bool = False  # every passage row was written again (the passage setting changed)
+    # the manifest generation this build moved from and to, and how it changed the vector ids wanted
+    # (ids retired, {path: ids added}; None when it rewrote more than its own pages' rows): a
+    # background embedder advances its kept state by it instead of re-reading every id
+    generations: tuple[int, int] | None = None
+    id_change: tuple | None = None
     files: list[FileInfo] = field(default_factory=list)  # what the scan found (all, or the given paths)
     old: dict[str, tuple] = field(default_factory=dict)  # manifest rows: path -> (path, size, mtime, sha, note)
     seen: set[str] = field(default_factory=set)
@@ -139,6 +147,8 @@ def _run(plan: BuildPlan) -> BuildReport:
     with plan.cache.transaction() as db:
         _write_manifest(plan, db)
         _write_graph(plan, db)
+    if plan.generations is not None:  # committed: a kept embedding state may follow it
+        plan.cache.note_ids_changed(*plan.generations, plan.id_change)
     if plan.resolver is not None:
         plan.cache.keep("resolver", plan.links_token, plan.resolver)
     plan.lap("graph")
@@ -308,6 +318,12 @@ def _write_manifest(plan: BuildPlan, db) -> None:
     cache, key, mode = plan.cache, plan.key, plan.vault.settings.embed_passages
     touched = set(plan.changed) | set(plan.removed)
     speakers_before = _speaker_counts(db, touched) if plan.paths is not None and not plan.full_lexical else None
+    meta = cache.meta(db)
+    passages_key = f"{mode}/{PASSAGES_VERSION}"
+    rewrite_passages = meta.get("passages") != passages_key  # the setting or the cutting changed, or a new cache
+    exact = bool(touched) and len(touched) <= ID_CHANGE_PAGES and not (plan.full_lexical or rewrite_passages or plan.replacing)
+    retired = _vector_ids(db, sorted(touched)) if exact else None
+    added: dict[str, list[int]] = {}
     if plan.full_lexical:
         lexical.clear(db)
     else:
@@ -317,9 +333,6 @@ def _write_manifest(plan: BuildPlan, db) -> None:
         _delete_chunks(db, path)
     db.executemany(UPDATE_STAT, plan.stat_only)
     db.executemany(INSERT_FILE, plan.attachments)
-    meta = cache.meta(db)
-    passages_key = f"{mode}/{PASSAGES_VERSION}"
-    rewrite_passages = meta.get("passages") != passages_key  # the setting or the cutting changed, or a new cache
     if plan.full_lexical or rewrite_passages:  # redo what was kept (repair, or passages under the new setting)
         kept = [row_chunk(r) for r in db.execute(SELECT_CHUNKS) if r[2] not in touched]
         if plan.full_lexical:
@@ -344,13 +357,18 @@ def _write_manifest(plan: BuildPlan, db) -> None:
             passage_rows.extend(_passage_rows(vid, chunk, mode, key))
         db.executemany(INSERT_CHUNK, rows)
         db.executemany(INSERT_PASSAGE, passage_rows)
+        if exact:
+            added[path] = [row[0] for row in rows] + [row[0] for row in passage_rows]
         lexical.add(db, lex_rows, frequencies)
         done += len(rows)
         if plan.progress and n_new > 2000:
             plan.progress("indexing", done, n_new)
     lexical.flush(db, frequencies)
     if touched:  # which commit this is: a background embedder notices the chunk set changed under it
-        cache.set_meta(db, generation=int(meta.get("generation") or 0) + 1)
+        before = int(meta.get("generation") or 0)
+        cache.set_meta(db, generation=before + 1)
+        plan.generations = (before, before + 1)
+        plan.id_change = (retired, added) if exact else None
     if touched or plan.attachments:  # the file set or a page changed: a kept link resolver is stale
         plan.links_token = uuid.uuid4().hex
         cache.set_meta(db, links_token=plan.links_token)
@@ -382,6 +400,13 @@ def _write_speakers(plan: BuildPlan, db, meta: dict, before: tuple[int, int] | N
                        for s in json.loads(row)})
     prose = db.execute("SELECT count(*) FROM chunks WHERE speakers = '[]'").fetchone()[0]
     plan.cache.set_meta(db, speakers=speakers, prose_chunks=prose)
+
+
+def _vector_ids(db, paths: list[str]) -> list[int]:
+    """The vector ids of ``paths``' chunks and passages as the manifest holds them now."""
+    ids = [vid for (vid,) in select_in(db, "SELECT vid FROM chunks WHERE path IN ({marks})", paths)]
+    ids += [pid for (pid,) in select_in(db, "SELECT pid FROM passages WHERE vid IN ({marks})", ids)]
+    return ids
 
 
 def _delete_chunks(db, path: str) -> None:

@@ -22,6 +22,9 @@ from .vectors import held_sql
 
 log = logging.getLogger(__name__)
 
+ID_CHANGES_KEPT = 64  # builds whose id changes are remembered (a watcher's edits between two embeds)
+
+
 class Cache(CacheDir):
     def __init__(self, vault):
         super().__init__(vault.root)
@@ -29,6 +32,7 @@ class Cache(CacheDir):
         self._vectors = None
         self._vectors_sig = None
         self._kept: dict[str, tuple] = {}  # slot -> (cache state key, value): see keep()
+        self._id_changes: list[tuple[int, int, tuple]] = []  # see note_ids_changed()
         self._embedder = None
         self._embedder_error: str | None = None
         self._embedder_lock = threading.Lock()
@@ -124,6 +128,30 @@ class Cache(CacheDir):
         """The value kept in ``slot`` if the cache is still in the state ``key`` names, else None."""
         entry = self._kept.get(slot)
         return entry[1] if entry is not None and key is not None and entry[0] == key else None
+
+    def kept_entry(self, slot: str):
+        """(key, value) kept in ``slot`` whatever state the key names, or None."""
+        return self._kept.get(slot)
+
+    def note_ids_changed(self, before: int, after: int, change: tuple | None) -> None:
+        """Record, for this process, how a build that took the manifest from generation ``before``
+        to ``after`` changed the vector ids wanted: ``change`` is (ids retired, {page path: ids
+        added}), or None when the build rewrote more than its own pages' rows (a chain of changes
+        never crosses it). Builds take the writer lock, so entries arrive in commit order."""
+        if change is None:
+            self._id_changes = []
+        else:
+            self._id_changes = [*self._id_changes[-(ID_CHANGES_KEPT - 1):], (before, after, change)]
+
+    def ids_changed(self, since: int, now: int) -> list[tuple] | None:
+        """The id changes of the builds from generation ``since`` to ``now``, in commit order, or
+        None when this process did not see every one of them (another process built meanwhile)."""
+        chain, at = [], since
+        for before, after, change in self._id_changes:
+            if before == at:
+                chain.append(change)
+                at = after
+        return chain if at == now else None
 
     def adopted_vectors(self):
         """The in-memory index readers of this process use (None until loaded or adopted)."""

@@ -20,7 +20,7 @@ from ..errors import EmbedderError
 from ..model import coverage_degraded
 from .cache import Cache
 from .manifest import SELECT_CHUNKS, row_chunk, select_in
-from .vectors import HELD_BIT, VectorIndex, held_sql, id_difference, sorted_ids
+from .vectors import HELD_BIT, VectorIndex, held_sql, id_difference, id_intersection, sorted_ids
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +145,59 @@ def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
     save_index(cache, index, key, len(want), state.held_wanted, dirty=False)
     state.held = index.ntotal
     return state
+
+
+def advance(cache: Cache, embedder, state: VectorState, changes: list[tuple]) -> bool:
+    """Bring a kept ``state`` up to date with the builds committed since it was derived, from the
+    ids each retired and added (``Cache.ids_changed``, in commit order), instead of re-deriving it
+    with ``sync_vectors``, which reads every wanted id and compares it with every indexed one (~0.1 s
+    of a watcher's one-note edit at 10k notes). The state it leaves is the one ``sync_vectors``
+    would (tested); the index is not saved here. Returns whether the index changed."""
+    before = want = state.want
+    paths: dict[int, str] = {}  # id added -> its page
+    retired_any: list[int] = []
+    for retired, added in changes:
+        want = id_difference(want, sorted_ids(retired))
+        fresh = id_difference(sorted_ids([i for ids in added.values() for i in ids]), want)
+        want = np.insert(want, np.searchsorted(want, fresh), fresh)
+        retired_any += retired
+        paths.update((i, path) for path, ids in added.items() for i in ids)
+    gone = id_intersection(id_difference(sorted_ids(retired_any), want), before)  # wanted before, not now
+    new = id_difference(id_intersection(sorted_ids(list(paths)), want), before)  # wanted now, not before
+    missing = sorted_ids(state.missing)
+    dropped = id_intersection(gone, missing)  # gone before its vector was embedded
+    removed = id_difference(gone, dropped)  # gone from the index
+    index = state.index
+    index.remove(removed.tolist())
+    hashes = embed_hashes(cache.db, new.tolist())
+    cached = _load_cached_vectors(cache, embedder.identity.key, sorted(set(hashes.values()))) if hashes else {}
+    from_cache = [v for v in new.tolist() if hashes.get(v) in cached]
+    if from_cache:
+        index.add(from_cache, np.stack([cached[hashes[v]] for v in from_cache]))
+    left = [v for v in new.tolist() if v in hashes and hashes[v] not in cached]
+    state.want = want
+    state.held_wanted = int(np.count_nonzero(want & HELD_BIT))
+    state.missing = sorted(id_difference(missing, dropped).tolist() + left)
+    for vid in dropped.tolist():
+        state.hashes.pop(vid, None)
+    state.hashes.update((v, hashes[v]) for v in left)
+    if state.pending is not None:  # the queue follows: what is gone leaves it, what is new joins it
+        out = set(dropped.tolist())
+        if out:
+            for h in [h for h, ids in state.pending.items() if any(v in out for v in ids)]:
+                state.pending[h] = [v for v in state.pending[h] if v not in out]
+                if not state.pending[h]:
+                    del state.pending[h]
+            for path in list(state.by_path):
+                state.by_path[path] = [h for h in state.by_path[path] if h in state.pending]
+        for v in left:
+            h = hashes[v]
+            if h not in state.pending:
+                state.pending[h] = []
+                state.by_path.setdefault(paths[v], []).append(h)
+            state.pending[h].append(v)
+    state.held = index.ntotal
+    return bool(len(removed) or from_cache)
 
 
 def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progress, report,

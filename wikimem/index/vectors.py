@@ -62,6 +62,14 @@ def id_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a[~found]
 
 
+def id_intersection(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The ids of ``a`` also in ``b``, both from ``sorted_ids`` (cheap when ``a`` is the small one)."""
+    if not len(b) or not len(a):
+        return a[:0]
+    at = np.searchsorted(b, a)
+    return a[b[np.minimum(at, len(b) - 1)] == a]
+
+
 def held_sql(column: str, held: bool = True) -> str:
     """The SQL test for held (or, ``held=False``, searched) ids in ``column`` of the cache's
     ``passages`` table: ids are below 2**62, so HELD_BIT set means the id is at least HELD_BIT."""
