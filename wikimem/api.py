@@ -178,13 +178,18 @@ class Vault:
         note = self.files.read_note(rel)
         if expected_sha256 is not None and expected_sha256 != note.sha256:
             raise ConflictError(f"{rel}: file changed on disk since it was read; not overwriting")
-        text = note.text.replace("\r\n", "\n")
-        front, body = fm.parse(text)
+        if note.text.startswith("---\r") and not note.text.startswith("---\r\n"):
+            raise WikimemError(f"{rel}: written with old Mac line endings (CR only); convert it to LF or CRLF "
+                               "before wikimem edits its frontmatter")
+        front, _body = fm.parse(note.text.replace("\r\n", "\n"))
         if front.error:
             raise WikimemError(f"{rel}: {front.error}; fix the frontmatter before wikimem edits it")
         new_raw = fm.update(front.raw, front.data, changes)
-        new_text = fm.compose(new_raw, body)
-        self.files.write_note(rel, new_text, expected_sha256=note.sha256, newline=note.newline, bom=note.bom)
+        if new_raw == (front.raw or ""):
+            return self.parse_file(rel)  # nothing changes: nothing is written
+        new_text = fm.replace_raw(note.text, front.end_line if front.raw is not None else 0, new_raw, note.newline)
+        self.files.write_note(rel, new_text, expected_sha256=note.sha256, newline=note.newline, bom=note.bom,
+                              as_is=True)
         return self.parse_file(rel)
 
     def write_note(self, rel: str, text: str, expected_sha256: str | None = None) -> Page:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from ..errors import ConflictError, ReadOnlyError, UsageError
 from ..parse import frontmatter as fm
-from ..vault import is_raw_path
 
 MAX_WRITE_BYTES = 1024 * 1024  # 1 MiB: far above any note, far below anything that hurts
 
@@ -17,10 +16,16 @@ def check_note_path(vault, rel: str) -> str:
     """A vault-relative ``.md`` path outside raw/, or an error saying why not."""
     rel = (rel or "").strip().replace("\\", "/")
     vault.files.abspath(rel)  # PathEscapeError for "..", absolute paths, symlinks out of the vault
-    if is_raw_path(rel):
+    if vault.files.in_raw(rel):  # by spelling or through a symlinked folder
         raise ReadOnlyError(f"{rel}: raw/ holds immutable sources; agents cannot write there")
     if not rel.lower().endswith(".md"):
         raise UsageError(f"{rel}: only Markdown notes (.md) can be written")
+    parts = [part for part in rel.split("/") if part not in ("", ".")]  # "./log.md" is log.md
+    if any(part.startswith(".") for part in parts[:-1]):
+        raise UsageError(f"{rel}: folders starting with a dot (.obsidian, .git, .wikimem) are not part of the "
+                         "wiki; agents cannot write there")
+    if "/".join(parts).lower() == "log.md":
+        raise UsageError("log.md is append-only: wikimem adds an entry for every write; agents cannot replace it")
     return rel
 
 

@@ -26,7 +26,7 @@ from typing import Any, Iterable
 import yaml
 
 from ..errors import ConflictError, UsageError, WikimemError
-from ..vault.files import atomic_write_bytes
+from ..vault.files import atomic_write_bytes, fit_name
 from .conversations import Problem, read_export, write_sessions
 from .extract import Extract, extract
 
@@ -164,7 +164,7 @@ def _free_name(vault, folder: str, name: str, data: bytes) -> str:
     stem, dot, suffix = name.rpartition(".")
     if not dot:
         stem, suffix = name, ""
-    stem = " ".join(_UNSAFE.sub(" ", stem).split()).strip(" .") or "source"
+    stem = fit_name(" ".join(_UNSAFE.sub(" ", stem).split())).strip(" .") or "source"
     suffix = ("." + suffix.lower()) if suffix else ""
     rel = f"{folder}/{stem}{suffix}"
     if vault.files.abspath(rel).exists():
@@ -337,7 +337,7 @@ def _named_pages(vault, text: str) -> list[str]:
 def _write_source_page(vault, info: Extract, kind: str, rel: str, text_note: str | None, size: int, summary=None):
     from ..parse import frontmatter as fm
 
-    name = " ".join(_UNSAFE.sub(" ", info.title).split())[:100].strip(" .") or Path(rel).stem
+    name = fit_name(" ".join(_UNSAFE.sub(" ", info.title).split())[:100]).strip(" .") or fit_name(Path(rel).stem)
     page_rel = f"{SOURCE_FOLDER}/{name} (source).md"  # never the same name as the entity/concept page
     expected = None
     keep = None

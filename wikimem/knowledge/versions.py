@@ -162,7 +162,7 @@ def supersede_most_similar(v, new: str, similar: Sequence[tuple[str, float]]) ->
 def supersede(v, old: str, new: str) -> SupersedeResult:
     """Mark ``old`` as replaced by ``new`` (see the module docstring for what is refused)."""
     for rel in (old, new):
-        if is_raw_path(_norm(rel)):
+        if is_raw_path(_norm(rel)) or v.files.in_raw(_norm(rel)):
             raise ReadOnlyError(f"{_norm(rel)}: raw/ sources are immutable and cannot take part in a supersede "
                                 "(supersede the wiki page made from the source instead)")
     pages = all_pages(v)
@@ -191,7 +191,7 @@ def supersede(v, old: str, new: str) -> SupersedeResult:
     try:
         v.update_frontmatter(old, {"status": "superseded", "superseded_by": f"[[{_link_name(new, pages)}]]"},
                              expected_sha256=old_note.sha256)
-    except WikimemError:
+    except (WikimemError, OSError):  # a refusal, or the disk (full, read-only): NEW goes back as it was
         _undo(v, new, new_note)
         raise
     warnings = []

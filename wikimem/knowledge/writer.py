@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 
 from ..errors import ConflictError, NoteReadError, ReadOnlyError, UsageError, WikimemError
 from ..parse import parse_page
-from ..vault.files import NOTE_SUFFIXES, is_raw_path
+from ..vault.files import NOTE_SUFFIXES
 from . import secrets
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ def _norm_rel(rel: str) -> str:
 
 
 def _check_target(v, rel: str) -> None:
-    if is_raw_path(rel):
+    if v.files.in_raw(rel):  # by spelling or through a symlinked folder
         raise ReadOnlyError(f"{rel}: raw/ sources are immutable; wikimem never modifies them")
     v.files.abspath(rel)  # PathEscapeError for .., absolute paths and symlinks out of the vault
     if not rel.lower().endswith(NOTE_SUFFIXES):

@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 import yaml
 
+from ..errors import UsageError
 from ..model import Frontmatter
 
 try:  # libyaml is 5-10x faster; fall back to the pure-Python loader where it is missing
@@ -175,8 +176,8 @@ def _key_spans(raw: str) -> dict[str, tuple[int, int]]:
 def update(raw: str | None, data: Mapping[str, Any], changes: Mapping[str, Any]) -> str:
     """Return new frontmatter text with ``changes`` applied (value None deletes a key).
 
-    Only the changed keys' lines are rewritten (a key set to its current value is no change); if
-    the existing YAML cannot be edited line-wise the whole block is re-dumped in key order.
+    Only the changed keys' lines are rewritten (a key set to its current value is no change); a
+    change that cannot be made line-wise is refused (UsageError), never made by re-dumping.
     """
     changes = {k: v for k, v in changes.items()
                if not ((k in data and data[k] == v) or (v is None and k not in data))}
@@ -186,14 +187,15 @@ def update(raw: str | None, data: Mapping[str, Any], changes: Mapping[str, Any])
         merged = {k: v for k, v in changes.items() if v is not None}
         return "".join(_dump_key(k, v) for k, v in merged.items())
     spans = _key_spans(raw)
-    if set(spans) != {str(k) for k in data}:
-        merged = dict(data)
-        for k, v in changes.items():
-            if v is None:
-                merged.pop(k, None)
-            else:
-                merged[k] = v
-        return "".join(_dump_key(k, v) for k, v in merged.items())
+    keys = {str(k) for k in data}
+    for key in changes:
+        # The line scan and YAML can disagree about a key (``on:`` reads as True, ``007:`` as 7, a
+        # quoted or multi-line key): a changed key must be found as itself by both, else the note
+        # is refused. Re-dumping the whole block instead would rename such keys, retype dates and
+        # drop comments: the rest of the frontmatter must stay as the user wrote it.
+        if (key in spans) != (key in keys):
+            raise UsageError(f"frontmatter key {key!r} cannot be edited line by line here (YAML reads the "
+                             "keys differently from how they are written); edit it by hand")
     lines = raw.split("\n")
     trailing_nl = raw.endswith("\n")
     if trailing_nl:
@@ -208,6 +210,17 @@ def update(raw: str | None, data: Mapping[str, Any], changes: Mapping[str, Any])
         if key not in spans and value is not None:
             lines.extend(_dump_key(key, value).rstrip("\n").split("\n"))
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def replace_raw(original: str, body_line: int, new_raw: str, newline: str) -> str:
+    """``original`` (the note as read, any line endings) with its frontmatter lines replaced by
+    ``new_raw`` (LF text, written with ``newline``); both fences and every body byte are kept as
+    they were. ``body_line``: where ``split`` found the body (0: no frontmatter, one is added)."""
+    block = new_raw.replace("\n", newline)
+    if not body_line:
+        return f"---{newline}{block}---{newline}{original}"
+    lines = re.split(r"(?<=\n)", original)  # each line with its own ending: \n or \r\n
+    return lines[0] + block + "".join(lines[body_line - 1:])
 
 
 def compose(fm_raw: str | None, body: str) -> str:

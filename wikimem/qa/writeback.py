@@ -23,6 +23,7 @@ from ..errors import ConflictError, NoteReadError, WikimemError
 from ..index.analysis import terms
 from ..parse import frontmatter as fm
 from .extractive import FRAMING
+from ..vault.files import fit_name
 from .answer import QUERY_FOLDER, Answer, chunk_hash
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,7 @@ def slug(question: str) -> str:
     name = " ".join(_UNSAFE.sub(" ", question).split()).strip(" .!?？。")
     if len(name) > 80:
         name = name[:80].rsplit(" ", 1)[0] if " " in name[:80] else name[:80]
-    return name or "query"
+    return fit_name(name).strip(" .") or "query"
 
 
 def _words(question: str) -> str:

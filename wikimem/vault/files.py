@@ -12,6 +12,7 @@ import logging
 import os
 import stat as stat_mod
 import tempfile
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -41,6 +42,16 @@ def bad_name(name: str) -> bool:
     except UnicodeEncodeError:
         return True
     return False
+
+
+STEM_BYTES = 200  # a name wikimem makes up: room left for a suffix ("-2", " (source)", ".md") under 255
+
+
+def fit_name(name: str, max_bytes: int = STEM_BYTES) -> str:
+    """``name`` cut at a character boundary to at most ``max_bytes`` of UTF-8: file names are
+    limited to 255 bytes, not characters, and a Chinese character takes three."""
+    data = name.encode("utf-8", "surrogatepass")
+    return name if len(data) <= max_bytes else data[:max_bytes].decode("utf-8", "ignore")
 
 
 def size_text(n: float) -> str:
@@ -141,11 +152,15 @@ class VaultFiles:
         (``..``, absolute paths, symlinks pointing outside)."""
         if not rel or "\x00" in rel:
             raise PathEscapeError(f"invalid path: {rel!r}")
+        if bad_name(rel):  # a lone surrogate (JSON allows "\udce9"): no file of ours has such a name
+            raise PathEscapeError(f"invalid path: {shown_name(rel)} is not valid Unicode text")
         pure = PurePosixPath(rel.replace("\\", "/"))
         if pure.is_absolute() or rel.startswith(("/", "\\")) or (len(rel) > 1 and rel[1] == ":"):
             raise PathEscapeError(f"path must be relative to the vault: {rel}")
         if any(part == ".." for part in pure.parts):
             raise PathEscapeError(f"path escapes the vault: {rel}")
+        if any(len(part.encode("utf-8")) > 255 for part in pure.parts):
+            raise PathEscapeError(f"invalid path: a name in {rel[:80]}… is longer than the 255 bytes a file name can have")
         full = self.root.joinpath(*pure.parts)
         try:
             real = full.resolve()
@@ -154,6 +169,18 @@ class VaultFiles:
         if real != self.root and self.root not in real.parents:
             raise PathEscapeError(f"path escapes the vault through a symlink: {rel}")
         return full
+
+    def in_raw(self, rel: str) -> bool:
+        """Whether ``rel`` is under raw/ by its spelling or by where it really is: a folder symlink
+        inside the vault that points into raw/ reaches the same immutable sources."""
+        if is_raw_path(rel):
+            return True
+        try:
+            real = self.abspath(rel).resolve()
+            raw = (self.root / "raw").resolve()
+        except (PathEscapeError, OSError, RuntimeError):
+            return False  # not a place in the vault at all: abspath() says so to the caller
+        return real == raw or raw in real.parents
 
     def _inside(self, path: Path) -> bool:
         try:
@@ -288,17 +315,18 @@ class VaultFiles:
 
     # -- writing -------------------------------------------------------------------------
     def write_note(self, rel: str, text: str, *, expected_sha256: str | None,
-                   newline: str = "\n", bom: bool = False) -> str:
-        """Atomically write ``text`` (LF line endings are converted to ``newline``).
+                   newline: str = "\n", bom: bool = False, as_is: bool = False) -> str:
+        """Atomically write ``text`` (LF line endings are converted to ``newline``; ``as_is``: the
+        text already has the line endings it is to keep, each line its own).
 
         ``expected_sha256`` is the hash of the bytes the caller read (None: the file must not exist).
         Returns the new file's sha256. Raises ConflictError when the file changed meanwhile.
         """
-        if is_raw_path(rel):
+        if self.in_raw(rel):
             raise ReadOnlyError(f"{rel}: raw/ sources are immutable; wikimem never modifies them")
         path = self.abspath(rel)
-        body = text.replace("\r\n", "\n")
-        if newline != "\n":
+        body = text if as_is else text.replace("\r\n", "\n")
+        if newline != "\n" and not as_is:
             body = body.replace("\n", newline)
         data = (BOM if bom else b"") + body.encode("utf-8")
         self._check_unchanged(rel, path, expected_sha256)
@@ -321,6 +349,10 @@ class VaultFiles:
         if expected_sha256 is None:
             if path.exists():
                 raise ConflictError(f"{rel}: file already exists; refusing to overwrite it")
+            twin = _normalisation_twin(path)
+            if twin is not None:
+                raise ConflictError(f"{rel}: a file named {shown_name(twin)} is already there, the same name in "
+                                    "another Unicode form (macOS would take them for one file); not creating a second")
             return
         try:
             current = sha256_bytes(path.read_bytes())
@@ -329,6 +361,19 @@ class VaultFiles:
         if current != expected_sha256:
             raise ConflictError(f"{rel}: file changed on disk since it was read; not overwriting "
                                 "(re-read it and apply the change again)")
+
+
+def _normalisation_twin(path: Path) -> str | None:
+    """The name of another entry in ``path``'s folder that is the same name in another Unicode
+    normalisation form ("Café" composed or decomposed), or None."""
+    want = unicodedata.normalize("NFC", path.name)
+    if path.name.isascii():
+        return None  # ASCII has one form
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return None
+    return next((n for n in names if n != path.name and not bad_name(n) and unicodedata.normalize("NFC", n) == want), None)
 
 
 def _open_regular(rel: str, path: Path) -> int:
@@ -345,7 +390,10 @@ def _open_regular(rel: str, path: Path) -> int:
 
 
 def is_raw_path(rel: str) -> bool:
-    return rel.replace("\\", "/").split("/", 1)[0] == "raw"
+    """Whether ``rel`` is spelled as a path under raw/ (``./raw/x`` and ``raw\\x`` included).
+    ``VaultFiles.in_raw`` also follows symlinked folders: use it before any write."""
+    parts = [part for part in rel.replace("\\", "/").split("/") if part not in ("", ".")]
+    return bool(parts) and parts[0] == "raw"
 
 
 def decode_note(rel: str, data: bytes, mtime_ns: int = 0) -> NoteFile:
@@ -365,7 +413,9 @@ def decode_note(rel: str, data: bytes, mtime_ns: int = 0) -> NoteFile:
 
 def atomic_write_bytes(path: Path, data: bytes, before_replace=None) -> None:
     """temp file in the same folder + fsync + rename (+ fsync of the folder where supported)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # a short name of its own: the note's name plus a suffix would not fit when the note's name is
+    # near the 255-byte limit (81 Chinese characters), and such a note could never be written
+    fd, tmp = tempfile.mkstemp(prefix=".wikimem-", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
