@@ -389,3 +389,73 @@ def test_a_new_passage_cut_rewrites_the_passages_of_unchanged_pages(make_vault, 
     texts = sorted(t for (t,) in vault.cache.db.execute("SELECT text FROM passages"))
     assert texts == ["long: another", "long: one new cut"] and report.embedded_now == 2
     assert vault.status()["degraded"] == []
+
+
+@pytest.mark.parametrize("how", ["index", "embed_pending"])
+def test_an_index_file_of_the_previous_format_is_found_and_rebuilt_from_the_vector_cache(make_vault, how):
+    """A vault indexed by the previous version (WMVI2: held vectors in a FAISS index, the manifest
+    recording no file format) is not read as it is: search says the vector side is unusable, and
+    the next build, or a watcher's embed_pending, rebuilds the file from the vector cache with no
+    model call."""
+    from wikimem.index.store import fingerprint
+    from wikimem.index.vectors import checksum
+
+    root = make_vault({"a.md": "# A\n\n- one item\n- another item\n", "b.md": "# B\n\ntext\n"})
+    v = open_vault(root, embedder="fake")
+    v.index()
+    dim = v.cache.embedder().identity.dim
+    ids = sorted(v.cache.vectors(dim).ids().tolist())
+    hits = [h.chunk_id for h in v.search("another item").hits]
+    faiss_path = root / ".wikimem" / "vectors.faiss"
+    data = b"WMVI2\n" + faiss_path.read_bytes()[6:]
+    faiss_path.write_bytes(data)
+    with v.cache.transaction() as db:  # the manifest as the previous version left it
+        v.cache.set_meta(db, artifacts={"faiss": {**fingerprint(faiss_path), "checksum": checksum((data,))}})
+    v.close()
+    with pytest.raises(ValueError, match="older version"):
+        VectorIndex.load(faiss_path, dim)
+    again = open_vault(root, embedder="fake")
+    assert "vectors_damaged" in again.search("another item").degraded
+    calls = []
+    embedder = again.cache.embedder()
+    real = embedder.embed_passages
+    embedder.embed_passages = lambda texts: calls.append(len(texts)) or real(texts)
+    report = again.index() if how == "index" else again.embed_pending()
+    assert report.coverage == 1.0 and not calls
+    assert sorted(again.cache.vectors(dim).ids().tolist()) == ids
+    result = again.search("another item")
+    assert not result.degraded and [h.chunk_id for h in result.hits] == hits
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["add", "remove"]), st.lists(st.integers(0, 12), max_size=6)), max_size=25))
+def test_the_held_store_behaves_like_a_map_of_ids_to_float16_vectors(steps):
+    from wikimem.index.vectors import HeldStore
+
+    store, model = HeldStore(4), {}
+    rng = np.random.default_rng(len(steps))
+    for op, ids in steps:
+        ids = [i | HELD_BIT for i in ids]
+        if op == "add":
+            vecs = rng.standard_normal((len(ids), 4)).astype(np.float32)
+            store.add_with_ids(vecs, np.asarray(ids, dtype=np.int64))
+            model.update(zip(ids, vecs.astype(np.float16).astype(np.float32)))  # a repeated id: its last vector
+        else:
+            assert store.remove_ids(np.asarray(ids, dtype=np.int64)) == len(set(ids) & set(model))
+            for i in ids:
+                model.pop(i, None)
+        assert store.ntotal == len(model) and sorted(store.ids().tolist()) == sorted(model)
+    for i, vec in model.items():
+        assert np.array_equal(store.reconstruct(i), vec)
+    if model:
+        order = sorted(model)
+        assert np.array_equal(store.reconstruct_batch(order), np.stack([model[i] for i in order]))
+    with pytest.raises(RuntimeError):
+        store.reconstruct(HELD_BIT | 99)
+    with pytest.raises(RuntimeError):
+        store.reconstruct_batch([HELD_BIT | 99])
+    again = HeldStore.from_bytes(b"".join(store.parts()), 4)
+    assert sorted(again.ids().tolist()) == sorted(model)
+    assert all(np.array_equal(again.reconstruct(i), vec) for i, vec in model.items())
+    with pytest.raises(ValueError):
+        HeldStore.from_bytes(b"".join(store.parts())[:-1], 4)

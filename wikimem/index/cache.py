@@ -63,12 +63,12 @@ class Cache(CacheDir):
         """The FAISS index as last committed (the file plus the delta recorded beside it), or None
         when there is none (or it is damaged: its size, mtime or checksum differ from what the
         build recorded, or the delta's vectors are not in the vector cache)."""
-        from .store import fingerprint
-        from .vectors import VectorIndex
+        from .store import fingerprint, recorded_fingerprint
+        from .vectors import FILE_FORMAT, VectorIndex
         meta = meta if meta is not None else self.meta()
         recorded = meta.get("artifacts", {}).get("faiss")
         current = fingerprint(self.faiss_path)
-        if recorded is None or current != {k: v for k, v in recorded.items() if k != "checksum"}:
+        if recorded is None or recorded.get("format") != FILE_FORMAT or current != recorded_fingerprint(recorded):
             self._vectors = None
             self._vectors_sig = None
             return None

@@ -20,7 +20,7 @@ from ..errors import EmbedderError
 from ..model import coverage_degraded
 from .cache import Cache
 from .manifest import SELECT_CHUNKS, row_chunk, select_in
-from .vectors import HELD_BIT, VectorIndex, held_sql, id_difference, id_intersection, sorted_ids
+from .vectors import FILE_FORMAT, HELD_BIT, VectorIndex, held_sql, id_difference, id_intersection, sorted_ids
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +114,8 @@ def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
     meta = cache.meta()
     want = wanted_ids(cache.db)
     state = VectorState(want, int(np.count_nonzero(want & HELD_BIT)))
-    complete = meta.get("vectors_sig") == _id_signature(want) and "faiss" in meta.get("artifacts", {})
+    recorded = meta.get("artifacts", {}).get("faiss") or {}
+    complete = meta.get("vectors_sig") == _id_signature(want) and recorded.get("format") == FILE_FORMAT
     if not rebuild and complete and meta.get("embedder") == key:
         with cache.transaction() as db:  # complete: whatever a lexical-first build left pending is not
             cache.set_meta(db, dirty=False, last_build=time.time(), vectors_pending=False, passages_pending=False)
@@ -353,7 +354,7 @@ def save_index(cache: Cache, index: VectorIndex, key: str, wanted: int, held: in
     checksum = None if small else index.save()
     with cache.transaction() as db:
         if checksum is not None:
-            cache.record_artifact("faiss", cache.faiss_path, db, checksum=checksum)
+            cache.record_artifact("faiss", cache.faiss_path, db, checksum=checksum, format=FILE_FORMAT)
         values = {"vectors": index.ntotal, "vectors_wanted": wanted, "vectors_sig": _id_signature(index.ids()),
                   "embedder": key, "vectors_delta": {"add": delta[0], "remove": delta[1]} if small else None}
         if dirty is not None:

@@ -44,6 +44,11 @@ DEFAULT_MANIFEST = "manifest.sqlite"
 REQUIRED_TABLES = {"meta", "files", "chunks", "passages", "edges", "terms", "lex"}
 
 
+def recorded_fingerprint(recorded: dict) -> dict:
+    """The file fingerprint in an artifact record (without its checksum and format)."""
+    return {k: v for k, v in recorded.items() if k not in ("checksum", "format")}
+
+
 def fingerprint(path: Path) -> dict[str, list[int]]:
     """size and mtime of a file ({} when it is missing)."""
     try:
@@ -272,21 +277,26 @@ class CacheDir:
     def artifact_problems(self, meta: dict[str, Any], thorough: bool = False) -> dict[str, str]:
         """Derived files that differ from what the build recorded. ``thorough`` also checks the
         FAISS file's checksum (bytes changed behind an unchanged size and mtime)."""
+        from .vectors import FILE_FORMAT
         stored = meta.get("artifacts", {})
         problems = {}
         want = stored.get("faiss")
-        if want is not None and fingerprint(self.faiss_path) != {k: v for k, v in want.items() if k != "checksum"}:
+        if want is not None and want.get("format") != FILE_FORMAT:
+            problems["faiss"] = "written by an older wikimem in another format"
+        elif want is not None and fingerprint(self.faiss_path) != recorded_fingerprint(want):
             problems["faiss"] = "changed or damaged since it was written"
         elif want is not None and thorough and want.get("checksum") and _file_checksum(self.faiss_path) != want["checksum"]:
             problems["faiss"] = "damaged (its checksum differs from what was written)"
         return problems
 
     def record_artifact(self, name: str, path: Path, db: sqlite3.Connection | None = None,
-                        checksum: str | None = None) -> None:
+                        checksum: str | None = None, format: int | None = None) -> None:
         artifacts = self.meta(db).get("artifacts", {})
         artifacts[name] = fingerprint(path)
         if checksum:
             artifacts[name]["checksum"] = checksum
+        if format is not None:
+            artifacts[name]["format"] = format
         self.set_meta(db, artifacts=artifacts)
 
     def new_manifest(self, embedder_key: str | None, db: sqlite3.Connection | None = None) -> None:
