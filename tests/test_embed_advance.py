@@ -35,8 +35,8 @@ def _check(v) -> None:
     cache = v.cache
     entry = cache.kept_entry("pending")
     assert entry is not None
-    (generation, _sig, _key), state = entry
-    assert generation == cache.meta().get("generation")
+    (manifest, generation, _sig, _key), state = entry
+    assert (manifest, generation) == (cache.meta().get("created"), cache.meta().get("generation"))
     want = embedding.wanted_ids(cache.db)
     assert state.want.tolist() == want.tolist()
     assert state.held_wanted == int(np.count_nonzero(want & HELD_BIT))
@@ -116,7 +116,8 @@ def test_a_build_elsewhere_breaks_the_chain_and_the_state_is_derived_afresh(make
     (root / "notes/n2.md").write_text("# N2\n\nchanged elsewhere\n")
     other.index(paths=["notes/n2.md"], embed=False)
     other.close()
-    assert v.cache.ids_changed(v.cache.kept_entry("pending")[0][0], v.cache.meta()["generation"]) is None
+    (manifest, was, _sig, _key), _state = v.cache.kept_entry("pending")
+    assert v.cache.ids_changed(manifest, was, v.cache.meta()["generation"]) is None
     report = v.embed_pending()
     assert report.coverage == 1.0
     _check(v)
@@ -130,7 +131,7 @@ def test_a_build_that_rewrites_every_passage_records_no_id_change(make_vault):
     v.index()
     (root / "notes/n1.md").write_text("# N1\n\nchanged\n")
     v.index(paths=["notes/n1.md"], embed=False)
-    g = v.cache.meta()["generation"]
-    assert v.cache.ids_changed(g - 1, g) is not None
+    made, g = v.cache.meta()["created"], v.cache.meta()["generation"]
+    assert v.cache.ids_changed(made, g - 1, g) is not None
     v.index(rebuild=True, embed=False)
-    assert v.cache.ids_changed(g - 1, g) is None  # forgotten: the new manifest counts afresh
+    assert v.cache.ids_changed(made, g - 1, g) is None  # forgotten: the new manifest counts afresh

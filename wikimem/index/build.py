@@ -82,10 +82,10 @@ class BuildPlan:
     rebuild_graph: bool = False
     rebuild_vectors: bool = False
     passages_rewritten: bool = False  # every passage row was written again (the passage setting changed)
-    # the manifest generation this build moved from and to, and how it changed the vector ids wanted
+    # the manifest (its creation stamp) and generation this build moved from and to, and how it changed the vector ids wanted
     # (ids retired, {path: ids added}; None when it rewrote more than its own pages' rows): a
     # background embedder advances its kept state by it instead of re-reading every id
-    generations: tuple[int, int] | None = None
+    generations: tuple | None = None
     id_change: tuple | None = None
     files: list[FileInfo] = field(default_factory=list)  # what the scan found (all, or the given paths)
     old: dict[str, tuple] = field(default_factory=dict)  # manifest rows: path -> (path, size, mtime, sha, note)
@@ -364,10 +364,11 @@ def _write_manifest(plan: BuildPlan, db) -> None:
         if plan.progress and n_new > 2000:
             plan.progress("indexing", done, n_new)
     lexical.flush(db, frequencies)
-    if touched:  # which commit this is: a background embedder notices the chunk set changed under it
+    if touched or rewrite_passages or plan.full_lexical:
+        # which commit this is: a background embedder notices the chunk or passage set changed
         before = int(meta.get("generation") or 0)
         cache.set_meta(db, generation=before + 1)
-        plan.generations = (before, before + 1)
+        plan.generations = (meta.get("created"), before, before + 1)
         plan.id_change = (retired, added) if exact else None
     if touched or plan.attachments:  # the file set or a page changed: a kept link resolver is stale
         plan.links_token = uuid.uuid4().hex

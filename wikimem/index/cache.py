@@ -133,25 +133,31 @@ class Cache(CacheDir):
         """(key, value) kept in ``slot`` whatever state the key names, or None."""
         return self._kept.get(slot)
 
-    def note_ids_changed(self, before: int, after: int, change: tuple | None) -> None:
-        """Record, for this process, how a build that took the manifest from generation ``before``
-        to ``after`` changed the vector ids wanted: ``change`` is (ids retired, {page path: ids
+    def note_ids_changed(self, manifest, before: int, after: int, change: tuple | None) -> None:
+        """Record, for this process, how a build that took the manifest ``manifest`` (its creation
+        stamp: a replacement manifest counts generations afresh) from generation ``before`` to
+        ``after`` changed the vector ids wanted: ``change`` is (ids retired, {page path: ids
         added}), or None when the build rewrote more than its own pages' rows (a chain of changes
         never crosses it). Builds take the writer lock, so entries arrive in commit order."""
         if change is None:
             self._id_changes = []
         else:
-            self._id_changes = [*self._id_changes[-(ID_CHANGES_KEPT - 1):], (before, after, change)]
+            self._id_changes = [*self._id_changes[-(ID_CHANGES_KEPT - 1):], (manifest, before, after, change)]
 
-    def ids_changed(self, since: int, now: int) -> list[tuple] | None:
-        """The id changes of the builds from generation ``since`` to ``now``, in commit order, or
-        None when this process did not see every one of them (another process built meanwhile)."""
+    def ids_changed(self, manifest, since: int, now: int) -> list[tuple] | None:
+        """The id changes of the builds from generation ``since`` to ``now`` of ``manifest``, in
+        commit order, or None when this process did not see every one of them (another process
+        built meanwhile)."""
         chain, at = [], since
-        for before, after, change in self._id_changes:
-            if before == at:
+        for made, before, after, change in self._id_changes:
+            if made == manifest and before == at:
                 chain.append(change)
                 at = after
         return chain if at == now else None
+
+    def forget_ids_changed(self, manifest, through: int) -> None:
+        """Drop the records up to generation ``through`` (a kept state has taken them in)."""
+        self._id_changes = [r for r in self._id_changes if r[0] == manifest and r[2] > through]
 
     def adopted_vectors(self):
         """The in-memory index readers of this process use (None until loaded or adopted)."""
