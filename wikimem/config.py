@@ -144,11 +144,15 @@ def load_settings(vault_root: Path | None, overrides: Mapping[str, Any] | None =
     values: dict[str, Any] = {}
     if vault_root is not None:
         path = vault_root / ".wikimem" / "config.toml"
+        if path.is_symlink() and not path.exists():  # dangling or a loop: not "no config", which would
+            # silently change every setting (another embedder: everything embedded again)
+            raise ConfigError(f"{path} is a symlink that leads nowhere readable; fix or remove it")
         if path.exists() and not path.is_file():
             raise ConfigError(f"{path} is not a file; remove it or make it a TOML file of settings")
         if path.is_file():
             try:
-                data = tomllib.loads(path.read_text(encoding="utf-8"))
+                text = path.read_text(encoding="utf-8")
+                data = tomllib.loads(text[1:] if text.startswith("\ufeff") else text)  # Notepad's BOM
             except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
                 raise ConfigError(f"{path}: {' '.join(str(exc).split())}") from None
             for key, value in data.items():

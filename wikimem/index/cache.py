@@ -22,6 +22,12 @@ from .vectors import held_sql
 
 log = logging.getLogger(__name__)
 
+def _key_dim(key: str) -> int:
+    """The dimension an embedder identity key ends with (``name:model:version:dim``), or 0."""
+    tail = key.rsplit(":", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
+
+
 ID_CHANGES_KEPT = 64  # builds whose id changes are remembered (a watcher's edits between two embeds)
 
 
@@ -100,8 +106,10 @@ class Cache(CacheDir):
         """Cached vectors by text hash. A vector cache damaged in the middle (found only when read)
         is started afresh: it holds nothing that cannot be embedded again."""
         sql = "SELECT hash, vec FROM vecs WHERE embedder=? AND hash IN ({marks})"
+        size = _key_dim(key) * 4  # a row of another length (damage, or written by something else): missing
         try:
-            return {h: np.frombuffer(blob, dtype=np.float32) for h, blob in select_in(self.vdb, sql, hashes, key)}
+            return {h: np.frombuffer(blob, dtype=np.float32) for h, blob in select_in(self.vdb, sql, hashes, key)
+                    if isinstance(blob, bytes) and (len(blob) == size if size else len(blob) % 4 == 0 and blob)}
         except sqlite3.DatabaseError as exc:
             log.warning("the vector cache is damaged (%s); starting a new one", exc)
             self.reset_vector_cache()

@@ -264,10 +264,12 @@ class CacheDir:
                 rows = self.db.execute("PRAGMA quick_check").fetchall()
                 if rows != [("ok",)]:
                     return f"manifest is corrupt ({rows[0][0]})"
-        except (sqlite3.DatabaseError, ValueError) as exc:  # ValueError: undecodable meta values
+        except (sqlite3.DatabaseError, ValueError, TypeError) as exc:  # undecodable or non-text meta values
             return f"manifest is corrupt ({exc})"
         if not meta:
             return "cache is empty"
+        if not isinstance(meta.get("artifacts", {}), dict) or not isinstance(meta.get("artifacts", {}).get("faiss", {}), dict):
+            return "manifest is corrupt (its artifacts record is not a mapping)"
         if meta.get("schema_version") != SCHEMA_VERSION:
             return f"cache schema {meta.get('schema_version')} differs from {SCHEMA_VERSION}"
         if meta.get("analyzer") != ANALYZER:
@@ -386,6 +388,8 @@ class CacheDir:
                             "try again when it finishes")
         try:
             self.ensure_dir()
+            if self.lock_path.is_dir() and not self.lock_path.is_symlink():  # not ours to keep: a lock is a file
+                shutil.rmtree(self.lock_path, ignore_errors=True)
             fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
                 while True:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import threading
 import zlib
 from pathlib import Path
@@ -286,6 +287,8 @@ class VectorIndex:
         with open(tmp, "wb") as f:  # part by part: no copy of the whole file in memory
             for part in parts:
                 f.write(part)
+        if self.path.is_dir() and not self.path.is_symlink():  # a folder where the file belongs: derived
+            shutil.rmtree(self.path, ignore_errors=True)  # data only, inside .wikimem; it would block every save
         os.replace(tmp, self.path)
         return checksum(parts)
 

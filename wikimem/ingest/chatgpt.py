@@ -35,6 +35,8 @@ def _load(path: Path) -> tuple[list[Any], list[Problem]]:
     text = path.read_text(encoding="utf-8", errors="replace")
     try:
         data = json.loads(text)
+    except RecursionError:
+        return [], [Problem(path.name, "not a ChatGPT export: JSON nested too deeply to read")]
     except json.JSONDecodeError as exc:
         decoder = json.JSONDecoder()
         start = text.lstrip()
@@ -48,7 +50,7 @@ def _load(path: Path) -> tuple[list[Any], list[Problem]]:
                 break
             try:
                 item, pos = decoder.raw_decode(text, pos)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 return items, [Problem(path.name, f"file is truncated or malformed after conversation {len(items)}; "
                                                   "the conversations before that were read")]
             items.append(item)
@@ -162,6 +164,9 @@ def read(path: Path) -> Parsed:
             sessions.append(_session(conv, path.name))
         except ValueError as exc:
             problems.append(Problem(label, f"{exc}; not imported"))
+        except (TypeError, AttributeError, KeyError, RecursionError) as exc:  # a field of another shape
+            problems.append(Problem(label, f"not the shape of a ChatGPT conversation ({type(exc).__name__}: "
+                                           f"{clip(str(exc), 80)}); not imported"))
     if not conversations and not problems:
         problems.append(Problem(path.name, "the export holds no conversations"))
     return Parsed(tuple(sessions), tuple(problems), "chatgpt")

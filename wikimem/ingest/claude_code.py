@@ -96,6 +96,9 @@ def read(path: Path) -> Parsed:
         except json.JSONDecodeError as exc:
             problems.append(Problem(f"{name}:{number}", f"not valid JSON ({exc.msg}; a truncated line?); line skipped"))
             continue
+        except RecursionError:
+            problems.append(Problem(f"{name}:{number}", "JSON nested too deeply to read; line skipped"))
+            continue
         if not isinstance(entry, dict):
             problems.append(Problem(f"{name}:{number}", "not a JSON object; line skipped"))
             continue
@@ -107,8 +110,16 @@ def read(path: Path) -> Parsed:
             continue
         sid = str(entry.get("sessionId") or path.stem)
         state = sessions.setdefault(sid, {"turns": [], "counter": [0], "started": None, "cwd": entry.get("cwd")})
+        counter = list(state["counter"])
+        try:
+            turns = _turns(entry, counter)
+        except (TypeError, AttributeError, KeyError, ValueError, RecursionError) as exc:  # a field of another shape
+            problems.append(Problem(f"{name}:{number}", f"not the shape of a Claude Code message "
+                                                        f"({type(exc).__name__}); line skipped"))
+            continue
+        state["counter"][:] = counter
         state["started"] = state["started"] or entry.get("timestamp")
-        state["turns"].extend(_turns(entry, state["counter"]))
+        state["turns"].extend(turns)
     result = []
     for sid, state in sessions.items():
         turns = state["turns"]

@@ -83,12 +83,29 @@ def key_terms(text: str, limit: int = 10) -> tuple[str, ...]:
     return tuple(shown[k].most_common(1)[0][0] for k in ranked[:limit])
 
 
+def decode_text(data: bytes) -> str:
+    """A text source's bytes as text: UTF-16 or UTF-32 when a byte-order mark says so (Windows
+    tools write them), else UTF-8 (a BOM dropped, bad bytes replaced). NUL and other control
+    characters but tab and line breaks are dropped: a note holding them is skipped as binary."""
+    for bom, codec in ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
+                       (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16")):
+        if data.startswith(bom):
+            text = data.decode(codec, errors="replace")
+            break
+    else:
+        text = data.decode("utf-8-sig", errors="replace")
+    return _CONTROL.sub("", text)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
 def extract(name: str, data: bytes, suffix: str) -> Extract:
     """``name``: the file name (for the fallback title and errors)."""
     stem = name.rsplit(".", 1)[0]
     date = None
     if suffix in (".html", ".htm"):
-        html = data.decode("utf-8", errors="replace")
+        html = decode_text(data)
         markdown = html_to_markdown(html)
         m = _HTML_TITLE.search(html)
         html_title = " ".join(m.group(1).split()) if m else None
@@ -97,7 +114,7 @@ def extract(name: str, data: bytes, suffix: str) -> Extract:
     elif suffix == ".pdf":
         markdown, html_title = pdf_to_text(data, name), None
     else:
-        markdown, html_title = data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n"), None
+        markdown, html_title = decode_text(data).replace("\r\n", "\n"), None
     page = parse_page(f"raw/{name}", markdown)
     front = page.frontmatter.data
     h1 = next((h.text for h in page.headings if h.level == 1), None)

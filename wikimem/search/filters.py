@@ -61,6 +61,10 @@ class Filters:
 def check_args(query: str, mode: str, limit: int, since: str | None, until: str | None) -> None:
     if not query or not query.strip():
         raise UsageError("empty query: say what to look for")
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError:  # bytes a terminal sent in another encoding, or "\ud800" from JSON
+        raise UsageError("the query is not valid Unicode text (is the terminal set to UTF-8?)") from None
     if mode not in MODES:
         raise UsageError(f"unknown mode {mode!r} (choose {', '.join(MODES)})")
     for name, value in (("since", since), ("until", until)):

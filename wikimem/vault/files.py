@@ -16,7 +16,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ..errors import ConflictError, NoteReadError, PathEscapeError, ReadOnlyError, VaultError
+from ..errors import ConflictError, NoteReadError, PathEscapeError, ReadOnlyError, UsageError, VaultError
 from ..model import Skipped
 
 log = logging.getLogger(__name__)
@@ -325,6 +325,7 @@ class VaultFiles:
         if self.in_raw(rel):
             raise ReadOnlyError(f"{rel}: raw/ sources are immutable; wikimem never modifies them")
         path = self.abspath(rel)
+        _check_text(rel, text)
         body = text if as_is else text.replace("\r\n", "\n")
         if newline != "\n" and not as_is:
             body = body.replace("\n", newline)
@@ -338,6 +339,7 @@ class VaultFiles:
         """Create a new note atomically; never replaces an existing file. Allowed under raw/
         (adding a source is not modifying one). Returns the sha256 of what was written."""
         path = self.abspath(rel)
+        _check_text(rel, text)
         data = text.encode("utf-8")
         path.parent.mkdir(parents=True, exist_ok=True)
         self._check_unchanged(rel, path, None)
@@ -361,6 +363,16 @@ class VaultFiles:
         if current != expected_sha256:
             raise ConflictError(f"{rel}: file changed on disk since it was read; not overwriting "
                                 "(re-read it and apply the change again)")
+
+
+def _check_text(rel: str, text: str) -> None:
+    """A note's text must be text the index reads back: no NUL (the scan skips such a file as
+    binary, so the note would be written and never found) and no lone surrogate."""
+    if "\x00" in text:
+        raise UsageError(f"{rel}: the text holds NUL characters; a note with them is skipped as binary, "
+                         "so it is not written")
+    if bad_name(text):
+        raise UsageError(f"{rel}: the text is not valid Unicode (a lone surrogate); it is not written")
 
 
 def _normalisation_twin(path: Path) -> str | None:
