@@ -158,6 +158,7 @@ def _run(plan: BuildPlan) -> BuildReport:
 # -- stage 1: decide what can be trusted --------------------------------------------------------
 def _prepare(plan: BuildPlan) -> None:
     cache, settings, report = plan.cache, plan.vault.settings, plan.report
+    cache.sweep_orphans()  # what a rebuild killed before its swap left behind (we hold the writer lock)
     if settings.embedder != "none":
         plan.embedder = cache.embedder()
         if plan.embedder is None and cache.embedder_error:
@@ -254,7 +255,12 @@ def _diff_and_parse(plan: BuildPlan) -> None:
             plan.seen.add(info.path)
             continue
         if not info.is_note:
-            plan.attachments.append(attachment_row(info.path, info.size, info.mtime_ns, vault.files.file_sha256(info.path)))
+            sha = vault.files.file_sha256(info.path)
+            if not sha:  # unreadable now: not recorded (with its size and mtime it would never be read again)
+                report.skipped.append({"path": info.path, "kind": "unreadable",
+                                       "reason": "cannot be read now (permissions?); hashed when it can be"})
+                continue
+            plan.attachments.append(attachment_row(info.path, info.size, info.mtime_ns, sha))
             plan.seen.add(info.path)
             continue
         try:

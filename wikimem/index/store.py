@@ -81,6 +81,20 @@ def _remove_sqlite(path: Path) -> None:
         _remove(Path(str(path) + suffix))
 
 
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of ``path``, or None: a held connection is to this file only while it is."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _faiss_for(folder: Path, manifest_name: str) -> Path:
+    """The vector index file that belongs to the manifest named ``manifest_name``."""
+    return folder / f"vectors{manifest_name[len('manifest'):-len('.sqlite')]}.faiss"
+
+
 class CacheDir:
     """Paths and low-level access; the build and search modules hold the logic."""
 
@@ -88,7 +102,6 @@ class CacheDir:
         self.dir = root / ".wikimem"
         self.pointer_path = self.dir / "CURRENT"
         self.vectors_path = self.dir / "vectors.sqlite"
-        self.faiss_path = self.dir / "vectors.faiss"
         self.lock_path = self.dir / "lock"
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
@@ -111,6 +124,14 @@ class CacheDir:
         if self._target is not None and getattr(self._local, "in_build", False):
             return self._target
         return self.dir / self._live_name()
+
+    @property
+    def faiss_path(self) -> Path:
+        """The vector index file of the manifest this thread reads (``manifest_path``):
+        ``vectors.faiss`` beside ``manifest.sqlite``, ``vectors.<id>.faiss`` beside
+        ``manifest.<id>.sqlite``. A rebuild writes its own file beside its new manifest, so
+        readers keep the committed pair until the swap (it overwrote the live file before)."""
+        return _faiss_for(self.dir, self.manifest_path.name)
 
     def writable(self) -> bool:
         return os.access(self.dir if self.dir.is_dir() else self.dir.parent, os.W_OK)
@@ -153,12 +174,12 @@ class CacheDir:
         """This thread's connection ``attr`` to ``path``, opened on first use; ``check``: SQL run
         once on a connection just opened (its errors propagate, the connection already held)."""
         held = getattr(self._local, attr, None)
-        if held is not None and held[0] == path:
+        if held is not None and held[0] == path and _file_id(path) == held[2]:
             return held[1]
-        if held is not None:  # the live manifest was swapped: re-open
+        if held is not None:  # the live manifest was swapped, or the file deleted (rm -rf .wikimem): re-open
             self._forget(held[1])
         db = self._open(path, script, create)
-        setattr(self._local, attr, (path, db))
+        setattr(self._local, attr, (path, db, _file_id(path)))
         if check:
             db.execute(check).fetchone()
         return db
@@ -338,6 +359,7 @@ class CacheDir:
         atomic_write_bytes(self.pointer_path, target.name.encode("utf-8"))
         if old != target:  # open readers keep their file handles; new ones open the new file
             _remove_sqlite(old)
+            _remove(_faiss_for(self.dir, old.name))  # read whole into memory by its readers
         self._sweep(keep=target.name)
 
     def abandon_replacement(self) -> None:
@@ -348,12 +370,23 @@ class CacheDir:
                 self._forget(held[1])
                 self._local.db = None
             _remove_sqlite(target)
+            _remove(_faiss_for(self.dir, target.name))
 
     def _sweep(self, keep: str) -> None:
-        """Remove manifests left by rebuilds that died before their swap."""
+        """Remove manifests (and their vector index files) left by rebuilds that died before their
+        swap. Called by the writer only: while it holds the lock no other rebuild is under way."""
         for path in self.dir.glob("manifest*.sqlite"):
             if path.name != keep:
                 _remove_sqlite(path)
+        faiss = _faiss_for(self.dir, keep).name
+        for path in [*self.dir.glob("vectors*.faiss"), *self.dir.glob("vectors*.faiss.*.tmp")]:
+            if path.name != faiss:
+                _remove(path)
+
+    def sweep_orphans(self) -> None:
+        """``_sweep`` around the live manifest (a build calls it under the writer lock)."""
+        if self.dir.is_dir() and self._target is None:
+            self._sweep(keep=self._live_name())
 
     def drop_vectors(self) -> None:
         _remove(self.faiss_path)
