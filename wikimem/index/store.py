@@ -81,6 +81,9 @@ def _remove_sqlite(path: Path) -> None:
         _remove(Path(str(path) + suffix))
 
 
+RECHECK_S = 1.0  # how often a held connection checks that its file is still the one it opened
+
+
 def _file_id(path: Path) -> tuple[int, int] | None:
     """(device, inode) of ``path``, or None: a held connection is to this file only while it is."""
     try:
@@ -174,12 +177,21 @@ class CacheDir:
         """This thread's connection ``attr`` to ``path``, opened on first use; ``check``: SQL run
         once on a connection just opened (its errors propagate, the connection already held)."""
         held = getattr(self._local, attr, None)
-        if held is not None and held[0] == path and _file_id(path) == held[2]:
-            return held[1]
-        if held is not None:  # the live manifest was swapped, or the file deleted (rm -rf .wikimem): re-open
+        if held is not None and held[0] == path:
+            # still the same file? (rm -rf .wikimem under a watcher or an MCP server would leave this
+            # connection on the deleted one) Looked at once a second, and when the writer lock is taken
+            now = time.monotonic()
+            recheck = getattr(self._local, "recheck", set())
+            if now - held[3] < RECHECK_S and attr not in recheck:
+                return held[1]
+            recheck.discard(attr)
+            if _file_id(path) == held[2]:
+                setattr(self._local, attr, (path, held[1], held[2], now))
+                return held[1]
+        if held is not None:  # the live manifest was swapped, or its file deleted or replaced: re-open
             self._forget(held[1])
         db = self._open(path, script, create)
-        setattr(self._local, attr, (path, db, _file_id(path)))
+        setattr(self._local, attr, (path, db, _file_id(path), time.monotonic()))
         if check:
             db.execute(check).fetchone()
         return db
@@ -421,6 +433,7 @@ class CacheDir:
                             "try again when it finishes")
         try:
             self.ensure_dir()
+            self._local.recheck = {"db", "vdb"}  # a writer starts from the files as they are now
             if self.lock_path.is_dir() and not self.lock_path.is_symlink():  # not ours to keep: a lock is a file
                 shutil.rmtree(self.lock_path, ignore_errors=True)
             fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)

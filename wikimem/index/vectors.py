@@ -151,8 +151,9 @@ class HeldStore:
         return self._vecs[row].astype(np.float32)
 
     def reconstruct_batch(self, ids) -> np.ndarray:
+        wanted = np.asarray(ids, dtype=np.int64).tolist()
         try:
-            rows = [self._row[int(v)] for v in ids]
+            rows = np.fromiter(map(self._row.__getitem__, wanted), dtype=np.int64, count=len(wanted))
         except KeyError as exc:
             raise RuntimeError(f"held vector {exc.args[0]} not found") from None
         return self._vecs[rows].astype(np.float32)
