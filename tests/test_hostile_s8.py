@@ -22,6 +22,17 @@ def _open(root):
     return open_vault(root, embedder="fake")
 
 
+def _edited(make_vault, rel: str, before, changes) -> bytes:
+    """The bytes of ``rel`` (written as ``before``) after ``update_frontmatter(rel, changes)``."""
+    root = make_vault({"SCHEMA.md": "# S\n", rel: before})
+    v = _open(root)
+    try:
+        v.update_frontmatter(rel, changes)
+    finally:
+        v.close()
+    return (root / rel).read_bytes()
+
+
 def _sha(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -167,13 +178,7 @@ def test_update_frontmatter_keeps_every_body_byte_of_a_mixed_line_ending_note(ma
     # the whole file into LF and back into the dominant ending (VaultFiles.write_note with
     # newline="\r\n"), so the LF lines of a mixed-ending note's *body* become CRLF.
     before = b"---\r\ntitle: T\r\n---\r\nBody\r\npasted line\nlast\r\n"
-    root = make_vault({"SCHEMA.md": "# S\n", "n/mixed.md": before})
-    v = _open(root)
-    try:
-        v.update_frontmatter("n/mixed.md", {"status": "draft"})
-    finally:
-        v.close()
-    after = (root / "n/mixed.md").read_bytes()
+    after = _edited(make_vault, "n/mixed.md", before, {"status": "draft"})
     assert after.endswith(b"---\r\nBody\r\npasted line\nlast\r\n"), after
 
 
@@ -200,13 +205,7 @@ def test_update_frontmatter_never_renames_keys_or_retypes_dates(make_vault):
     # dropped and `created: 2024-01-02` (a date) becomes the string '2024-01-02', although only
     # `status` was asked to change. Unknown keys must survive a write unchanged.
     before = "---\non: weekends\n007: agent\ncreated: 2024-01-02  # first draft\ntitle: T\n---\nBody\n"
-    root = make_vault({"SCHEMA.md": "# S\n", "n/keys.md": before})
-    v = _open(root)
-    try:
-        v.update_frontmatter("n/keys.md", {"status": "draft"})
-    finally:
-        v.close()
-    after = (root / "n/keys.md").read_text(encoding="utf-8")
+    after = _edited(make_vault, "n/keys.md", before, {"status": "draft"}).decode("utf-8")
     assert after.startswith("---\non: weekends\n007: agent\ncreated: 2024-01-02  # first draft\ntitle: T\n"), after
 
 
