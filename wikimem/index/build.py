@@ -251,7 +251,9 @@ def _diff_and_parse(plan: BuildPlan) -> None:
     vault, report = plan.vault, plan.report
     for i, info in enumerate(plan.files):
         prev = plan.old.get(info.path)
-        if prev and prev[1] == info.size and prev[2] == info.mtime_ns:
+        if prev and prev[1] == info.size and prev[2] == info.mtime_ns and (prev[3] or info.is_note):
+            # (an attachment recorded with no hash, by a version that stored "" when it could not
+            # read the file, is hashed again)
             plan.seen.add(info.path)
             continue
         if not info.is_note:

@@ -79,8 +79,8 @@ class Cache(CacheDir):
             self._vectors_sig = None
             return None
         version = (recorded.get("checksum"), meta.get("vectors_sig"))
-        if self._vectors is not None and version == self._vectors_sig:
-            return self._vectors
+        if self._vectors is not None and version == self._vectors_sig and self._vectors.path == self.faiss_path:
+            return self._vectors  # (a rebuild of the same vectors elsewhere gives the same version, in another file)
         try:
             index = VectorIndex.load(self.faiss_path, dim, recorded.get("checksum"))
             base = index.base_ids  # the file's ids: the next delta is counted from them

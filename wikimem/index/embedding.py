@@ -349,6 +349,8 @@ def save_index(cache: Cache, index: VectorIndex, key: str, wanted: int, held: in
     apart whether searched vectors are missing (``vectors_pending``: some chunks cannot be found
     by meaning yet) or only held passages (``passages_pending``: found, but ranked without their
     best passage)."""
+    if index.path != cache.faiss_path:  # loaded from a file a swap has since replaced: a delta
+        index.path, index.base_ids = cache.faiss_path, None  # would be against the wrong file; write it whole
     delta = index.delta()
     small = delta is not None and len(delta[0]) + len(delta[1]) <= max(50, min(2000, DELTA_MAX * index.ntotal))
     checksum = None if small else index.save()

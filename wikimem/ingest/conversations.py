@@ -124,6 +124,8 @@ def _create(vault, rel: str, session: Session, status: str) -> Imported:
         vault.files.create_note(rel, text)
     except ConflictError:  # appeared meanwhile (another import): leave it alone
         return Imported("kept", rel, sid, len(session.turns), "written meanwhile by another import")
+    except WikimemError as exc:  # one session the writer refuses: the others still import
+        return Imported("refused", rel, sid, len(session.turns), str(exc))
     log.info("imported %s (%d turns)", rel, len(session.turns))
     return Imported(status, rel, sid, len(session.turns))
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ..errors import WikimemError
 from ..index.analysis import STOP_WORDS, stem
 from ..parse import parse_page
+from ..vault.files import clean_text
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _WORD = re.compile(r"[^\W\d_][\w'-]*[^\W_]|[^\W\d_]", re.UNICODE)
@@ -94,10 +95,7 @@ def decode_text(data: bytes) -> str:
             break
     else:
         text = data.decode("utf-8-sig", errors="replace")
-    return _CONTROL.sub("", text)
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+    return clean_text(text)
 
 
 def extract(name: str, data: bytes, suffix: str) -> Extract:

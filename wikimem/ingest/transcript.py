@@ -26,6 +26,8 @@ from typing import Iterable, Sequence
 
 import yaml
 
+from ..vault.files import clean_text
+
 _ID_CHARS = re.compile(r"[^A-Za-z0-9-]+")
 _UNSAFE_NAME = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]+')
 
@@ -88,7 +90,7 @@ def session_note(session: Session) -> str:
         heading = f"{session.title} · {session.label}"
     body = "\n\n".join(turn_markdown(t) for t in session.turns)
     yaml_text = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=10_000)
-    return f"---\n{yaml_text}---\n# {heading}\n\n{body}\n"
+    return clean_text(f"---\n{yaml_text}---\n# {heading}\n\n{body}\n")  # exports carry NULs, lone surrogates
 
 
 def note_name(session: Session) -> str:

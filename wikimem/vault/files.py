@@ -10,6 +10,7 @@ import fnmatch
 import hashlib
 import logging
 import os
+import re
 import stat as stat_mod
 import tempfile
 import unicodedata
@@ -26,6 +27,7 @@ ALWAYS_SKIPPED_DIRS = {".obsidian", ".trash", ".git", ".wikimem"}
 NOTE_SUFFIXES = (".md", ".markdown")
 BOM = b"\xef\xbb\xbf"
 MIB = 1024 * 1024
+BINARY_PROBE = 8192  # a note with a NUL this near its start is binary, not text
 NOT_REGULAR = "not a regular file (a FIFO, socket or device); only regular files are notes"
 
 
@@ -366,13 +368,25 @@ class VaultFiles:
 
 
 def _check_text(rel: str, text: str) -> None:
-    """A note's text must be text the index reads back: no NUL (the scan skips such a file as
-    binary, so the note would be written and never found) and no lone surrogate."""
-    if "\x00" in text:
-        raise UsageError(f"{rel}: the text holds NUL characters; a note with them is skipped as binary, "
-                         "so it is not written")
+    """A note's text must be text the index reads back: no lone surrogate, and no NUL where the
+    index looks for one (``decode_note``: the first 8 KiB; such a file is skipped as binary, so
+    the note would be written and never found)."""
     if bad_name(text):
         raise UsageError(f"{rel}: the text is not valid Unicode (a lone surrogate); it is not written")
+    if "\x00" in text[:BINARY_PROBE]:  # characters, not bytes: at least as far as the index looks
+        raise UsageError(f"{rel}: the text holds NUL characters near its start; a note with them is skipped "
+                         "as binary, so it is not written")
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def clean_text(text: str) -> str:
+    """Text from outside (an export, a document) made fit for a note: control characters but tab
+    and line breaks dropped (a NUL makes the index skip the note as binary), lone surrogates
+    replaced by U+FFFD."""
+    text = _CONTROL.sub("", text)
+    return text if not bad_name(text) else text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _normalisation_twin(path: Path) -> str | None:
@@ -409,7 +423,7 @@ def is_raw_path(rel: str) -> bool:
 
 
 def decode_note(rel: str, data: bytes, mtime_ns: int = 0) -> NoteFile:
-    if b"\x00" in data[:8192]:
+    if b"\x00" in data[:BINARY_PROBE]:
         raise NoteReadError(rel, "binary file (contains NUL bytes); skipped", "binary")
     bom = data.startswith(BOM)
     raw = data[3:] if bom else data

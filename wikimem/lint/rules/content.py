@@ -216,7 +216,7 @@ def raw_changed(ctx):
         if want and not raw[path].startswith(want) and not want.startswith(raw[path]):
             yield ctx.finding(path, 1, f"raw source {path} changed since it was ingested "
                                        f"(sha256 {raw[path][:12]}, recorded {want[:12]})")
-    new = {p: s for p, s in raw.items() if p not in ledger and s}  # "": not read yet, nothing to record
+    new = {p: s for p, s in raw.items() if not ledger.get(p) and s}  # "": not read yet, nothing to record
     if new and ctx.vault.cache.writable():
         _write_json(ledger_path, {**ledger, **new})
 
