@@ -20,7 +20,7 @@ from typing import Annotated, Any, Callable, Iterator, Literal, Optional
 from pydantic import Field
 
 from . import __version__
-from .errors import LockError, WikimemError
+from .errors import LockError, UsageError, WikimemError
 
 log = logging.getLogger(__name__)
 
@@ -134,12 +134,13 @@ class Tools:
         """Hybrid search (BM25 + vectors + links) over the vault. Hits: path, title, heading, wikilink,
         score, a ~300-character excerpt (full_text=true for the whole chunk) and, when the vector side
         found one, the passage nearest the query (a paragraph or list item of the chunk)."""
-        from .agent.pages import excerpt, wikilink
+        from .agent.pages import excerpt, name_clashes, wikilink
         result = self.vault.search(query, limit=top_k, mode=mode, folder=folder, type=type, tags=tags,
                                    since=since, until=until, include_superseded=include_superseded)
-        hits = []
+        hits, clashes = [], name_clashes(self.vault)
         for h in result.hits:
-            hit = {"path": h.path, "title": h.title, "heading": " > ".join(h.heading_path), "wikilink": wikilink(h.path),
+            hit = {"path": h.path, "title": h.title, "heading": " > ".join(h.heading_path),
+                   "wikilink": wikilink(h.path, clashes),
                    "score": round(h.score, 4), "type": h.type, "status": h.status}
             if full_text:
                 hit.update(text=h.text, found_by=list(h.found_by), components=dict(h.components), uri=h.uri)
@@ -158,7 +159,7 @@ class Tools:
         return self.vault.read_page(path, heading=heading)
 
     def list_pages(self, folder: Optional[str] = None, type: Optional[str] = None, tag: Optional[str] = None,
-                   offset: Annotated[int, Field(ge=0)] = 0,
+                   offset: Annotated[int, Field(ge=0, le=10**9)] = 0,
                    limit: Annotated[int, Field(ge=1, le=500)] = 50) -> dict[str, Any]:
         """Notes by folder, page type or tag, sorted by path, one page of results (next_offset for more)."""
         return self.vault.list_pages(folder=folder, type=type, tag=tag, offset=offset, limit=limit)
@@ -204,7 +205,8 @@ class Tools:
         """Check pages (broken links, frontmatter, versions, orphans, secrets, ...): a summary and the
         findings with rule codes, lines and messages. Never fixes anything from here."""
         for rel in paths or ():
-            self.vault.files.abspath(rel.rstrip("/") or ".")
+            if not self.vault.files.abspath(rel.rstrip("/") or ".").exists():  # a typo is not a clean report
+                raise UsageError(f"no such file or folder in the vault: {rel}")
         report = _plain(self.vault.lint(paths or (), select=select or (), ignore=ignore or ()))
         report["findings_total"] = len(report.get("findings", []))
         report["findings"] = report.get("findings", [])[:limit]

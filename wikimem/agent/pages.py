@@ -22,13 +22,36 @@ log = logging.getLogger(__name__)
 EXCERPT_CHARS = 300
 MAX_BACKLINKS = 200
 MAX_LIST = 500
+MAX_OFFSET = 10**9  # far past any vault; SQLite takes 64-bit integers only
 LINK_EDGES = ("links_to", "embeds")
 
 
-def wikilink(path: str) -> str:
-    """The link an agent should write to reach ``path``: Obsidian's default (file name, no ``.md``)."""
-    name = path.rsplit("/", 1)[-1]
-    return f"[[{name[:-3] if name.lower().endswith('.md') else name}]]"
+def _link_target(path: str) -> str:
+    return path[:-3] if path.lower().endswith(".md") else path
+
+
+def wikilink(path: str, clashes: frozenset[str] = frozenset()) -> str:
+    """The link an agent should write to reach ``path``: Obsidian's default (the file name, no
+    ``.md``), or the path when another note has the same name (``clashes``: ``name_clashes``), for
+    ``[[Dup]]`` would reach the other one."""
+    name = _link_target(path.rsplit("/", 1)[-1])
+    return f"[[{_link_target(path) if name.casefold() in clashes else name}]]"
+
+
+def name_clashes(vault) -> frozenset[str]:
+    """Note names (casefolded, no ``.md``) that more than one note has; kept until the file set
+    changes (the manifest's links token)."""
+    db = manifest(vault)
+    if db is None:
+        return frozenset()
+    token = vault.cache.meta().get("links_token")
+    kept = vault.cache.kept("name_clashes", token)
+    if kept is None:
+        counts = Counter(_link_target(p.rsplit("/", 1)[-1]).casefold()
+                         for (p,) in db.execute("SELECT path FROM files WHERE note=1"))
+        kept = frozenset(n for n, c in counts.items() if c > 1)
+        vault.cache.keep("name_clashes", token, kept)
+    return kept
 
 
 def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
@@ -68,9 +91,14 @@ def note_path(vault, rel: str) -> str:
 def _section(lines: list[str], headings, wanted: str) -> tuple[str, list[str]]:
     """The lines under the heading ``wanted`` ("Heading" or a path "H1#H2" / "H1 > H2"), down to
     the next heading of the same or a higher level."""
+    exact = wanted.strip().lower()
     parts = [p.strip().lstrip("#").strip().lower() for p in re.split(r"#|>", wanted) if p.strip()]
-    if not parts:
+    if not parts and not exact:
         raise UsageError("empty heading")
+    for i, h in enumerate(headings):  # a heading's own text first: "C# and F#", "Input -> Output"
+        if h.text.strip().lower() == exact:
+            parts = [exact]
+            break
     chain: list = []  # ancestors of each heading, in order
     for i, h in enumerate(headings):
         while chain and chain[-1].level >= h.level:
@@ -100,12 +128,12 @@ def _supersede_chain(db: sqlite3.Connection, path: str) -> dict[str, list[str]]:
     return {"supersedes": older, "superseded_by": newer, "current": newer[-1] if newer else path}
 
 
-def _backlinks(db: sqlite3.Connection, path: str) -> tuple[list[dict[str, Any]], int]:
+def _backlinks(db: sqlite3.Connection, path: str, clashes: frozenset[str] = frozenset()) -> tuple[list[dict[str, Any]], int]:
     marks = ",".join("?" * len(LINK_EDGES))
     rows = db.execute(
         f"SELECT DISTINCT e.src, f.title FROM edges e LEFT JOIN files f ON f.path = e.src "
         f"WHERE e.dst=? AND e.src != ? AND e.type IN ({marks}) ORDER BY e.src", (path, path, *LINK_EDGES)).fetchall()
-    return [{"path": src, "title": title or src, "wikilink": wikilink(src)} for src, title in rows[:MAX_BACKLINKS]], len(rows)
+    return [{"path": src, "title": title or src, "wikilink": wikilink(src, clashes)} for src, title in rows[:MAX_BACKLINKS]], len(rows)
 
 
 def read_page(vault, rel: str, heading: str | None = None) -> dict[str, Any]:
@@ -122,7 +150,8 @@ def read_page(vault, rel: str, heading: str | None = None) -> dict[str, Any]:
     else:
         content = text
     data: dict[str, Any] = {
-        "path": rel, "title": page.title, "type": page.type, "status": page.status, "wikilink": wikilink(rel),
+        "path": rel, "title": page.title, "type": page.type, "status": page.status,
+        "wikilink": wikilink(rel, name_clashes(vault)),
         "sha256": note.sha256, "frontmatter": json.loads(json.dumps(dict(page.frontmatter.data), default=str)),
         "frontmatter_error": page.frontmatter.error, "tags": list(page.tag_names),
         "headings": [{"level": h.level, "text": h.text} for h in page.headings],
@@ -133,7 +162,7 @@ def read_page(vault, rel: str, heading: str | None = None) -> dict[str, Any]:
         data.update(backlinks=None, backlinks_total=None, versions=None,
                     notice="no cache yet: backlinks and versions need `wikimem index`")
         return data
-    data["backlinks"], data["backlinks_total"] = _backlinks(db, rel)
+    data["backlinks"], data["backlinks_total"] = _backlinks(db, rel, name_clashes(vault))
     data["versions"] = _supersede_chain(db, rel)
     return data
 
@@ -175,11 +204,15 @@ def list_pages(vault, folder: str | None = None, type: str | None = None, tag: s
     by path, ``limit`` of them from ``offset``."""
     if offset < 0 or limit < 1:
         raise UsageError("offset must be >= 0 and limit >= 1")
+    if offset > MAX_OFFSET:
+        raise UsageError(f"offset must be at most {MAX_OFFSET}")
     limit = min(limit, MAX_LIST)
     prefix = folder.strip().strip("/").replace("\\", "/") + "/" if folder and folder.strip("/ ") else ""
     if prefix:
         vault.files.abspath(prefix.rstrip("/"))  # refuses a folder outside the vault
     want_tag = tag.strip().lstrip("#").lower() if tag else None
+    if tag is not None and not want_tag:
+        raise UsageError(f"tag {tag!r} has no name (write it as #name or name)")
     db = manifest(vault)
     if db is not None:
         where, args = _listing_sql(prefix, type, want_tag)
@@ -192,10 +225,11 @@ def list_pages(vault, folder: str | None = None, type: str | None = None, tag: s
                     if (not prefix or r[0].startswith(prefix)) and (not type or r[2] == type)
                     and (not want_tag or want_tag in r[4] or any(t.startswith(want_tag + "/") for t in r[4]))]
         total, rows = len(matching), matching[offset:offset + limit]
+    clashes = name_clashes(vault)
     return {
         "total": total, "offset": offset, "limit": limit,
         "next_offset": offset + limit if offset + limit < total else None,
-        "pages": [{"path": p, "title": t, "type": ty, "status": st, "tags": tags, "wikilink": wikilink(p)}
+        "pages": [{"path": p, "title": t, "type": ty, "status": st, "tags": tags, "wikilink": wikilink(p, clashes)}
                   for p, t, ty, st, tags in rows],
     }
 

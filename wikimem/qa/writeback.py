@@ -108,6 +108,12 @@ def question_terms(question: str, names: list[tuple[str, set[str]]]) -> set[str]
     return (found - FRAMING) or found
 
 
+def _listed(value) -> list:
+    """A frontmatter list as a list; a hand-edited value of another shape (``also_asked: 5``) as
+    none, rather than a crash of every later query (lint reports the shape)."""
+    return value if isinstance(value, list) else []
+
+
 def find_same(vault, answer: Answer):
     """The query page this question repeats, or None."""
     names = _names(vault)
@@ -115,9 +121,9 @@ def find_same(vault, answer: Answer):
     links = {c.link for c in answer.citations}
     best, best_score = None, 0.0
     for rel, note, data in _existing(vault):
-        asked = [data.get("question")] + list(data.get("also_asked") or [])
+        asked = [data.get("question")] + _listed(data.get("also_asked"))
         overlap = max((_jaccard(mine, question_terms(str(q), names)) for q in asked if q), default=0.0)
-        theirs = {p[0] for p in map(parse_source, data.get("sources") or []) if p}
+        theirs = {p[0] for p in map(parse_source, _listed(data.get("sources"))) if p}
         shared = _jaccard(links, theirs)
         if overlap >= SAME_QUESTION or (shared >= SAME_SOURCES and overlap >= SAME_SOURCES_QUESTION):
             score = overlap + shared
@@ -178,7 +184,7 @@ def _write_back(vault, answer: Answer) -> Answer:
         status = "created"
     else:
         rel, note, data = same
-        asked = [str(data.get("question") or "")] + [str(q) for q in data.get("also_asked") or []]
+        asked = [str(data.get("question") or "")] + [str(q) for q in _listed(data.get("also_asked"))]
         if _words(answer.question) not in {_words(q) for q in asked}:  # a new wording, not a new spelling
             changes["also_asked"] = [q for q in asked[1:] if q] + [answer.question]
         if not answer.flags and "flags" in data:

@@ -145,13 +145,17 @@ def query_max_age(ctx):
                                             f"(query_max_age_days is {limit})")
 
 
+def _as_list(value) -> list:
+    return value if isinstance(value, list) else []
+
+
 def _cited_hashes(ctx, page) -> list[tuple[str, str, str | None]]:
     """(link as written, resolved path or None, sha256 of the cited chunk's text or None) for each
     ``sources`` entry, in the ``"[[page#heading]] sha256:<hex>"`` form query write-back records."""
     from ...qa.writeback import parse_source
     resolved = {l.target: l.resolved for l in page.links if l.key == "sources"}
     out = []
-    for entry in page.frontmatter.data.get("sources") or []:
+    for entry in _as_list(page.frontmatter.data.get("sources")):  # another shape is WM204's finding
         parsed = parse_source(entry)
         if parsed is None:
             continue
