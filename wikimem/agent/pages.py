@@ -99,6 +99,8 @@ def _section(lines: list[str], headings, wanted: str) -> tuple[str, list[str]]:
         if h.text.strip().lower() == exact:
             parts = [exact]
             break
+    if not parts:  # only separators ("#", "> #"), and no heading is called that
+        raise UsageError("empty heading")
     chain: list = []  # ancestors of each heading, in order
     for i, h in enumerate(headings):
         while chain and chain[-1].level >= h.level:

@@ -257,12 +257,9 @@ def _diff_and_parse(plan: BuildPlan) -> None:
             plan.seen.add(info.path)
             continue
         if not info.is_note:
-            sha = vault.files.file_sha256(info.path)
-            if not sha:  # unreadable now: not recorded (with its size and mtime it would never be read again)
-                report.skipped.append({"path": info.path, "kind": "unreadable",
-                                       "reason": "cannot be read now (permissions?); hashed when it can be"})
-                continue
-            plan.attachments.append(attachment_row(info.path, info.size, info.mtime_ns, sha))
+            # "" when it cannot be read now (permissions, an online-only file): still recorded, so links
+            # to it resolve, and hashed again by every build until it can be (see above)
+            plan.attachments.append(attachment_row(info.path, info.size, info.mtime_ns, vault.files.file_sha256(info.path)))
             plan.seen.add(info.path)
             continue
         try:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..errors import ConflictError, WikimemError
 from ..knowledge import secrets
+from ..vault.files import fit_name
 from .transcript import Session, session_note, turn_markdown
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ def clip(text: str, limit: int = 60) -> str:
 def note_path(session: Session, folder: str = TRANSCRIPT_FOLDER) -> str:
     sid = str(session.extra.get("session_id") or short_id(session_note(session)))
     stem = _UNSAFE.sub(" ", session.title)
-    stem = " ".join(stem.split())[:80].strip(" .") or "session"
+    stem = fit_name(" ".join(stem.split())[:80], 180).strip(" .") or "session"  # bytes: a name holds 255
     day = (session.date or "")[:10]
     name = f"{day} {stem} {sid[:8]}" if day else f"{stem} {sid[:8]}"
     return f"{folder.strip('/')}/{name}.md"

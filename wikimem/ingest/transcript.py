@@ -26,7 +26,7 @@ from typing import Iterable, Sequence
 
 import yaml
 
-from ..vault.files import clean_text
+from ..vault.files import clean_text, fit_name
 
 _ID_CHARS = re.compile(r"[^A-Za-z0-9-]+")
 _UNSAFE_NAME = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]+')
@@ -94,7 +94,7 @@ def session_note(session: Session) -> str:
 
 
 def note_name(session: Session) -> str:
-    stem = _UNSAFE_NAME.sub(" ", session.title).strip() or "session"
+    stem = fit_name(_UNSAFE_NAME.sub(" ", session.title).strip()).strip() or "session"
     prefix = (session.date or "")[:10]
     return f"{prefix} {stem}.md".strip() if prefix else f"{stem}.md"
 

@@ -209,7 +209,21 @@ def update(raw: str | None, data: Mapping[str, Any], changes: Mapping[str, Any])
     for key, value in changes.items():
         if key not in spans and value is not None:
             lines.extend(_dump_key(key, value).rstrip("\n").split("\n"))
-    return "\n".join(lines) + ("\n" if lines else "")
+    result = "\n".join(lines) + ("\n" if lines else "")
+    # The line scan can miss a key YAML sees (a quoted 'a:b', text after a lone CR or U+2028) and
+    # count it as part of the key above, which the edit would then drop: the result must read back
+    # as exactly the old data with the changes, or nothing is written.
+    wanted = {**data, **{k: v for k, v in changes.items() if v is not None}}
+    for key in [k for k, v in changes.items() if v is None]:
+        wanted.pop(key, None)
+    try:
+        got = normalise(yaml.load(result, Loader=_Loader) or {}) if result.strip() else {}
+    except (yaml.YAMLError, ValueError, TypeError, FrontmatterTooComplex):
+        got = None
+    if got != normalise(wanted):
+        raise UsageError("this frontmatter cannot be edited line by line without changing other keys "
+                         "(YAML reads its lines differently from how they look); edit it by hand")
+    return result
 
 
 def replace_raw(original: str, body_line: int, new_raw: str, newline: str) -> str:
