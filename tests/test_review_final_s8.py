@@ -103,3 +103,13 @@ def test_a_conversation_with_a_long_cjk_title_is_imported(tmp_path):
                       date="2024-05-01T10:00:00", extra={"session_id": "abcdef1234567890"})
     results = write_sessions(v, [session])
     assert [r.status for r in results] == ["added"], results
+
+
+def test_a_comment_under_a_key_survives_an_edit_of_that_key(tmp_path):
+    """Was (older than session 8): a column-0 comment between two keys counted as part of the key
+    above, and changing that key dropped it."""
+    root = write_vault(tmp_path / "v", {"n.md": "---\nstatus: draft\n# reviewed by X\n\ntags: [a]\n---\nBody\n"})
+    v = Vault(root)
+    v.update_frontmatter("n.md", {"status": "active"})
+    v.close()
+    assert (root / "n.md").read_text(encoding="utf-8") == "---\nstatus: active\n# reviewed by X\n\ntags: [a]\n---\nBody\n"

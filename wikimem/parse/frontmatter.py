@@ -158,18 +158,22 @@ def _key_spans(raw: str) -> dict[str, tuple[int, int]]:
     spans: dict[str, tuple[int, int]] = {}
     current: str | None = None
     start = 0
+    def close(end: int) -> tuple[int, int]:
+        # blank lines and column-0 comments before the next key belong to no key: an edit of the
+        # key above keeps them ("# reviewed by X" under "status: draft")
+        while end > start + 1 and (lines[end - 1] == "" or lines[end - 1].startswith("#")):
+            end -= 1
+        return start, end
+
     for i, line in enumerate(lines):
         m = _TOP_KEY.match(line) if line and not line[0].isspace() and not line.startswith("- ") else None
         if m:
             if current is not None:
-                spans[current] = (start, i)
+                spans[current] = close(i)
             current = m.group(1).strip().strip("'\"")
             start = i
     if current is not None:
-        end = len(lines)
-        while end > start + 1 and lines[end - 1] == "":
-            end -= 1
-        spans[current] = (start, end)
+        spans[current] = close(len(lines))
     return spans
 
 
