@@ -43,9 +43,9 @@ def _check(v) -> None:
     held = set(state.index.ids().tolist())
     assert len(held) == state.index.ntotal  # nothing indexed twice
     assert held.isdisjoint(state.missing) and held | set(state.missing) == set(want.tolist())
-    key = cache.embedder().identity.key
+    identity = cache.embedder().identity
     hashes = embedding.embed_hashes(cache.db, state.missing)
-    assert not cache.cached_vectors(key, sorted(set(hashes.values())))  # a sync would have taken them
+    assert not cache.cached_vectors(identity.key, identity.dim, sorted(set(hashes.values())))  # a sync would have taken them
     if state.pending is not None:
         assert sorted(v for ids in state.pending.values() for v in ids) == sorted(state.missing)
         assert set(state.pending) <= {h for hs in state.by_path.values() for h in hs}  # each under its page

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..errors import ConflictError, ReadOnlyError, UsageError
 from ..parse import frontmatter as fm
+from ..vault.files import rel_parts
 
 MAX_WRITE_BYTES = 1024 * 1024  # 1 MiB: far above any note, far below anything that hurts
 
@@ -20,7 +21,7 @@ def check_note_path(vault, rel: str) -> str:
         raise ReadOnlyError(f"{rel}: raw/ holds immutable sources; agents cannot write there")
     if not rel.lower().endswith(".md"):
         raise UsageError(f"{rel}: only Markdown notes (.md) can be written")
-    parts = [part for part in rel.split("/") if part not in ("", ".")]  # "./log.md" is log.md
+    parts = rel_parts(rel)  # "./log.md" is log.md
     if any(part.startswith(".") for part in parts[:-1]):
         raise UsageError(f"{rel}: folders starting with a dot (.obsidian, .git, .wikimem) are not part of the "
                          "wiki; agents cannot write there")

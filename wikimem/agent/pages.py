@@ -92,14 +92,11 @@ def _section(lines: list[str], headings, wanted: str) -> tuple[str, list[str]]:
     """The lines under the heading ``wanted`` ("Heading" or a path "H1#H2" / "H1 > H2"), down to
     the next heading of the same or a higher level."""
     exact = wanted.strip().lower()
-    parts = [p.strip().lstrip("#").strip().lower() for p in re.split(r"#|>", wanted) if p.strip()]
-    if not parts and not exact:
-        raise UsageError("empty heading")
-    for i, h in enumerate(headings):  # a heading's own text first: "C# and F#", "Input -> Output"
-        if h.text.strip().lower() == exact:
-            parts = [exact]
-            break
-    if not parts:  # only separators ("#", "> #"), and no heading is called that
+    if exact and any(h.text.strip().lower() == exact for h in headings):
+        parts = [exact]  # a heading's own text first: "C# and F#", "Input -> Output"
+    else:
+        parts = [p.strip().lstrip("#").strip().lower() for p in re.split(r"#|>", wanted) if p.strip()]
+    if not parts:  # empty, or only separators ("#", "> #")
         raise UsageError("empty heading")
     chain: list = []  # ancestors of each heading, in order
     for i, h in enumerate(headings):

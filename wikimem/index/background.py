@@ -85,7 +85,8 @@ def embed_pending(vault, max_seconds: float | None = None, first: set[str] | Non
                 (max_seconds is not None and time.monotonic() - started > max_seconds):
             break
     if not state.missing:  # nothing waits: keep the index and the wanted ids, not the queue
-        state.hashes, state.pending, state.by_path = {}, None, None
+        state.hashes = {}
+        state.reset_queue()
     cache.keep("pending", (manifest, generation, saved_sig, key), state)
     record_coverage(report, state)
     report.chunks = cache.chunk_count()

@@ -82,9 +82,9 @@ class BuildPlan:
     rebuild_graph: bool = False
     rebuild_vectors: bool = False
     passages_rewritten: bool = False  # every passage row was written again (the passage setting changed)
-    # the manifest (its creation stamp) and generation this build moved from and to, and how it changed the vector ids wanted
-    # (ids retired, {path: ids added}; None when it rewrote more than its own pages' rows): a
-    # background embedder advances its kept state by it instead of re-reading every id
+    # the manifest (its creation stamp) and the generations this build moved it from and to, and how
+    # it changed the vector ids wanted (ids retired, {path: ids added}; None when it rewrote more
+    # than its own pages' rows): a background embedder advances its kept state by it
     generations: tuple | None = None
     id_change: tuple | None = None
     files: list[FileInfo] = field(default_factory=list)  # what the scan found (all, or the given paths)
@@ -251,14 +251,13 @@ def _diff_and_parse(plan: BuildPlan) -> None:
     vault, report = plan.vault, plan.report
     for i, info in enumerate(plan.files):
         prev = plan.old.get(info.path)
+        # unchanged, unless it is an attachment recorded with no hash (unreadable then): hashed again
         if prev and prev[1] == info.size and prev[2] == info.mtime_ns and (prev[3] or info.is_note):
-            # (an attachment recorded with no hash, by a version that stored "" when it could not
-            # read the file, is hashed again)
             plan.seen.add(info.path)
             continue
         if not info.is_note:
-            # "" when it cannot be read now (permissions, an online-only file): still recorded, so links
-            # to it resolve, and hashed again by every build until it can be (see above)
+            # "" when it cannot be read now (permissions, an online-only file): still recorded, so
+            # links to it resolve
             plan.attachments.append(attachment_row(info.path, info.size, info.mtime_ns, vault.files.file_sha256(info.path)))
             plan.seen.add(info.path)
             continue

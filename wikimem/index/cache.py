@@ -22,12 +22,6 @@ from .vectors import held_sql
 
 log = logging.getLogger(__name__)
 
-def _key_dim(key: str) -> int:
-    """The dimension an embedder identity key ends with (``name:model:version:dim``), or 0."""
-    tail = key.rsplit(":", 1)[-1]
-    return int(tail) if tail.isdigit() else 0
-
-
 ID_CHANGES_KEPT = 64  # builds whose id changes are remembered (a watcher's edits between two embeds)
 
 
@@ -87,7 +81,7 @@ class Cache(CacheDir):
             delta = meta.get("vectors_delta")
             if delta:
                 index.remove(delta["remove"])
-                found, unknown = self.delta_vectors(meta.get("embedder") or "", delta["add"])
+                found, unknown = self.delta_vectors(meta.get("embedder") or "", dim, delta["add"])
                 if len(found) + len(unknown) != len(delta["add"]):  # ids of chunks a later build removed are
                     raise ValueError("vectors recorded in the delta are missing from the vector cache")
                 ids = sorted(found)
@@ -102,26 +96,26 @@ class Cache(CacheDir):
         self._vectors, self._vectors_sig = index, version
         return index
 
-    def cached_vectors(self, key: str, hashes: list[str]) -> dict[str, np.ndarray]:
+    def cached_vectors(self, key: str, dim: int, hashes: list[str]) -> dict[str, np.ndarray]:
         """Cached vectors by text hash. A vector cache damaged in the middle (found only when read)
         is started afresh: it holds nothing that cannot be embedded again."""
         sql = "SELECT hash, vec FROM vecs WHERE embedder=? AND hash IN ({marks})"
-        size = _key_dim(key) * 4  # a row of another length (damage, or written by something else): missing
+        size = 4 * dim  # a row of another length (damage, or written by something else): missing
         try:
             return {h: np.frombuffer(blob, dtype=np.float32) for h, blob in select_in(self.vdb, sql, hashes, key)
-                    if isinstance(blob, bytes) and (len(blob) == size if size else len(blob) % 4 == 0 and blob)}
+                    if isinstance(blob, bytes) and len(blob) == size}
         except sqlite3.DatabaseError as exc:
             log.warning("the vector cache is damaged (%s); starting a new one", exc)
             self.reset_vector_cache()
             return {}
 
-    def delta_vectors(self, key: str, ids: list[int]) -> tuple[dict[int, np.ndarray], set[int]]:
+    def delta_vectors(self, key: str, dim: int, ids: list[int]) -> tuple[dict[int, np.ndarray], set[int]]:
         """Vectors of chunk or passage ids from the vector cache (to apply a recorded delta), and
         the ids no chunk or passage has any more (a build removed them since: skipped, as search
         would drop them anyway)."""
         hashes = dict(select_in(self.db, "SELECT vid, embed_hash FROM chunks WHERE vid IN ({marks})", ids))
         hashes.update(select_in(self.db, "SELECT pid, embed_hash FROM passages WHERE pid IN ({marks})", ids))
-        cached = self.cached_vectors(key, sorted(set(hashes.values())))
+        cached = self.cached_vectors(key, dim, sorted(set(hashes.values())))
         return {i: cached[h] for i, h in hashes.items() if h in cached}, set(ids) - set(hashes)
 
     def keep(self, slot: str, key, value) -> None:

@@ -100,8 +100,8 @@ class VectorState:
         self.pending = self.by_path = None
 
 
-def _load_cached_vectors(cache: Cache, key: str, hashes: list[str]) -> dict[str, np.ndarray]:
-    return cache.cached_vectors(key, hashes)
+def _load_cached_vectors(cache: Cache, key: str, dim: int, hashes: list[str]) -> dict[str, np.ndarray]:
+    return cache.cached_vectors(key, dim, hashes)
 
 
 def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
@@ -135,7 +135,7 @@ def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
     for start in range(0, len(missing), SYNC_BATCH):  # a slice at a time: 400k float32 vectors are 600 MB
         part = missing[start:start + SYNC_BATCH]
         hashes = embed_hashes(cache.db, part)
-        cached = _load_cached_vectors(cache, key, sorted(set(hashes.values())))
+        cached = _load_cached_vectors(cache, key, dim, sorted(set(hashes.values())))
         from_cache = [v for v in part if hashes.get(v) in cached]
         if from_cache:
             index.add(from_cache, np.stack([cached[hashes[v]] for v in from_cache]))
@@ -171,7 +171,8 @@ def advance(cache: Cache, embedder, state: VectorState, changes: list[tuple]) ->
     index = state.index
     index.remove(removed.tolist())
     hashes = embed_hashes(cache.db, new.tolist())
-    cached = _load_cached_vectors(cache, embedder.identity.key, sorted(set(hashes.values()))) if hashes else {}
+    identity = embedder.identity
+    cached = _load_cached_vectors(cache, identity.key, identity.dim, sorted(set(hashes.values()))) if hashes else {}
     from_cache = [v for v in new.tolist() if hashes.get(v) in cached]
     if from_cache:
         index.add(from_cache, np.stack([cached[hashes[v]] for v in from_cache]))

@@ -58,22 +58,23 @@ def sorted_ids(ids) -> np.ndarray:
     return out
 
 
-def id_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The ids of ``a`` not in ``b``, both from ``sorted_ids`` (a binary search each: ~20x faster
-    than ``np.setdiff1d`` here)."""
-    if not len(b) or not len(a):
-        return a
+def _in(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Which ids of ``a`` are in ``b`` (both from ``sorted_ids``): a binary search each, ~20x faster
+    than numpy's set routines here, and cheap when ``a`` is the small one."""
+    if not len(b):
+        return np.zeros(len(a), dtype=bool)
     at = np.searchsorted(b, a)
-    found = b[np.minimum(at, len(b) - 1)] == a
-    return a[~found]
+    return b[np.minimum(at, len(b) - 1)] == a
+
+
+def id_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The ids of ``a`` not in ``b``, both from ``sorted_ids``."""
+    return a[~_in(a, b)] if len(a) and len(b) else a
 
 
 def id_intersection(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The ids of ``a`` also in ``b``, both from ``sorted_ids`` (cheap when ``a`` is the small one)."""
-    if not len(b) or not len(a):
-        return a[:0]
-    at = np.searchsorted(b, a)
-    return a[b[np.minimum(at, len(b) - 1)] == a]
+    """The ids of ``a`` also in ``b``, both from ``sorted_ids``."""
+    return a[_in(a, b)]
 
 
 def held_sql(column: str, held: bool = True) -> str:

@@ -418,10 +418,16 @@ def _open_regular(rel: str, path: Path) -> int:
     return fd
 
 
+def rel_parts(rel: str) -> list[str]:
+    """The names in a vault-relative path as spelled: ``\\`` is ``/``, and ``.`` and empty parts
+    name nothing (``./raw//x`` is ``raw``, ``x``)."""
+    return [part for part in rel.replace("\\", "/").split("/") if part not in ("", ".")]
+
+
 def is_raw_path(rel: str) -> bool:
     """Whether ``rel`` is spelled as a path under raw/ (``./raw/x`` and ``raw\\x`` included).
     ``VaultFiles.in_raw`` also follows symlinked folders: use it before any write."""
-    parts = [part for part in rel.replace("\\", "/").split("/") if part not in ("", ".")]
+    parts = rel_parts(rel)
     return bool(parts) and parts[0] == "raw"
 
 
