@@ -75,13 +75,63 @@ def _clean_wikimem_env(monkeypatch):
             monkeypatch.delenv(key)
 
 
+# Scores in golden files are compared to this tolerance: another CPU or BLAS build (AVX-512 against
+# AVX2, numpy's or faiss's own kernels) moves them in the 7th or 8th digit. Everything else, the order
+# of hits included, is compared exactly.
+GOLDEN_REL = 1e-5
+GOLDEN_ABS = 1e-6
+
+
+def _round_floats(data, digits: int = 6):
+    if isinstance(data, float):
+        return round(data, digits)
+    if isinstance(data, dict):
+        return {key: _round_floats(value, digits) for key, value in data.items()}
+    if isinstance(data, list):
+        return [_round_floats(value, digits) for value in data]
+    return data
+
+
+def golden_difference(expected, actual, where: str = "$") -> str | None:
+    """Where ``actual`` differs from ``expected``, or None: floats to GOLDEN_REL/GOLDEN_ABS (a float
+    stored rounded in the file still matches), lists in order (ranks exactly), everything else exactly."""
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return None if expected is actual else f"{where}: {expected!r} != {actual!r}"
+    if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
+        if isinstance(expected, int) and isinstance(actual, int):
+            return None if expected == actual else f"{where}: {expected!r} != {actual!r}"
+        tolerance = max(GOLDEN_ABS, GOLDEN_REL * max(abs(expected), abs(actual)))
+        return None if abs(expected - actual) <= tolerance else f"{where}: {expected!r} != {actual!r}"
+    if type(expected) is not type(actual):
+        return f"{where}: {expected!r} != {actual!r}"
+    if isinstance(expected, dict):
+        if expected.keys() != actual.keys():
+            return f"{where}: keys {sorted(expected)} != {sorted(actual)}"
+        for key in expected:
+            found = golden_difference(expected[key], actual[key], f"{where}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(expected, list):
+        if len(expected) != len(actual):
+            return f"{where}: {len(expected)} items != {len(actual)}"
+        for i, (a, b) in enumerate(zip(expected, actual)):
+            found = golden_difference(a, b, f"{where}[{i}]")
+            if found:
+                return found
+        return None
+    return None if expected == actual else f"{where}: {expected!r} != {actual!r}"
+
+
 def golden(name: str, data) -> None:
-    """Compare ``data`` with tests/golden/<name>.json. A missing golden file fails; only
-    ``pytest --update-golden`` (or WIKIMEM_UPDATE_GOLDEN=1) writes it."""
+    """Compare ``data`` with tests/golden/<name>.json: ranks and text exactly, scores to a tolerance.
+    A missing golden file fails; only ``pytest --update-golden`` (or WIKIMEM_UPDATE_GOLDEN=1) writes it."""
     path = GOLDEN / f"{name}.json"
-    text = json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+    actual = json.loads(json.dumps(data, ensure_ascii=False))
     if _UPDATE_GOLDEN["on"]:
+        text = json.dumps(_round_floats(actual), ensure_ascii=False, indent=2, sort_keys=True) + "\n"
         path.write_text(text, encoding="utf-8")
     elif not path.exists():
         pytest.fail(f"golden file {path} is missing; run pytest --update-golden to write it, then review the diff")
-    assert json.loads(path.read_text(encoding="utf-8")) == json.loads(text), f"differs from golden {path.name}"
+    found = golden_difference(json.loads(path.read_text(encoding="utf-8")), actual)
+    assert found is None, f"differs from golden {path.name}: {found}"
