@@ -40,7 +40,7 @@ def test_parse_command_on_examples():
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output)
     assert 25 <= summary["pages"] <= 45 and summary["unresolved_links"] == 0 and summary["skipped"] == []
-    one = runner.invoke(app, ["parse", str(EXAMPLES), "--page", "concepts/BM25.md"])
+    one = runner.invoke(app, ["parse", str(EXAMPLES), "--page", "concepts/BM25.md", "--json"])
     page = json.loads(one.output)
     assert page["supersedes"] == ["BM25 (early notes)"] and page["chunks"]
 

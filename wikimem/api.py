@@ -168,6 +168,17 @@ class Vault:
             "skipped": [{"path": s.path, "kind": s.kind, "reason": s.reason} for s in loaded.skipped],
         }
 
+    def parse_page(self, name: str) -> dict[str, Any]:
+        """One page parsed (named by path, file name, title or alias) with its chunks, as a dict."""
+        from .parse import page_to_dict
+        from .parse.names import find_page
+        loaded = self.load()
+        page = loaded.pages[find_page(name, {p: (pg.title, pg.aliases) for p, pg in loaded.pages.items()})]
+        data = page_to_dict(page)
+        data["chunks"] = [{"id": c.id, "heading_path": list(c.heading_path), "chars": len(c.text)}
+                          for c in self.chunks(page)]
+        return data
+
     # -- writing ---------------------------------------------------------------------------
     def update_frontmatter(self, rel: str, changes: Mapping[str, Any], expected_sha256: str | None = None) -> Page:
         """Change frontmatter keys of one note atomically; everything else stays byte for byte.

@@ -56,3 +56,15 @@ class UsageError(WikimemError):
     """A request that cannot be run as given (empty query, bad date, unknown mode)."""
 
     exit_code = 2
+
+
+class PageNotFoundError(WikimemError):
+    """A page the user named is not in the vault."""
+
+
+class AmbiguousPageError(UsageError):
+    """A name (file name, title or alias) that fits several pages; the message lists them."""
+
+    def __init__(self, message: str, candidates: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.candidates = candidates

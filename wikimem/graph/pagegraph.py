@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from ..errors import IndexStaleError, WikimemError
+from ..parse.names import clean_name, find_page
 
 log = logging.getLogger(__name__)
 
@@ -212,27 +213,20 @@ def load_page_graph(vault, include_structural: bool = False) -> PageGraph:
 
 
 def resolve_page(vault, name: str, db: sqlite3.Connection | None = None) -> str:
-    """A page the user named: a vault-relative path (``.md`` optional), a file name or a title
-    (case-insensitive). Unknown -> WikimemError; several matches -> WikimemError listing them.
-    An exact path is one indexed lookup; only other names read the list of pages."""
+    """A page the user named: a vault-relative path (``.md`` optional), a file name, a title or an
+    alias, found as parse/names.py finds it. Unknown -> PageNotFoundError; several matches ->
+    AmbiguousPageError listing them. An exact path is one indexed lookup; only other names read
+    the list of pages."""
     db = db if db is not None else db_of(vault)
-    wanted = name.strip().replace("\\", "/").removeprefix("./")
-    if wanted.startswith("[[") and wanted.endswith("]]"):
-        wanted = wanted[2:-2].split("|", 1)[0].split("#", 1)[0]
+    wanted = clean_name(name)
     exact = page_infos(db, (wanted, wanted + ".md"))
     for candidate in (wanted, wanted + ".md"):
         if candidate in exact:
             return candidate
-    low = wanted.lower().removesuffix(".md")
-    matches = sorted(p for p, title in db.execute("SELECT path, title FROM files WHERE note=1")
-                     if p.lower().removesuffix(".md") == low or p.rsplit("/", 1)[-1].lower().removesuffix(".md") == low
-                     or (title or "").lower() == low)
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        raise WikimemError(f"{name!r} names several pages: {', '.join(matches[:10])}; give the path")
-    raise WikimemError(f"no such page in the index: {name!r} (give a vault-relative path; "
-                       f"run `wikimem index` if the page is new)")
+    rows = db.execute("SELECT path, title, aliases FROM files WHERE note=1").fetchall()
+    aliases = json_lists([text or "[]" for _, _, text in rows])
+    return find_page(name, {path: (title or "", tuple(str(a) for a in names))
+                            for (path, title, _), names in zip(rows, aliases)})
 
 
 def parse_types(types: Iterable[str] | str | None) -> tuple[str, ...] | None:

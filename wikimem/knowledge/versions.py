@@ -13,17 +13,14 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ..errors import ReadOnlyError, UsageError, WikimemError
+from ..errors import PageNotFoundError, ReadOnlyError, UsageError, WikimemError  # noqa: F401 (PageNotFoundError: re-exported)
 from ..model import Page
 from ..parse import frontmatter as fm
+from ..parse.names import find_page
 from ..vault.files import is_raw_path
 from .writer import LOG_FILE, append_log, refresh_cache
 
 log = logging.getLogger(__name__)
-
-
-class PageNotFoundError(WikimemError):
-    """A page named on the command line or by an agent does not exist in the vault."""
 
 
 class VersionChainError(WikimemError):
@@ -127,13 +124,16 @@ def _norm(rel: str) -> str:
 
 
 def _find(v, pages: Mapping[str, Page], rel: str, role: str) -> str:
+    """The page a person named (a path, a file name, a title or an alias: parse/names.py)."""
     rel = _norm(rel)
     if rel in pages:
         return rel
     if rel + ".md" in pages:
         return rel + ".md"
-    v.files.abspath(rel)  # PathEscapeError first: never say "not found" for an escaping path
-    raise PageNotFoundError(f"{role + ' ' if role else ''}page not found: {rel} (give a vault-relative path such as concepts/a.md)")
+    if not rel.startswith("[["):
+        v.files.abspath(rel)  # PathEscapeError first: never say "not found" for an escaping path
+    return find_page(rel, {p: (page.title, page.aliases) for p, page in pages.items()},
+                     what=f"{role} page" if role else "page")
 
 
 def _link_name(path: str, pages: Mapping[str, Page]) -> str:

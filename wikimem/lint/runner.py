@@ -154,12 +154,20 @@ def locate(paths: list[str], vault: str | None) -> tuple[str, list[str]]:
     if not root.is_dir():
         raise UsageError(f"not a vault folder: {root}")
     rels = []
+    base = root.resolve()
+    here = Path.cwd().resolve()
+    inside = here == base or base in here.parents
     for p in paths:
-        full = Path(p).expanduser()
-        if not full.exists():
-            raise UsageError(f"no such file or folder: {p}")
+        given = Path(p).expanduser()
+        # relative to the current folder when it is inside the vault, else to the vault; the other
+        # reading is tried second, so `lint -V vault concepts/a.md` works from anywhere
+        tries = [given] if given.is_absolute() else ([here / given, base / given] if inside else [base / given, here / given])
+        full = next((t for t in tries if t.exists()), None)
+        if full is None:
+            raise UsageError(f"no such file or folder: {p} (paths are relative to the vault, or to the current "
+                             "folder inside it)")
         try:
-            rel = full.resolve().relative_to(root.resolve()).as_posix()
+            rel = full.resolve().relative_to(base).as_posix()
         except ValueError:
             raise UsageError(f"{p} is not inside the vault {root}") from None
         rels.append("" if rel == "." else rel)

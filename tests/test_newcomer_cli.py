@@ -1,0 +1,137 @@
+"""Issue 26, items 14-16: one way to name the vault and pages, help that reads like a person wrote it."""
+import json
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from wikimem.cli import app
+from wikimem.errors import AmbiguousPageError, PageNotFoundError
+from wikimem.parse.names import find_page
+
+runner = CliRunner()
+
+
+def _commands():
+    group = typer.main.get_command(app)
+    return {name: cmd for name, cmd in group.commands.items()}
+
+
+def test_every_command_that_takes_a_vault_accepts_dash_v():
+    # Was: the vault was positional in 8 commands and `-V` only in 10 (`wikimem status -V vault` failed)
+    for name, cmd in _commands().items():
+        if name == "init":  # init's PATH is the folder to create, not a vault
+            continue
+        takes_vault = any(p.name in ("vault", "vault_option") for p in cmd.params)
+        if not takes_vault:
+            continue
+        flags = {opt for p in cmd.params if getattr(p, "param_type_name", "") == "option" for opt in p.opts}
+        assert {"-V", "--vault"} <= flags, name
+
+
+def test_status_takes_the_vault_either_way(make_vault):
+    root = make_vault({"a.md": "# A\n"})
+    for args in (["status", str(root), "--json"], ["status", "-V", str(root), "--json"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.output)["vault"] == str(root)
+
+
+def test_two_different_vaults_are_a_usage_error(make_vault, tmp_path):
+    root = make_vault({"a.md": "# A\n"})
+    result = runner.invoke(app, ["status", str(root), "-V", str(tmp_path)])
+    assert result.exit_code == 2 and "two vaults given" in result.output
+
+
+def test_help_shows_no_python_types():
+    # Was: `<bool>` on every flag, `<str>`, `<list[str]>`, `<int range>` and `{query}` in the usage line
+    for name in _commands():
+        result = runner.invoke(app, [name, "--help"], terminal_width=200)
+        assert result.exit_code == 0, name
+        for bad in ("<bool>", "<str>", "<int>", "<float>", "list[", "{"):
+            assert bad not in result.output, (name, bad)
+    search = runner.invoke(app, ["search", "--help"], terminal_width=200).output
+    assert "QUERY" in search and "--limit" in search and " N " in search and "DATE" in search
+
+
+PAGES = {
+    "concepts/Reciprocal Rank Fusion.md": ("Reciprocal Rank Fusion", ("RRF",)),
+    "concepts/BM25.md": ("Okapi BM25", ()),
+    "a/Dup.md": ("Dup in a", ()),
+    "b/Dup.md": ("Dup in b", ()),
+    "deep/er/Dup2.md": ("Short", ()),
+    "x/Dup2.md": ("Same", ("shared",)),
+    "y/Other.md": ("Same", ("shared",)),
+}
+
+
+@pytest.mark.parametrize("name, path", [
+    ("concepts/BM25.md", "concepts/BM25.md"),
+    ("concepts/BM25", "concepts/BM25.md"),
+    ("./concepts/BM25.md", "concepts/BM25.md"),
+    ("bm25", "concepts/BM25.md"),                       # file name, case-insensitive
+    ("[[BM25|shown]]", "concepts/BM25.md"),             # a wikilink as written in a note
+    ("okapi bm25", "concepts/BM25.md"),                 # title
+    ("rrf", "concepts/Reciprocal Rank Fusion.md"),      # alias
+    ("Dup2", "x/Dup2.md"),                              # shortest path wins, as for a link
+    ("a/Dup", "a/Dup.md"),
+])
+def test_a_page_is_named_by_path_file_name_title_or_alias(name, path):
+    assert find_page(name, PAGES) == path
+
+
+@pytest.mark.parametrize("name, candidates", [
+    ("Dup", ("a/Dup.md", "b/Dup.md")),
+    ("same", ("x/Dup2.md", "y/Other.md")),
+    ("shared", ("x/Dup2.md", "y/Other.md")),
+])
+def test_an_ambiguous_name_lists_the_candidates(name, candidates):
+    with pytest.raises(AmbiguousPageError) as caught:
+        find_page(name, PAGES)
+    assert caught.value.candidates == candidates
+    assert all(c in str(caught.value) for c in candidates)
+
+
+def test_an_unknown_name_is_a_clear_error():
+    with pytest.raises(PageNotFoundError, match="no such page: 'nothing'"):
+        find_page("nothing", PAGES)
+
+
+def _vault(make_vault):
+    return make_vault({
+        "SCHEMA.md": "# Schema\n",
+        "concepts/Fusion.md": "---\ntitle: Rank Fusion\naliases: [RRF]\n---\n# Fusion\nSee [[Hybrid]].\n",
+        "concepts/Hybrid.md": "# Hybrid\nUses [[Fusion]].\n",
+        "new/Fusion 2.md": "---\nsupersedes: \"[[Fusion]]\"\n---\n# Fusion 2\n",
+    })
+
+
+def test_history_supersede_neighbors_and_parse_take_titles_and_aliases(make_vault, monkeypatch):
+    monkeypatch.setenv("WIKIMEM_EMBEDDER", "none")
+    root = _vault(make_vault)
+    assert runner.invoke(app, ["index", str(root)]).exit_code == 0
+    history = runner.invoke(app, ["history", "RRF", "-V", str(root), "--json"])
+    assert history.exit_code == 0, history.output
+    assert [v["path"] for v in json.loads(history.output)["versions"]] == ["concepts/Fusion.md", "new/Fusion 2.md"]
+    near = runner.invoke(app, ["neighbors", "rank fusion", "-V", str(root), "--json"])
+    assert near.exit_code == 0 and json.loads(near.output)["page"] == "concepts/Fusion.md"
+    parsed = runner.invoke(app, ["parse", str(root), "--page", "RRF"])
+    assert parsed.exit_code == 0 and "concepts/Fusion.md" in parsed.output
+    assert not parsed.output.lstrip().startswith("{")  # Was: raw JSON without --json
+    assert "line 5: Hybrid → concepts/Hybrid.md" in parsed.output
+    missing = runner.invoke(app, ["history", "nothing here", "-V", str(root)])
+    assert missing.exit_code == 1 and "no such page" in missing.output
+
+
+def test_lint_paths_are_relative_to_the_vault_from_outside_it(make_vault, monkeypatch, tmp_path):
+    monkeypatch.setenv("WIKIMEM_EMBEDDER", "none")
+    root = _vault(make_vault)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    result = runner.invoke(app, ["lint", "-V", str(root), "concepts/Hybrid.md", "--json", "--exit-zero"])
+    assert result.exit_code == 0, result.output
+    assert {f["path"] for f in json.loads(result.output)["findings"]} <= {"concepts/Hybrid.md"}
+    monkeypatch.chdir(root / "concepts")  # inside the vault: relative to the current folder
+    inside = runner.invoke(app, ["lint", "Hybrid.md", "--json", "--exit-zero"])
+    assert inside.exit_code == 0, inside.output
