@@ -144,3 +144,20 @@ def test_bad_arguments_are_usage_errors(vault, tmp_path):
     assert missing.returncode == 1 and "not found" in missing.stderr and "Traceback" not in missing.stderr
     status = wikimem(vault, "watch", "--status")
     assert "not running" in status.stdout
+
+
+def test_daemon_starts_from_a_folder_holding_a_wikimem_folder(vault, tmp_path, monkeypatch):
+    """Was: the daemon ran as `python -m wikimem.cli` in the user's folder, and a folder named
+    `wikimem` there (a fresh clone's parent) shadowed the installed package: it exited at start
+    with "cannot import name '__version__'"."""
+    wikimem(vault, "index", ".")
+    here = tmp_path / "parent"
+    (here / "wikimem").mkdir(parents=True)
+    (here / "wikimem" / "__init__.py").write_text("raise ImportError('the shadowing clone was imported')\n")
+    monkeypatch.chdir(here)
+    monkeypatch.setenv("WIKIMEM_EMBEDDER", "fake")
+    started = control.spawn_daemon(vault, [])
+    try:
+        assert started["ready"], started
+    finally:
+        assert control.stop(vault)["stopped"]

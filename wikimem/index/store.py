@@ -34,7 +34,7 @@ from typing import Any, Iterator
 
 from .. import __version__
 from ..errors import LockError, VaultError
-from ..vault.files import atomic_write_bytes
+from ..vault.files import atomic_write_bytes, ensure_cache_folder
 from .analysis import ANALYZER
 from .manifest import SCHEMA_SQL, SCHEMA_VERSION, VECTORS_SQL, select_in  # noqa: F401 (select_in re-exported)
 
@@ -143,7 +143,7 @@ class CacheDir:
         if self.dir.exists() and not self.dir.is_dir():
             raise VaultError(f"{self.dir} is a file, but wikimem keeps its cache folder there; "
                              "move or delete that file")
-        self.dir.mkdir(parents=True, exist_ok=True)
+        ensure_cache_folder(self.dir)
 
     # -- connections ---------------------------------------------------------------------
     def _open(self, path: Path, script: str | None, create: bool) -> sqlite3.Connection:

@@ -446,8 +446,46 @@ def decode_note(rel: str, data: bytes, mtime_ns: int = 0) -> NoteFile:
     return NoteFile(rel, text, sha256_bytes(data), newline, bom, len(data), mtime_ns)
 
 
+_UMASK: list[int] = []
+
+
+def process_umask() -> int:
+    """The process's umask, read without changing it where Linux allows (``os.umask`` sets it, and
+    a file another thread created in between would get the wrong mode); read once."""
+    if not _UMASK:
+        mask = None
+        try:
+            with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+                for line in fh:
+                    if line.startswith("Umask:"):
+                        mask = int(line.split()[1], 8)
+                        break
+        except (OSError, ValueError):
+            mask = None
+        if mask is None:
+            mask = os.umask(0o022)
+            os.umask(mask)
+        _UMASK.append(mask)
+    return _UMASK[0]
+
+
+def ensure_cache_folder(folder: Path) -> None:
+    """Make wikimem's cache folder with a ``.gitignore`` of ``*`` inside, so ``git add -A`` in a
+    vault never commits the cache (50 MB with its WAL files; a later checkout then rewrote it
+    under a running watcher)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        try:
+            atomic_write_bytes(ignore, b"# wikimem's cache: rebuilt from the vault, never committed\n*\n")
+        except OSError:  # a read-only cache folder still serves reads
+            log.debug("could not write %s", ignore, exc_info=True)
+
+
 def atomic_write_bytes(path: Path, data: bytes, before_replace=None) -> None:
-    """temp file in the same folder + fsync + rename (+ fsync of the folder where supported)."""
+    """temp file in the same folder + fsync + rename (+ fsync of the folder where supported).
+    A replaced file keeps its mode; a new one gets the mode the user's umask gives (mkstemp's
+    0600 would otherwise be kept by the rename: every note wikimem created was private)."""
     # a short name of its own: the note's name plus a suffix would not fit when the note's name is
     # near the 255-byte limit (81 Chinese characters), and such a note could never be written
     fd, tmp = tempfile.mkstemp(prefix=".wikimem-", suffix=".tmp", dir=path.parent)
@@ -456,11 +494,14 @@ def atomic_write_bytes(path: Path, data: bytes, before_replace=None) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        if path.exists():
-            try:
-                os.chmod(tmp, path.stat().st_mode & 0o7777)
-            except OSError:
-                pass
+        try:
+            mode = path.stat().st_mode & 0o7777
+        except OSError:
+            mode = 0o666 & ~process_umask()
+        try:
+            os.chmod(tmp, mode)
+        except OSError:
+            pass
         if before_replace is not None:
             before_replace()
         os.replace(tmp, path)

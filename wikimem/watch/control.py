@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LockError, WikimemError
+from ..vault.files import ensure_cache_folder
 
 LOCK = "watch.lock"
 PIDFILE = "watch.pid"
@@ -47,7 +48,7 @@ class WatchLock:
         self.fd: int | None = None
 
     def acquire(self) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
+        ensure_cache_folder(self.dir)
         from ..index.store import pid_alive
 
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -161,6 +162,13 @@ def stop(root: Path, timeout: float = 30.0) -> dict[str, Any]:
     return {"stopped": False, "pid": pid, "was_running": True}
 
 
+# The daemon's entry point. Not `python -m wikimem.cli`: that puts the current folder first on
+# sys.path, and a folder named `wikimem` there (a fresh clone's parent) shadowed the installed
+# package ("cannot import name '__version__'"). The current folder is dropped before the import.
+DAEMON_MAIN = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
+               "sys.argv[0] = 'wikimem'; from wikimem.cli import main; main()")
+
+
 def spawn_daemon(root: Path, args: list[str], ready_timeout: float = 60.0) -> dict[str, Any]:
     """Start ``wikimem watch ROOT ARGS`` detached (own session, output to watch.log) and wait until
     it has reconciled the vault and is watching, so an edit made right after this returns is seen.
@@ -170,7 +178,7 @@ def spawn_daemon(root: Path, args: list[str], ready_timeout: float = 60.0) -> di
     if running is not None:
         raise LockError(f"a watcher (pid {running}) is already watching {root}; stop it with 'wikimem watch --stop'")
     folder = cache_dir(root)
-    folder.mkdir(parents=True, exist_ok=True)
+    ensure_cache_folder(folder)
     log_path = folder / LOG
     with contextlib.suppress(OSError):
         if log_path.stat().st_size > LOG_KEEP_BYTES:  # keep one old log, never let it grow without bound
@@ -178,7 +186,7 @@ def spawn_daemon(root: Path, args: list[str], ready_timeout: float = 60.0) -> di
     started = time.time()
     with open(log_path, "ab") as log, open(os.devnull, "rb") as devnull:
         # -v: one INFO line per build in the log
-        proc = subprocess.Popen([sys.executable, "-m", "wikimem.cli", "-v", "watch", str(root), *args],
+        proc = subprocess.Popen([sys.executable, "-c", DAEMON_MAIN, "-v", "watch", str(root.resolve()), *args],
                                 stdin=devnull, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                 close_fds=True)
     deadline = time.monotonic() + ready_timeout
