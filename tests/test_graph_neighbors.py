@@ -108,7 +108,7 @@ def test_cli_neighbors_and_path(vault):
     bad = runner.invoke(app, ["neighbors", "a.md", "-V", root, "--type", "bogus"])
     assert bad.exit_code == 2
     unknown = runner.invoke(app, ["path", "a.md", "zzz", "-V", root])
-    assert unknown.exit_code == 1 and "no such page" in unknown.output
+    assert unknown.exit_code == 1 and "page not found" in unknown.output
 
 
 def test_path_lengths_match_igraph_on_a_random_graph(make_vault):

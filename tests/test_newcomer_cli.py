@@ -93,7 +93,7 @@ def test_an_ambiguous_name_lists_the_candidates(name, candidates):
 
 
 def test_an_unknown_name_is_a_clear_error():
-    with pytest.raises(PageNotFoundError, match="no such page: 'nothing'"):
+    with pytest.raises(PageNotFoundError, match="page not found: .nothing."):
         find_page("nothing", PAGES)
 
 
@@ -120,7 +120,7 @@ def test_history_supersede_neighbors_and_parse_take_titles_and_aliases(make_vaul
     assert not parsed.output.lstrip().startswith("{")  # Was: raw JSON without --json
     assert "line 5: Hybrid → concepts/Hybrid.md" in parsed.output
     missing = runner.invoke(app, ["history", "nothing here", "-V", str(root)])
-    assert missing.exit_code == 1 and "no such page" in missing.output
+    assert missing.exit_code == 1 and "page not found" in missing.output
 
 
 def test_lint_paths_are_relative_to_the_vault_from_outside_it(make_vault, monkeypatch, tmp_path):

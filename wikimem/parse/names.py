@@ -54,7 +54,7 @@ def find_page(name: str, pages: Mapping[str, tuple[str, Iterable[str]]], what: s
         return aliased[0]
     if aliased:
         raise _ambiguous(name, tuple(aliased), what)
-    raise PageNotFoundError(f"no such {what}: {name!r} (give a vault-relative path, a file name, a title or "
+    raise PageNotFoundError(f"{what} not found: {name!r} (give a vault-relative path, a file name, a title or "
                             "an alias; run `wikimem index` if the page is new)")
 
 
