@@ -275,8 +275,16 @@ class Vault:
         watcher or a write-back knows); default: a full incremental scan. ``embed=False`` commits
         the lexical index and graph and leaves new vectors to ``embed_pending``. ``wait``: seconds
         to wait for another writer before LockError."""
-        from .index.build import build
-        return build(self, rebuild=rebuild, embed=embed, progress=progress, wait=wait, paths=paths)
+        from .index.build import LOCK_WAIT_S, build
+        from .watch.control import holder
+        watcher = holder(self.root) if paths is None else None
+        if watcher is not None and watcher != os.getpid():  # its commits are short: wait for one, do not fail
+            wait = max(wait, LOCK_WAIT_S)
+        report = build(self, rebuild=rebuild, embed=embed, progress=progress, wait=wait, paths=paths)
+        if watcher is not None and watcher != os.getpid():
+            report.notices.append(f"a watcher (pid {watcher}) follows this vault: this build committed beside it "
+                                  "and never held it up (`wikimem watch --status` shows its state)")
+        return report
 
     def embed_pending(self, max_seconds: float | None = None, first: Iterable[str] = (), batch: int | None = None,
                       progress=None, wait: float = 0.0) -> BuildReport:
@@ -300,7 +308,7 @@ class Vault:
         return self.cache.pages(paths)
 
     def search(self, query: str, *, limit: int = 10, mode: str = "hybrid", **filters: Any) -> "SearchResult":
-        """Hybrid search. Filters: folder, type, tags, since, until, include_superseded, paths,
+        """Hybrid search. Filters: folder, type, tags, since, until, include_superseded, include_meta, paths,
         community (a community number from ``communities``);
         ``per_page`` (default 1) caps hits per page (0: no cap, e.g. for transcripts)."""
         from .search import search

@@ -21,8 +21,18 @@ BACKGROUND_BATCH = 4  # small, so a search never waits long for the model (nanoe
 SAVE_EVERY_S = 5.0
 
 
+def keep_pending(cache, embedder, state: VectorState) -> None:
+    """Keep a build's fresh vector state for the ``embed_pending`` that follows it in this process,
+    so it does not derive the same state again (``_kept_state`` checks it is still current)."""
+    meta = cache.meta()
+    cache.keep("pending", (meta.get("created"), meta.get("generation"), meta.get("vectors_sig"),
+                           embedder.identity.key), state)
+
+
 def embed_pending(vault, max_seconds: float | None = None, first: set[str] | None = None,
-                  batch: int | None = None, progress=None, wait: float = 0.0) -> BuildReport:
+                  batch: int | None = None, progress=None, wait: float = 0.0, background: bool = True) -> BuildReport:
+    """``background``: nobody waits for these vectors (a watcher's step), so searches go first by a
+    wider margin; ``wikimem index`` embeds with ``background=False`` and its own batch size."""
     cache = vault.cache
     report = BuildReport()
     embedder = cache.embedder()
@@ -59,7 +69,9 @@ def embed_pending(vault, max_seconds: float | None = None, first: set[str] | Non
         with cache.writer_lock(wait=30.0):
             current = cache.meta()
             now = current.get("generation")
-            if now != generation or current.get("created") != manifest:  # a build committed meanwhile
+            # a build committed meanwhile, or another process saved vectors (a `wikimem index` beside
+            # a watcher): take the saved state and the vector cache's rows, never save over theirs
+            if now != generation or current.get("created") != manifest or current.get("vectors_sig") != saved_sig:
                 fresh = sync_vectors(cache, embedder, rebuild=False)
                 state.want, state.index, state.missing, state.held = fresh.want, fresh.index, fresh.missing, fresh.held
                 state.held_wanted, state.hashes = fresh.held_wanted, fresh.hashes
@@ -80,7 +92,7 @@ def embed_pending(vault, max_seconds: float | None = None, first: set[str] | Non
         left = None if max_seconds is None else max(0.0, max_seconds - (time.monotonic() - started))
         report.embedded_now += embed_missing(cache, embedder, state, batch or BACKGROUND_BATCH, progress, report,
                                              max_seconds=left, first=first, save=commit, save_every=SAVE_EVERY_S,
-                                             background=True)
+                                             background=background)
         if (len(state.missing) >= before and state.index is index) or \
                 (max_seconds is not None and time.monotonic() - started > max_seconds):
             break

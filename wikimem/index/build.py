@@ -34,7 +34,8 @@ from ..parse import Resolver
 from ..vault.files import ALWAYS_SKIPPED_DIRS, FileInfo, IgnoreRules
 from . import lexical
 from .cache import Cache
-from .embedding import embed_missing, record_coverage, sync_vectors, wanted_count, wanted_held
+from .background import embed_pending, keep_pending
+from .embedding import record_coverage, sync_vectors, wanted_count, wanted_held
 from .graph import page_edges
 from .manifest import (INSERT_CHUNK, INSERT_EDGE, INSERT_FILE, INSERT_PASSAGE, SELECT_CHUNKS, UPDATE_STAT,
                        attachment_row, chunk_row, graph_links, link_kind, note_row, row_chunk, select_in)
@@ -100,6 +101,7 @@ class BuildPlan:
     resolver: Resolver | None = None
     links_token: str | None = None  # the manifest state link resolution was built for (see _resolver)
     clock: float = field(default_factory=time.perf_counter)
+    embed_after: bool = False  # vectors are missing: embed them once the writer lock is released
 
     @property
     def changed(self) -> list[str]:
@@ -122,21 +124,45 @@ class BuildPlan:
 
 def build(vault, rebuild: bool = False, embed: bool = True, progress: Progress | None = None,
           wait: float = 0.0, paths: Iterable[str] | None = None) -> BuildReport:
+    """Bring the cache up to date. The writer lock is held for the lexical index, the graph and
+    the vectors the vector cache already has; the model runs after it is released (as a watcher's
+    background step does), so a watcher's edit never waits for a long first embedding: it was
+    blocked for 17 minutes by one `wikimem index`."""
     cache: Cache = vault.cache
     with cache.writer_lock(wait=wait):
         plan = BuildPlan(vault, cache, rebuild, embed, None if paths is None else set(paths), progress)
         try:
-            return _run(plan)
+            report = _run(plan)
         except sqlite3.DatabaseError as exc:  # damage found mid-build: start over beside it, once
             if plan.replacing:
                 raise
             cache.abandon_replacement()
             log.warning("the cache is damaged (%s); rebuilding it", exc)
-            again = BuildPlan(vault, cache, True, embed, None, progress)
-            again.report.notices.append(f"rebuilding the cache: manifest is corrupt ({exc})")
-            return _run(again)
+            plan = BuildPlan(vault, cache, True, embed, None, progress)
+            plan.report.notices.append(f"rebuilding the cache: manifest is corrupt ({exc})")
+            report = _run(plan)
         finally:
             cache.abandon_replacement()  # a no-op after a successful swap
+    if plan.embed_after:
+        _embed_unlocked(plan, report, wait=max(wait, LOCK_WAIT_S))
+    return report
+
+
+LOCK_WAIT_S = 30.0  # how long the embedding step waits for another writer's commit (a watcher's edit)
+
+
+def _embed_unlocked(plan: BuildPlan, report: BuildReport, wait: float) -> None:
+    """Embed what the build left missing, in batches, holding the writer lock only to commit."""
+    started = time.perf_counter()
+    more = embed_pending(plan.vault, batch=plan.vault.settings.embed_batch, progress=plan.progress, wait=wait,
+                         background=False)
+    report.embedded_now += more.embedded_now
+    for name in ("vectors", "vectors_wanted", "coverage", "passages_held", "passages_wanted"):
+        setattr(report, name, getattr(more, name))
+    report.notices.extend(n for n in more.notices if n not in report.notices)
+    report.degraded = [d for d in report.degraded if d not in ("vectors_partial", "passages_partial")]
+    report.degraded.extend(d for d in more.degraded if d not in report.degraded)
+    report.seconds["embedding"] = report.seconds.get("embedding", 0.0) + time.perf_counter() - started
 
 
 def _run(plan: BuildPlan) -> BuildReport:
@@ -483,8 +509,8 @@ def _write_vectors(plan: BuildPlan) -> BuildReport:
     plan.lap("vectors")
     if state is not None:
         if plan.embed and state.missing:
-            report.embedded_now = embed_missing(cache, plan.embedder, state, plan.vault.settings.embed_batch,
-                                                plan.progress, report)
+            plan.embed_after = True  # by build(), once the writer lock is released
+            keep_pending(cache, plan.embedder, state)
         record_coverage(report, state)
         plan.lap("embedding")
     else:
