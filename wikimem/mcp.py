@@ -129,6 +129,8 @@ class Tools:
                since: Annotated[Optional[str], Field(description="Updated on or after YYYY-MM-DD.")] = None,
                until: Annotated[Optional[str], Field(description="Updated on or before YYYY-MM-DD.")] = None,
                include_superseded: bool = False,
+               include_meta: Annotated[bool, Field(description="Also search index.md, log.md and communities.md "
+                                                              "(wikimem's own catalogue, log and clusters).")] = False,
                full_text: Annotated[bool, Field(description="Whole chunk text and score parts instead of "
                                                             "~300-character excerpts.")] = False) -> dict[str, Any]:
         """Hybrid search (BM25 + vectors + links) over the vault. Hits: path, title, heading, wikilink,
@@ -136,7 +138,8 @@ class Tools:
         found one, the passage nearest the query (a paragraph or list item of the chunk)."""
         from .agent.pages import excerpt, name_clashes, wikilink
         result = self.vault.search(query, limit=top_k, mode=mode, folder=folder, type=type, tags=tags,
-                                   since=since, until=until, include_superseded=include_superseded)
+                                   since=since, until=until, include_superseded=include_superseded,
+                                   include_meta=include_meta)
         hits, clashes = [], name_clashes(self.vault)
         for h in result.hits:
             hit = {"path": h.path, "title": h.title, "heading": " > ".join(h.heading_path),

@@ -29,6 +29,11 @@ FOLDER_TYPES = {
 }
 
 
+# Pages wikimem itself keeps at the vault's root: its catalogue, its log and the communities page.
+# They repeat what other pages say (an index line, a "Members:" list), so default search, answers
+# and prime leave them out (a flag brings them back).
+META_PAGES = frozenset({"index.md", "log.md", "communities.md"})
+
 @dataclass(frozen=True)
 class Frontmatter:
     """The YAML block at the top of a note.

@@ -130,6 +130,8 @@ def search(query: str = typer.Argument(..., help="What to look for (any language
            since: Optional[str] = SinceOpt,
            until: Optional[str] = UntilOpt,
            include_superseded: bool = typer.Option(False, "--include-superseded", help="Show old versions too."),
+           include_meta: bool = typer.Option(False, "--include-meta", help="Search index.md, log.md and "
+                                             "communities.md too (wikimem's own pages)."),
            community: Optional[int] = typer.Option(None, "--community", help="Only pages of this community "
                                                    "(numbers as `wikimem communities` shows them)."),
            explain: bool = typer.Option(False, "--explain", help="Show each score component."),
@@ -140,7 +142,7 @@ def search(query: str = typer.Argument(..., help="What to look for (any language
     v = _run(lambda: open_vault(vault))
     result = _run(lambda: v.search(query, limit=limit, mode=mode, folder=folder, type=type_, tags=tag,
                                    since=since, until=until, include_superseded=include_superseded,
-                                   community=community))
+                                   include_meta=include_meta, community=community))
     if as_json:
         _emit_json(result.to_dict())
         if not result.hits:

@@ -21,7 +21,7 @@ from urllib.parse import quote
 from ..errors import IndexStaleError, LockError
 from ..index.status import vector_coverage, vector_degraded
 from ..index.vectors import held_sql
-from ..model import SearchResult
+from ..model import META_PAGES, SearchResult
 from . import rankers
 from .filters import MODES, check_args, make_filters
 from .fusion import fuse
@@ -73,9 +73,9 @@ def _bootstrap(vault, problem: str, notices: list[str]) -> None:
 def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: str | None = None,
            type: str | None = None, tags: Sequence[str] | None = None, since: str | None = None,
            until: str | None = None, include_superseded: bool = False, per_page: int = 1,
-           paths: Collection[str] | None = None) -> SearchResult:
+           paths: Collection[str] | None = None, include_meta: bool = False) -> SearchResult:
     check_args(query, mode, limit, since, until)
-    filters = make_filters(folder, type, tags, since, until, include_superseded, paths)
+    filters = make_filters(folder, type, tags, since, until, include_superseded, paths, include_meta)
     try:
         if vault.cache.manifest_problem() is None:
             with vault.cache.snapshot():  # one committed state for every read of this search
@@ -108,8 +108,12 @@ def _search(vault, query: str, limit: int, mode: str, filters, per_page: int) ->
     where, args = filters.sql()
     narrowing = filters.narrowing
     excluded: set[int] = set()
-    if not narrowing and not filters.include_superseded:  # few rows: over-fetch and drop them instead of a join
-        excluded = {r[0] for r in cache.db.execute("SELECT vid FROM chunks WHERE status='superseded'")}
+    if not narrowing:  # few rows: over-fetch and drop them instead of a join
+        left_out = [] if filters.include_superseded else ["status='superseded'"]
+        if not filters.include_meta:
+            left_out.append(f"path IN ({','.join(repr(p) for p in sorted(META_PAGES))})")
+        if left_out:
+            excluded = {r[0] for r in cache.db.execute(f"SELECT vid FROM chunks WHERE {' OR '.join(left_out)}")}
 
     vector: list[tuple[str, float]] = []
     ready = None  # (index, query vector, transcript query vector, allowed ids) once the vector side can run

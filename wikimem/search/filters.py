@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Collection, Sequence
 
 from ..errors import UsageError
+from ..model import META_PAGES
 
 MODES = ("hybrid", "lexical", "vector")
 
@@ -23,6 +24,7 @@ class Filters:
     until: str | None = None
     include_superseded: bool = False
     paths: frozenset[str] | None = None  # only these pages (e.g. one community's members)
+    include_meta: bool = False  # index.md, log.md, communities.md (model.META_PAGES)
 
     @property
     def narrowing(self) -> bool:
@@ -35,6 +37,9 @@ class Filters:
         args: list[Any] = []
         if not self.include_superseded:
             sql.append("AND c.status != 'superseded'")
+        if not self.include_meta and self.paths is None:
+            sql.append(f"AND c.path NOT IN ({','.join('?' * len(META_PAGES))})")
+            args.extend(sorted(META_PAGES))
         if self.folder:
             sql.append("AND c.path LIKE ? ESCAPE '\\'")
             args.append(_like_escape(self.folder.strip("/")) + "/%")
@@ -80,6 +85,7 @@ def check_args(query: str, mode: str, limit: int, since: str | None, until: str 
 
 
 def make_filters(folder=None, type=None, tags: Sequence[str] | None = None, since=None, until=None,
-                 include_superseded: bool = False, paths: Collection[str] | None = None) -> Filters:
+                 include_superseded: bool = False, paths: Collection[str] | None = None,
+                 include_meta: bool = False) -> Filters:
     return Filters(folder, type, tuple(t for t in (tags or ()) if t), since, until, include_superseded,
-                   None if paths is None else frozenset(paths))
+                   None if paths is None else frozenset(paths), include_meta)

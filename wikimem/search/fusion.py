@@ -3,6 +3,7 @@
 Then the re-rank steps (steps.py) and one hit per page (or ``per_page``)."""
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Sequence
 
 from ..index.vectors import is_held
@@ -44,6 +45,33 @@ def _groups(ranked, turn_ids: set[str] | None):
     if turn_ids is None:
         return [ranked]
     return [[r for r in ranked if r[0] not in turn_ids], [r for r in ranked if r[0] in turn_ids]]
+
+
+REPEAT_SPARE = 5  # candidates read beyond the limit so that dropping a repeated text still fills it
+REPEAT_MIN_CHARS = 40  # a paragraph shorter than this (a heading, a one-word item) is alike by chance
+REPEAT_MIN_TOTAL = 60  # and what repeats must add up to at least this much
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+def _key(text: str) -> str:
+    return " ".join(_NOT_WORD.sub(" ", text.lower()).split())
+
+
+def repeat_key(text: str) -> tuple[tuple[str, ...], str] | None:
+    """A chunk's text as compared for repeats: its paragraphs of some length and its whole body
+    (headings left out; case, punctuation and Markdown marks ignored), or None when it has too
+    little text to call anything a repeat."""
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
+    paragraphs = tuple(k for k in (_key(p) for p in "\n".join(lines).split("\n\n")) if len(k) >= REPEAT_MIN_CHARS)
+    if sum(map(len, paragraphs)) < REPEAT_MIN_TOTAL:
+        return None
+    return paragraphs, _key("\n".join(lines))
+
+
+def repeats(key: tuple[tuple[str, ...], str], other: tuple[tuple[str, ...], str]) -> bool:
+    """One fact ingested comes back as its raw text and as the source page quoting it: a hit all of
+    whose paragraphs a better hit shows (or which shows all of the better hit's) is a repeat."""
+    return all(p in other[1] for p in key[0]) or all(p in key[1] for p in other[0])
 
 
 def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, per_page: int,
@@ -109,16 +137,24 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
             continue
         seen[path] = seen.get(path, 0) + 1
         chosen.append((score, cid, p))
-        if len(chosen) >= limit:
+        if len(chosen) >= limit + min(limit, REPEAT_SPARE):  # a few spare: a repeated text is dropped below
             break
     chunks = cache.chunks_by_id(cid for _, cid, _ in chosen)
     said = cache.passage_texts(nearest[cid].passage_id for _, cid, _ in chosen
                                if cid in nearest and nearest[cid].passage_id is not None)
     hits: list[Hit] = []
+    shown: list[tuple[tuple[str, ...], str]] = []
     for score, cid, p in chosen:
         c = chunks.get(cid)
         if c is None:  # replaced by a build that committed during this search: it no longer exists
             continue
+        if len(hits) >= limit:
+            break
+        text = repeat_key(c.text)
+        if text is not None and any(repeats(text, other) for other in shown):
+            continue  # the same text a better hit shows (a source page quoting its raw file)
+        if text is not None:
+            shown.append(text)
         found_by = tuple(side for side, key in (("lexical", "bm25_rank"), ("vector", "vector_rank")) if p[key]) \
             or ("graph",)
         components = {k2: (round(v, 8) if isinstance(v, float) else v) for k2, v in p.items()}
