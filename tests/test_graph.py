@@ -166,8 +166,8 @@ def test_obsidian_graph_keeps_settings_and_user_groups(make_vault):
     data = json.loads((root / ".obsidian" / "graph.json").read_text())
     assert data["showTags"] is True and data["scale"] == 0.7
     groups = data["colorGroups"]
-    assert groups[-1]["query"] == "tag:#mine"
-    ours = groups[:-1]
+    assert groups[0]["query"] == "tag:#mine"  # the user's groups first: Obsidian's first match wins
+    ours = groups[1:]
     assert len(ours) == len([c for c in report.communities if c.size >= 2]) == written["obsidian_graph"].groups
     assert all(f'path:"{m}"' in ours[0]["query"] for m in report.communities[0].members)
     assert (root / ".obsidian" / "graph.json.bak").read_bytes() == original

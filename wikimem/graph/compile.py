@@ -3,7 +3,9 @@ Mermaid map of communities and their bridges), written through the one writer pa
 
 The page carries no date, so an unchanged result compiles to the same bytes and is not rewritten;
 ``communities.md`` itself is left out of the graph (``pagegraph.STRUCTURAL_PAGES``), so writing it
-never changes the next result.
+never changes the next result. The page counts communities as ``wikimem communities`` does (every
+one Leiden found, single pages included) and says how many are single pages: those are listed
+together under "Unclustered" instead of one section each.
 """
 from __future__ import annotations
 
@@ -53,14 +55,25 @@ def mermaid(report: CommunityReport) -> str:
     return "\n".join(lines)
 
 
+def summary(report: CommunityReport) -> str:
+    """How many communities, said as ``wikimem communities`` says it (every community Leiden found,
+    single pages included), and how many of them are single pages (listed under Unclustered)."""
+    alone = sum(1 for c in report.communities if c.size < MIN_SECTION)
+    text = f"{len(report.communities)} communities over {report.pages} pages"
+    if alone:
+        text += (f", {alone} of them a single page" if alone == 1 else f", {alone} of them single pages") + \
+            " (listed together under Unclustered)"
+    return text
+
+
 def render(report: CommunityReport, info: dict[str, PageInfo]) -> str:
     sections = [c for c in report.communities if c.size >= MIN_SECTION]
     alone = sorted(p for c in report.communities if c.size < MIN_SECTION for p in c.members)
     out = ["---", "title: Communities", "type: note", "generated_by: wikimem communities --write", "---", "",
            "# Communities", "",
            f"Clusters of the link graph found by Leiden (resolution {report.resolution:g}, seed {report.seed}"
-           f"{', with semantic edges' if report.semantic else ''}): {len(sections)} communities over "
-           f"{report.pages} pages. Compiled by `wikimem communities --write`; edits here are overwritten.", "",
+           f"{', with semantic edges' if report.semantic else ''}): {summary(report)}. "
+           "Compiled by `wikimem communities --write`; edits here are overwritten.", "",
            mermaid(report), ""]
     for c in sections:
         out += [f"## {c.id}. {c.label or 'untitled'}", "",

@@ -4,7 +4,9 @@ graph view colours pages by community.
 Every other setting in the file is kept as it was; the previous bytes are saved beside it as
 ``graph.json.bak``; both writes are atomic. Groups wikimem wrote before are recognised by their
 queries (remembered in ``.wikimem/obsidian-groups.json``) and replaced, while a user's own colour
-groups stay, after ours (Obsidian colours a page by the first group that matches it).
+groups stay, before ours: Obsidian colours a page by the first group that matches it, so the user's
+groups keep winning for the pages they match and ours colour the rest. The log line this writes in
+log.md is indexed at once (``refresh_cache``), so the cache stays current with wikimem's own writes.
 """
 from __future__ import annotations
 
@@ -29,10 +31,11 @@ class ObsidianResult:
     backup: str | None
     groups: int
     kept_user_groups: int
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         return {"path": self.path, "backup": self.backup, "groups": self.groups,
-                "kept_user_groups": self.kept_user_groups}
+                "kept_user_groups": self.kept_user_groups, "warnings": list(self.warnings)}
 
 
 def _query(members) -> str:
@@ -66,7 +69,7 @@ def write_graph_settings(vault, report: CommunityReport) -> ObsidianResult:
     existing = settings.get("colorGroups") if isinstance(settings.get("colorGroups"), list) else []
     user = [g for g in existing if not (isinstance(g, dict) and g.get("query") in ours_before)]
     ours = colour_groups(report)
-    settings["colorGroups"] = ours + user
+    settings["colorGroups"] = user + ours  # the first matching group wins in Obsidian: the user's first
     backup = None
     if old_bytes is not None:
         backup = GRAPH + ".bak"
@@ -75,5 +78,7 @@ def write_graph_settings(vault, report: CommunityReport) -> ObsidianResult:
     atomic_write_bytes(target, (json.dumps(settings, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
     if vault.cache.dir.is_dir():
         atomic_write_bytes(remembered_path, json.dumps(sorted(g["query"] for g in ours)).encode("utf-8"))
-    vault.append_log("communities", f"{GRAPH}: {len(ours)} colour groups by community")
-    return ObsidianResult(GRAPH, backup, len(ours), len(user))
+    from ..knowledge.writer import LOG_FILE, append_log, refresh_cache
+    append_log(vault, "communities", f"{GRAPH}: {len(ours)} colour groups by community")
+    warning = refresh_cache(vault, [LOG_FILE])  # our own write must not leave log.md stale in the cache
+    return ObsidianResult(GRAPH, backup, len(ours), len(user), (warning,) if warning else ())
