@@ -13,8 +13,15 @@ _BLOCK_ID_MARK = re.compile(r"[ \t]\^[A-Za-z0-9-]+[ \t]*$", re.M)
 _BOLD = re.compile(r"\*\*|__")
 
 
+# the markers around a section wikimem generated (parse/generated.py): not words of the note
+_GENERATED_MARK = re.compile(r"^<!-- wikimem:(?:begin|end) [^\n]*?-->[ \t]*\r?$\n?", re.MULTILINE)
+
+
 def index_clean(text: str) -> str:
-    """Markup that carries no meaning for ranking: block ids (``^D3-7``) and bold markers."""
+    """Markup that carries no meaning for ranking: block ids (``^D3-7``), bold markers and the
+    markers of a section wikimem generated."""
+    if "<!-- wikimem:" in text:
+        text = _GENERATED_MARK.sub("", text)
     return _BOLD.sub("", _BLOCK_ID_MARK.sub("", text))
 
 PAGE_TYPES = ("entity", "concept", "comparison", "query", "source", "memory", "note")

@@ -165,7 +165,8 @@ def query(question: str = typer.Argument(..., help="The question (any language).
         for flag in answer.flags:
             err.print(f"[yellow]unverified:[/] {escape(flag)}", highlight=False)
         if answer.page:
-            out.print(f"[dim]{answer.page_status} {escape(answer.page)} ({answer.mode})[/]", highlight=False)
+            why = f": {answer.matched}" if answer.matched else ""
+            out.print(f"[dim]{answer.page_status} {escape(answer.page)} ({answer.mode}){escape(why)}[/]", highlight=False)
             _print_similar(answer.page, answer.similar, supersede)
     if not answer.answered:
         raise typer.Exit(1)

@@ -40,13 +40,14 @@ class Answer:
     page_status: str = "not written"  # created | updated | not written
     retrieved: tuple[Hit, ...] = field(default=(), repr=False)
     similar: tuple[tuple[str, float], ...] = ()  # active query pages the written page duplicates or updates
+    matched: str | None = None  # why an existing page was taken for this question (page_status updated)
 
     def to_dict(self) -> dict[str, Any]:
         return {"question": self.question, "mode": self.mode, "answered": self.answered,
                 "answer": self.text if self.answered else NO_ANSWER,
                 "citations": [c.to_dict() for c in self.citations], "notices": list(self.notices),
                 "flags": list(self.flags), "page": self.page, "page_status": self.page_status,
-                "similar": [{"path": p, "similarity": s} for p, s in self.similar],
+                "similar": [{"path": p, "similarity": s} for p, s in self.similar], "matched": self.matched,
                 "retrieved": [{"path": h.path, "heading_path": list(h.heading_path), "score": round(h.score, 6)}
                               for h in self.retrieved]}
 

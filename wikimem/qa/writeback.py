@@ -2,11 +2,17 @@
 
 The page's frontmatter says what was asked and when, how it was answered, and which chunks it
 cites, each with the sha256 of the chunk's text at the time (``"[[page#heading]] sha256:<hex>"``),
-so a later change to a cited chunk shows. The same or a near-identical question updates the
-earlier page instead of adding another: most of its terms shared with an earlier wording, or
-mostly the same citations and a fair share of its terms (a page's title and aliases count as one
-name, so "RRF" and "reciprocal rank fusion" match). The first wording stays the title, later ones
-are kept in ``also_asked``. Unknown frontmatter keys a person added to the page are kept.
+so a later change to a cited chunk shows. The same question in other words updates the earlier
+page instead of adding another (``find_same``): most of its terms shared with an earlier wording;
+or mostly the same citations and a fair share of its terms (a page's title and aliases count as
+one name, so "RRF" and "reciprocal rank fusion" match); or near in meaning by the embedder's
+calibrated thresholds (``question_calibration.json``) with the answers standing on mostly the
+same chunks. A page that was superseded is followed to the page that replaced it. The first
+wording stays the title, later ones are kept in ``also_asked``.
+
+The answer and its sources are a marked section (parse/generated.py): re-asking rewrites only that
+section, so what a person added to the page, above or below it, and unknown frontmatter keys are
+kept; a section a person edited is kept too, with the new answer written above it.
 """
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ import json
 import logging
 import re
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -22,6 +29,7 @@ import yaml
 from ..errors import ConflictError, NoteReadError, WikimemError
 from ..index.analysis import terms
 from ..parse import frontmatter as fm
+from ..parse import generated
 from .extractive import FRAMING
 from ..vault.files import fit_name
 from .answer import QUERY_FOLDER, Answer, chunk_hash
@@ -31,6 +39,9 @@ log = logging.getLogger(__name__)
 SAME_QUESTION = 0.6  # term overlap (Jaccard) above which two questions are one
 SAME_SOURCES_QUESTION = 0.25  # ...or this much when the two answers cite mostly the same chunks
 SAME_SOURCES = 0.5  # "mostly": Jaccard of the two sets of cited chunks
+SOME_SOURCES = 0.25  # ...and "some", for questions the embedder puts nearer than any two different ones
+SECTION = "answer"  # the name of the generated section (parse/generated.py)
+QUESTION_CALIBRATION = Path(__file__).with_name("question_calibration.json")
 _UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]+')
 _HASHED = re.compile(r"^\s*(\[\[[^\]]+\]\])(?:\s+sha256:([0-9a-f]+))?\s*$")
 
@@ -114,33 +125,164 @@ def _listed(value) -> list:
     return value if isinstance(value, list) else []
 
 
+def question_thresholds(identity) -> tuple[float, float] | None:
+    """(same, related) cosine thresholds for two questions, calibrated for this embedder
+    (benchmarks/calibrate_questions.py): by its identity key, else another runtime of the same
+    model (the weights decide the cosines), else None (meaning is not used)."""
+    if identity is None:
+        return None
+    try:
+        table = json.loads(QUESTION_CALIBRATION.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    entry = table.get(identity.key) or next((e for e in table.values() if isinstance(e, dict)
+                                             and e.get("model") == identity.model), None)
+    try:
+        return float(entry["same_question_cos"]), float(entry["related_question_cos"])
+    except (TypeError, KeyError, ValueError):
+        return None
+
+
+class _Meaning:
+    """Cosines between the new question and earlier wordings, embedded as queries on demand
+    (a query page's questions are few; most pages never get this far)."""
+
+    def __init__(self, vault, question: str):
+        self.embedder, self.mine, self.thresholds = None, None, None
+        try:
+            embedder = vault.cache.embedder()
+        except Exception:  # noqa: BLE001 - no embedder: words and citations decide
+            embedder = None
+        if embedder is None:
+            return
+        self.thresholds = question_thresholds(embedder.identity)
+        if self.thresholds is not None:
+            self.embedder = embedder
+            self._memo: dict[str, float] = {}
+            self.mine = embedder.embed_query(question)
+
+    def cosine(self, other: str) -> float | None:
+        if self.embedder is None:
+            return None
+        if other not in self._memo:
+            self._memo[other] = float(self.embedder.embed_query(other) @ self.mine)
+        return self._memo[other]
+
+
+def _newest(rel: str, data: dict, pages: dict[str, tuple]) -> str | None:
+    """The query page that replaced ``rel`` (``superseded_by``, or a page that ``supersedes`` it),
+    followed to the end of the chain; None when the chain leaves the query pages."""
+    seen = {rel}
+    while True:
+        target = None
+        by = data.get("superseded_by")
+        if isinstance(by, str) and by.strip():
+            name = by.strip().removeprefix("[[").removesuffix("]]").split("|")[0].split("#")[0]
+            target = next((p for p in (name, name + ".md", f"{QUERY_FOLDER}/{name}.md") if p in pages), None)
+        if target is None:
+            stem = rel[:-3]
+            target = next((p for p, (_, d) in sorted(pages.items())
+                           if any(str(x).strip().removeprefix("[[").removesuffix("]]").split("|")[0] in (stem, stem.rsplit("/", 1)[-1], rel)
+                                  for x in (d.get("supersedes") if isinstance(d.get("supersedes"), list) else [d.get("supersedes")])
+                                  if x)), None)
+        if target is None or target in seen:
+            return None if str(data.get("status")) == "superseded" else rel
+        seen.add(target)
+        rel, data = target, pages[target][1]
+        if str(data.get("status")) != "superseded":
+            return rel
+
+
+def _page_of(link: str) -> str:
+    """``[[concepts/a#Heading]]`` -> ``concepts/a``."""
+    return link.strip().removeprefix("[[").removesuffix("]]").split("|", 1)[0].split("#", 1)[0]
+
+
 def find_same(vault, answer: Answer):
-    """The query page this question repeats, or None."""
+    """(path, note, frontmatter, why) of the query page this question repeats, or None."""
     names = _names(vault)
     mine = question_terms(answer.question, names)
     links = {c.link for c in answer.citations}
-    best, best_score = None, 0.0
-    for rel, note, data in _existing(vault):
+    meaning = _Meaning(vault, answer.question)
+    existing = _existing(vault)
+    pages = {rel: (note, data) for rel, note, data in existing}
+    best, best_score, best_why = None, 0.0, None
+    for rel, note, data in existing:
         asked = [data.get("question")] + _listed(data.get("also_asked"))
         overlap = max((_jaccard(mine, question_terms(str(q), names)) for q in asked if q), default=0.0)
-        theirs = {p[0] for p in map(parse_source, _listed(data.get("sources"))) if p}
+        cited = [p[0] for p in map(parse_source, _listed(data.get("sources"))) if p]
+        theirs = set(cited)
         shared = _jaccard(links, theirs)
-        if overlap >= SAME_QUESTION or (shared >= SAME_SOURCES and overlap >= SAME_SOURCES_QUESTION):
+        # the answers stand first on the same page (or one of them cites nothing): rewordings
+        # do; a look-alike ("How do I delete a note?" after "How do I recover a note I deleted?")
+        # leads with another page even where it shares most words and some sources
+        lead = not links or not cited or _page_of(answer.citations[0].link) == _page_of(cited[0])
+        why = None
+        if _words(answer.question) in {_words(str(q)) for q in asked if q}:
+            why = "the same question"
+            overlap = 1.0
+        elif not lead:
+            pass
+        elif overlap >= SAME_QUESTION:
+            why = f"the same words ({overlap:.0%} of its terms)"
+        elif shared >= SAME_SOURCES and overlap >= SAME_SOURCES_QUESTION:
+            why = f"the same sources ({shared:.0%}) and {overlap:.0%} of its terms"
+        elif meaning.thresholds is not None and shared >= SOME_SOURCES:
+            same_cos, related_cos = meaning.thresholds
+            near = max((c for q in asked if q and (c := meaning.cosine(str(q))) is not None), default=-1.0)
+            if near >= same_cos or (near >= related_cos and shared >= SAME_SOURCES):
+                why = f"the same question in other words (meaning {near:.2f}, same sources {shared:.0%})"
+                overlap = max(overlap, near)
+        if why is not None:
             score = overlap + shared
             if score > best_score:
-                best, best_score = (rel, note, data), score
-    return best
+                best, best_score, best_why = rel, score, why
+    if best is None:
+        return None
+    newest = _newest(best, pages[best][1], pages)
+    if newest is None:
+        return None  # replaced by a page that is not a query page: the question gets a page of its own
+    if newest != best:
+        best_why += f"; {best} was superseded by {newest}"
+    note, data = pages[newest]
+    return newest, note, data, best_why
 
 
-def _body(answer: Answer, title: str) -> str:
-    lines = [f"# {title}", ""]
+def _legacy_span(body: str) -> tuple[int, int] | None:
+    """Where an older version's unmarked answer lies in ``body``: after the title heading, through
+    the "## Sources" list; what follows it (a person's section) is not part of it."""
+    lines = body.splitlines(keepends=True)
+    i = 0
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    if i >= len(lines) or not lines[i].startswith("# "):
+        return None
+    start = sum(map(len, lines[:i + 1]))
+    j = next((k for k in range(i + 1, len(lines)) if lines[k].rstrip("\r\n") == "## Sources"), None)
+    if j is None:
+        return None
+    k = j + 1
+    while k < len(lines) and (not lines[k].strip() or lines[k].startswith("- [[")):
+        k += 1
+    while k > j + 1 and not lines[k - 1].strip():  # blank lines after the list stay with what follows
+        k -= 1
+    return start, sum(map(len, lines[:k]))
+
+
+def _section(answer: Answer) -> str:
+    """The generated part of a query page: the answer and its sources."""
+    lines = []
     if answer.flags:
         lines += ["> [!warning] Unverified parts of this answer"] + [f"> - {f}" for f in answer.flags] + [""]
     lines += [answer.text, "", "## Sources", ""]
     for c in answer.citations:
         where = " › ".join(x for x in (c.title, c.heading or (f"^{c.block}" if c.block else None)) if x)
         lines.append(f"- {c.link} — {where}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)
+
+
+def _body(answer: Answer, title: str) -> str:
+    return f"# {title}\n\n" + generated.render(SECTION, _section(answer))
 
 
 def write_back(vault, answer: Answer, supersede: bool = False) -> Answer:
@@ -177,22 +319,26 @@ def _write_back(vault, answer: Answer) -> Answer:
         while vault.files.abspath(rel).exists():  # a page of that name that is not this question
             rel = f"{QUERY_FOLDER}/{slug(answer.question)} {n}.md"
             n += 1
-        front = {"title": answer.question, "type": "query", "question": answer.question, "asked": now, **changes}
+        front = {"title": answer.question, "type": "query", "question": answer.question, "asked": now, **changes,
+                 "generated_by": "wikimem"}
         text = "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=10_000) + "---\n" \
             + _body(answer, answer.question)
         result = vault.write_page(rel, text, reason="query")
         status = "created"
     else:
-        rel, note, data = same
+        rel, note, data, matched = same
         asked = [str(data.get("question") or "")] + [str(q) for q in _listed(data.get("also_asked"))]
         if _words(answer.question) not in {_words(q) for q in asked}:  # a new wording, not a new spelling
             changes["also_asked"] = [q for q in asked[1:] if q] + [answer.question]
         if not answer.flags and "flags" in data:
             changes["flags"] = None
-        front, _ = fm.parse(note.text.replace("\r\n", "\n"))
+        front, body = fm.parse(note.text.replace("\r\n", "\n"))
         raw = fm.update(front.raw, front.data, changes)
-        title = str(data.get("title") or data.get("question") or answer.question)
-        text = fm.compose(raw, _body(answer, title))
+        legacy = None if generated.find(body, SECTION) is not None else _legacy_span(body)
+        body, kept = generated.replace(body, SECTION, _section(answer), legacy)
+        if kept:
+            answer = replace(answer, notices=answer.notices + (f"{rel}: {kept}",))
+        text = fm.compose(raw, body)  # LF: the writer gives it the note's own line endings
         result = vault.write_page(rel, text, expected_sha256=note.sha256, reason="query (updated)")
         status = "updated"
     notices = list(answer.notices) + list(result.warnings)
@@ -207,7 +353,8 @@ def _write_back(vault, answer: Answer) -> Answer:
                 notices.append(warn)
     except WikimemError as exc:
         notices.append(f"index.md not updated: {exc}")
-    return replace(answer, page=rel, page_status=status, notices=tuple(notices), similar=tuple(result.similar))
+    return replace(answer, page=rel, page_status=status, notices=tuple(notices), similar=tuple(result.similar),
+                   matched=None if same is None else same[3])
 
 
 def check_sources(vault, rel: str) -> list[tuple[str, str]]:
