@@ -24,9 +24,11 @@ def lint_vault(tmp_path) -> Path:
 
 
 def _lint(root, **kw):
+    """Every finding, infos included (a default run hides them: tests/test_lint_quiet.py)."""
+    from wikimem.lint import lint
     v = open_vault(root, embedder="fake")
     try:
-        return v.lint(**kw)
+        return lint(v, **{"show_infos": True, **kw})
     finally:
         v.close()
 

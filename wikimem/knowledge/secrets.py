@@ -76,6 +76,45 @@ def _token_like(m: re.Match[str]) -> bool:
     return any(c.isdigit() for c in body) and any(c.isalpha() for c in body) and _entropy(body) > 3.0
 
 
+_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+_URL_BEFORE = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.\-]*://|www\.)\S*$")
+
+
+def _in_link_or_url(m: re.Match[str]) -> bool:
+    """The match is part of a URL (``https://discord.com/channels/686053708261228577/...``), a
+    wikilink (``[[Ticket 123-45-6789]]``) or a Markdown link's target (``](files/...)``)."""
+    text, start, end = m.string, m.start(), m.end()
+    line_start = text.rfind("\n", 0, start) + 1
+    before = text[line_start:start]
+    line_end = text.find("\n", end)
+    after = text[end:] if line_end < 0 else text[end:line_end]
+    if _URL_BEFORE.search(before):
+        return True
+    opened = before.rfind("[[")
+    if opened >= 0 and "]]" not in before[opened:] and "]]" in after:
+        return True
+    target = before.rfind("](")
+    return target >= 0 and ")" not in before[target:] and ")" in after
+
+
+def _real_id_number(m: re.Match[str]) -> bool:
+    """A US SSN (area not 000, 666 or 9xx; group not 00; serial not 0000) or a Chinese resident
+    ID (a real birth date in digits 7-14 and the ISO 7064 MOD 11-2 check character) that is not
+    part of a URL or a link: 18-digit ids in URLs (Discord channels, tweets, snowflakes) were
+    flagged by the dozen."""
+    if _in_link_or_url(m):
+        return False
+    value = m.group(0)
+    if "-" in value:
+        area, group, serial = value.split("-")
+        return area not in ("000", "666") and not area.startswith("9") and group != "00" and serial != "0000"
+    year, month, day = int(value[6:10]), int(value[10:12]), int(value[12:14])
+    if not (1900 <= year <= 2100 and 1 <= month <= 12 and 1 <= day <= 31):
+        return False
+    total = sum(int(d) * w for d, w in zip(value[:17], _ID_WEIGHTS))
+    return "10X98765432"[total % 11] == value[17].upper()
+
+
 _NUMBERS = re.compile(r"[+(\d][\d ().\-]{8,}[\dXx]")  # starts with a character class: SRE scans fast
 _NB = r"(?<![A-Za-z0-9_\-])"  # not inside a word: "task-force" holds "sk-" but is no key
 RULES: tuple[Rule, ...] = (
@@ -112,7 +151,7 @@ RULES: tuple[Rule, ...] = (
          "phone-number-like string (written; check it should be in the vault)", windows=_NUMBERS),
     Rule("id-number", "info",
          re.compile(r"(?<![\w\-])\d{3}-\d{2}-\d{4}(?![\w\-])|(?<!\w)\d{17}[\dXx](?!\w)"),
-         "ID-number-like string (written; check it should be in the vault)", windows=_NUMBERS),
+         "ID-number-like string (written; check it should be in the vault)", _real_id_number, windows=_NUMBERS),
 )
 
 RULE_NAMES = tuple(r.name for r in RULES)

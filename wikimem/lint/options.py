@@ -10,6 +10,7 @@ naming), so the linter's knobs live beside them rather than in the cache folder:
       fail_on: warning          # exit 1 at or above this severity (info | warning | error)
       severity: {WM401: info}   # per-rule severity
       today: 2026-01-31         # pin "today" for the age rules (WM407, WM508); default: the date
+      show_infos: true          # report info findings in every run (default: only when asked)
       rules:                    # per-rule options (see each docs/rules/WMxxx.md)
         WM501: {min_pages: 3}
         WM503: {threshold: 0.97}
@@ -35,6 +36,7 @@ class LintOptions:
     severity: Mapping[str, str] = field(default_factory=dict)
     rules: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     today: str | None = None  # pins "today" for the age rules (tests, doc examples)
+    show_infos: bool = False  # report info findings without being asked (see runner)
 
     def rule_options(self, code: str) -> Mapping[str, Any]:
         return self.rules.get(code, {})
@@ -62,7 +64,8 @@ def parse_options(data: Any) -> LintOptions:
         return LintOptions()
     if not isinstance(data, dict):
         raise ConfigError("SCHEMA.md lint: expected a mapping (select, ignore, fail_on, severity, rules)")
-    unknown = sorted(set(map(str, data)) - {"select", "ignore", "fail_on", "severity", "rules", "today"})
+    unknown = sorted(set(map(str, data)) - {"select", "ignore", "fail_on", "severity", "rules", "today",
+                                         "show_infos"})
     if unknown:
         raise ConfigError(f"SCHEMA.md lint: unknown key(s) {', '.join(unknown)}")
     severity = data.get("severity") or {}
@@ -77,7 +80,14 @@ def parse_options(data: Any) -> LintOptions:
         severity={str(k).upper(): check_severity(v, f"SCHEMA.md lint.severity.{k}") for k, v in severity.items()},
         rules={str(k).upper(): dict(v) for k, v in rules.items()},
         today=str(data["today"]) if data.get("today") else None,
+        show_infos=_flag(data.get("show_infos", False), "SCHEMA.md lint.show_infos"),
     )
+
+
+def _flag(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: {value!r} is not true or false")
+    return value
 
 
 def load_options(schema_text: str | None) -> LintOptions:

@@ -1,6 +1,13 @@
 """Run the registered rules over a vault: bring the cache up to date (lexical side), read the
 parsed pages it holds, run every selected rule, then filter (paths, per-page suppression),
-apply severities and sort by (path, line, code)."""
+apply severities and sort by (path, line, code).
+
+Info findings are suggestions (an unlinked mention, a stale page, a phone-number-like string), so
+a default run reports warnings and errors only and says in a notice how many infos it left out
+(``LintReport.hidden``, ``summary.hidden_info`` in JSON). They are reported with ``show_infos``
+(``--show-infos``; SCHEMA.md ``lint: {show_infos: true}``), with an explicit ``select`` (the user
+asked for those rules), or when they fail the run (``fail_on: info``). Every format (text, JSON,
+SARIF, MCP) reports the same findings; the exit code never depends on a hidden finding."""
 from __future__ import annotations
 
 import logging
@@ -28,6 +35,7 @@ class LintReport:
     pages: int = 0
     seconds: float = 0.0
     rule_seconds: dict[str, float] = field(default_factory=dict)
+    hidden: dict[str, int] = field(default_factory=dict)  # info findings left out, by code
 
     @property
     def failed(self) -> bool:
@@ -48,7 +56,8 @@ class LintReport:
         return {"findings": [f.to_dict() for f in self.findings],
                 "summary": {"pages": self.pages, "findings": len(self.findings), **self.counts(),
                             "by_code": dict(sorted(by_code.items())), "fail_on": self.fail_on,
-                            "failed": self.failed},
+                            "failed": self.failed, "hidden_info": sum(self.hidden.values()),
+                            "hidden_by_code": dict(sorted(self.hidden.items()))},
                 "rules": self.rules, "notices": self.notices, "fixed": self.fixed}
 
 
@@ -115,14 +124,36 @@ def run_rules(ctx: LintContext, rules: list[Rule], paths: list[str],
     return findings
 
 
+def shows_infos(show_infos: bool | None, select: list[str], bar: str, options: LintOptions) -> bool:
+    """Whether info findings are reported (see the module docstring)."""
+    if show_infos is not None:
+        return show_infos
+    return options.show_infos or bool(select) or bar == "info"
+
+
+def split_hidden(findings: list[Finding], show: bool) -> tuple[list[Finding], dict[str, int]]:
+    if show:
+        return findings, {}
+    hidden: dict[str, int] = {}
+    for f in findings:
+        if f.severity == "info":
+            hidden[f.code] = hidden.get(f.code, 0) + 1
+    return [f for f in findings if f.severity != "info"], dict(sorted(hidden.items()))
+
+
 def lint(vault, paths: Iterable[str] = (), select: Iterable[str] = (), ignore: Iterable[str] = (),
-         fix: bool = False, fail_on: str | None = None, refresh: bool = True) -> LintReport:
-    """Lint ``vault`` (findings only for ``paths``, vault-relative files or folders, when given)."""
+         fix: bool = False, fail_on: str | None = None, refresh: bool = True,
+         show_infos: bool | None = None) -> LintReport:
+    """Lint ``vault`` (findings only for ``paths``, vault-relative files or folders, when given).
+    ``show_infos``: report info findings too (None: only when ``select`` is given, ``fail_on``
+    is info or SCHEMA.md sets ``lint.show_infos``)."""
     start = time.perf_counter()
     paths = [p.replace("\\", "/").strip("/") for p in paths]
+    select = [s for s in select if s.strip()]
     ctx = load_context(vault, refresh)
     rules = select_rules(select, ignore, ctx.options)
     bar = check_severity(fail_on, "--fail-on") if fail_on else ctx.options.fail_on
+    show = shows_infos(show_infos, select, bar, ctx.options)
     timings: dict[str, float] = {"load": time.perf_counter() - start}
     findings = run_rules(ctx, rules, paths, timings)
     fixed: list[str] = []
@@ -132,8 +163,13 @@ def lint(vault, paths: Iterable[str] = (), select: Iterable[str] = (), ignore: I
         if fixed:  # report what is left, on the vault as it is now
             ctx = load_context(vault, refresh)
             findings = run_rules(ctx, rules, paths)
+    findings, hidden = split_hidden(findings, show)
+    if hidden:
+        ctx.notices.append(f"{sum(hidden.values())} info finding(s) not shown ("
+                           + ", ".join(f"{code} {n}" for code, n in hidden.items())
+                           + "): suggestions, not problems; --show-infos (or --select, --fail-on info) shows them")
     return LintReport(findings, [r.code for r in rules], bar, ctx.notices, fixed, len(ctx.pages),
-                      time.perf_counter() - start, timings)
+                      time.perf_counter() - start, timings, hidden)
 
 
 def locate(paths: list[str], vault: str | None) -> tuple[str, list[str]]:

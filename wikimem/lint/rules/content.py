@@ -17,6 +17,7 @@ from ..text import WORD as _WORD
 log = logging.getLogger(__name__)
 
 _HAN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t].*)?$", re.M)
 _HAN_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
 
 
@@ -48,7 +49,7 @@ def missing_concept_page(ctx):
 def _mention_line(page, name: str) -> int:
     pattern = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.I)
     for i, line in enumerate(page.body.split("\n")):
-        if pattern.search(_NOT_PROSE.sub(" ", line)):
+        if not _HEADING_LINE.match(line) and pattern.search(_NOT_PROSE.sub(" ", line)):
             return page.body_line + i + 1
     return page.body_line + 1
 
@@ -73,8 +74,14 @@ def _fingerprint(items) -> str:
 
 
 def _names_in(ctx, page, names, lengths, han) -> list[str]:
-    """Every name (its lower-case words joined by spaces, or a Han name) the page's prose says."""
-    prose, tokens = ctx.prose(page), ctx.words(page)
+    """Every name (its lower-case words joined by spaces, or a Han name) the page's prose says.
+    Headings are not prose: ``## Outline`` names a section, it does not mention [[Outline]]."""
+    prose = ctx.prose(page)
+    if "#" in prose:
+        prose = _HEADING_LINE.sub(" ", prose)
+        tokens = _WORD.findall(prose.lower())
+    else:
+        tokens = ctx.words(page)
     said: list[str] = []
     written = None
     for i in _positions(tokens, lengths.keys()):
@@ -98,8 +105,8 @@ def _names_in(ctx, page, names, lengths, han) -> list[str]:
 @rule("WM502", "unlinked-mention", severity="info")
 def unlinked_mention(ctx):
     """A page names another page (its title or an alias, whole words, option ``min_length`` chars,
-    default 4; a one-word name only in the case it is written) without linking to it anywhere: a
-    missing cross-reference. Example: "ranked with
+    default 4; a one-word name only in the case it is written; in prose, not in headings) without
+    linking to it anywhere: a missing cross-reference. Example: "ranked with
     Reciprocal Rank Fusion" in a page with no ``[[Reciprocal Rank Fusion]]``. Reported once per
     page and target."""
     min_length = number(ctx.rule_options(), "min_length", 4, f"SCHEMA.md lint.rules.{ctx.code}")
@@ -120,7 +127,8 @@ def unlinked_mention(ctx):
             if words and words not in names:
                 names[words] = (name, page.path)
                 lengths.setdefault(words[0], set()).add(len(words))
-    fingerprint = "mentions:" + _fingerprint(sorted(names) + sorted(h[0] for h in han) + [str(min_length)])
+    # "no-headings": results memoised before headings were left out are not reused
+    fingerprint = "mentions:" + _fingerprint(sorted(names) + sorted(h[0] for h in han) + [str(min_length), "no-headings"])
     for page in ctx.wiki_pages():
         if ctx.is_superseded(page.path):
             continue  # an old version naming its successor is history, not a missing link
@@ -139,18 +147,17 @@ def unlinked_mention(ctx):
 
 @rule("WM503", "near-duplicate", severity="warning")
 def near_duplicate(ctx):
-    """Two current pages of the same type whose embeddings are nearly the same: merge candidates
-    or contradicting versions of one subject. Threshold: option ``threshold``, default the
-    embedder's calibrated "same subject" cosine plus lexical overlap (wikimem.knowledge.similarity).
-    Needs vectors in the cache (``wikimem index``); skipped with a notice otherwise. Example: two
-    concept pages that say the same thing in the same words."""
+    """Two current pages of the same type whose embeddings are nearly the same and whose words
+    largely overlap: merge candidates or contradicting versions of one subject. Thresholds: options
+    ``threshold`` (cosine) and ``min_overlap``, default the embedder's calibrated near-duplicate
+    page bar (templated sibling pages such as "Import from Notion" / "Import from Craft" are
+    labelled not duplicates there; see rules/near_duplicates.py). Needs vectors in the cache
+    (``wikimem index``); skipped with a notice otherwise. Example: two concept pages that say the
+    same thing in the same words."""
     from .near_duplicates import near_duplicate_pairs
     for a, b, cos in near_duplicate_pairs(ctx):
         yield ctx.finding(a, 1, f"near-duplicate of [[{ctx.pages[b].title}]] ({b}), cosine {cos:.3f}: merge, or "
                                 "supersede one")
-
-
-_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t].*)?$", re.M)
 
 
 def word_count(prose: str, words: list[str]) -> int:
