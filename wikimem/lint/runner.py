@@ -36,6 +36,7 @@ class LintReport:
     seconds: float = 0.0
     rule_seconds: dict[str, float] = field(default_factory=dict)
     hidden: dict[str, int] = field(default_factory=dict)  # info findings left out, by code
+    root: str | None = None  # the vault folder (SARIF's VAULT base URI)
 
     @property
     def failed(self) -> bool:
@@ -169,7 +170,7 @@ def lint(vault, paths: Iterable[str] = (), select: Iterable[str] = (), ignore: I
                            + ", ".join(f"{code} {n}" for code, n in hidden.items())
                            + "): suggestions, not problems; --show-infos (or --select, --fail-on info) shows them")
     return LintReport(findings, [r.code for r in rules], bar, ctx.notices, fixed, len(ctx.pages),
-                      time.perf_counter() - start, timings, hidden)
+                      time.perf_counter() - start, timings, hidden, str(vault.root))
 
 
 def locate(paths: list[str], vault: str | None) -> tuple[str, list[str]]:
