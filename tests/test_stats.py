@@ -14,7 +14,7 @@ FILES = {
     "entities/x.md": "---\ntags: [t1]\n---\n# X\n\nSee [[concepts/y]] and [[missing page]].\n",
     "concepts/y.md": "---\ntags: [t1, t2]\n---\n# Y\n\nBack to [[entities/x]].\n",
     "concepts/old.md": "---\nstatus: superseded\n---\n# Old\n\nOutdated.\n",
-    "concepts/orphan.md": "# Orphan\n\nNobody links here (index.md does not count).\n",
+    "concepts/orphan.md": "# Orphan\n\nNobody links here, but index.md lists it.\n",
     "queries/q.md": "# Q\n\nAnswered by [[concepts/y]].\n",
     "memories/m1.md": "---\ntype: memory\nkind: preference\n---\nLikes tea.\n",
     "memories/m2.md": "---\ntype: memory\n---\nMet Bob.\n",
@@ -33,8 +33,8 @@ def test_stats_counts(make_vault):
     assert s["by_folder"] == {".": 1, "concepts/": 3, "entities/": 1, "memories/": 2, "queries/": 1, "raw/": 1}
     assert {t["tag"]: t["pages"] for t in s["top_tags"]} == {"t1": 2, "t2": 1}
     assert s["links"]["total"] == 5 and s["links"]["resolved"] == 4 and s["links"]["broken"] == 1
-    assert s["orphans"]["pages"] == ["concepts/old.md", "concepts/orphan.md", "memories/m1.md", "memories/m2.md",
-                                     "queries/q.md", "raw/articles/src.md"]
+    # orphans as lint's WM401 counts them: listed in index.md, superseded, memories and raw/ are not
+    assert s["orphans"]["pages"] == ["queries/q.md"]
     assert s["superseded"] == {"count": 1, "pages": ["concepts/old.md"]}
     assert s["hubs"][:2] == [{"path": "concepts/y.md", "inbound": 2}, {"path": "entities/x.md", "inbound": 1}]
     assert s["raw_sources"]["files"] == 2 and s["raw_sources"]["notes"] == 1
@@ -49,12 +49,12 @@ def test_stats_follow_an_edit(make_vault):
     root = make_vault(FILES)
     v = open_vault(root, embedder="none")
     v.index()
-    assert "concepts/old.md" in v.stats(communities=False)["orphans"]["pages"]  # now kept for this state
-    (root / "concepts" / "orphan.md").write_text("# Orphan\n\nNow links [[concepts/old]].\n", encoding="utf-8")
+    assert "queries/q.md" in v.stats(communities=False)["orphans"]["pages"]  # now kept for this state
+    (root / "concepts" / "orphan.md").write_text("# Orphan\n\nNow links [[queries/q]].\n", encoding="utf-8")
     v.index()
     s = v.stats(communities=False)
     assert "communities" not in s
-    assert "concepts/old.md" not in s["orphans"]["pages"]
+    assert "queries/q.md" not in s["orphans"]["pages"]
     assert s["links"]["resolved"] == 5
     assert s["embedding"]["coverage"] == 0 or s["embedding"]["embedder"] is None
 
@@ -70,3 +70,21 @@ def test_stats_cli(make_vault):
     empty = make_vault({"a.md": "# A\n"}, name="never-indexed")
     missing = runner.invoke(app, ["stats", str(empty)])
     assert missing.exit_code == 1 and "wikimem index" in missing.output
+
+
+def test_stats_and_lint_count_the_same_orphans(make_vault):
+    """issue 26 item 19: stats said 14 orphans where lint said 8; one definition (orphan_pages)."""
+    from wikimem.lint import lint
+    files = {**FILES,
+             "concepts/named.md": "# Named\n\nOnly log.md and communities.md link here.\n",
+             "concepts/newer.md": "---\nsupersedes: \"[[concepts/gone]]\"\n---\n# Newer\n\n[[entities/x]]\n",
+             "concepts/gone.md": "# Gone\n\nSuperseded by a current page, not marked.\n",
+             "log.md": "# Log\n\n- [[concepts/named]]\n",
+             "communities.md": "# Communities\n\n[[concepts/named]] [[concepts/newer]]\n"}
+    v = open_vault(make_vault(files), embedder="none")
+    v.index()
+    stats_orphans = v.stats(communities=False)["orphans"]
+    linted = sorted(f.path for f in lint(v, select=["WM401"]).findings)
+    assert stats_orphans["pages"] == linted == ["concepts/named.md", "concepts/newer.md", "queries/q.md"]
+    assert stats_orphans["count"] == 3
+    v.close()

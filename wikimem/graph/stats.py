@@ -9,8 +9,10 @@ Definitions, so the numbers can be checked by hand:
   ``related`` in frontmatter) and that name another file; ``resolved`` point at a file of the vault
   as of the last build (looked up as the build resolves edges, so a link to a page created after
   the linking page was parsed counts as resolved), ``broken`` at none.
-- orphans: pages no other page links to (links from the structural pages ``index.md``, ``log.md``,
-  ``SCHEMA.md``, ``communities.md`` do not count: the catalogue links to everything).
+- orphans: ``orphan_pages``, the one definition lint's WM401 uses too: current wiki pages (not
+  raw/, not the structural pages, not superseded, not memories) that no other page links to and
+  index.md does not list (links from ``log.md``, ``SCHEMA.md`` and ``communities.md`` do not count:
+  they name everything; a page the catalogue lists can be found by browsing).
 - hubs: the pages the most other pages link to (inbound: how many pages).
 - communities: ``wikimem communities`` with default settings (its stored result when the graph has
   not changed since).
@@ -25,7 +27,8 @@ from .pagegraph import (PAGE_EDGE_TYPES, STRUCTURAL_PAGES, db_of, json_list, jso
                         write_stored)
 
 RESULT_FILE = "stats.json"
-STATS_VERSION = 2  # bump when a count's definition changes (2: links re-resolved, not read from page records)
+STATS_VERSION = 3  # bump when a count's definition changes (2: links re-resolved, not read from page records;
+# 3: orphans as lint counts them, orphan_pages)
 TOP_TAGS = 25
 TOP_HUBS = 10
 
@@ -95,7 +98,7 @@ def _counts(db) -> dict[str, Any]:
     edge_count = db.execute(f"SELECT count(*) FROM edges WHERE type IN ({types}) AND src != dst").fetchone()[0]
     inbound = dict(db.execute(f"SELECT dst, count(DISTINCT src) FROM edges WHERE type IN ({types}) AND src != dst "
                               f"AND src NOT IN ({structural}) GROUP BY dst", sorted(STRUCTURAL_PAGES)).fetchall())
-    orphans = sorted(p for p in pages if p not in STRUCTURAL_PAGES and not inbound.get(p))
+    orphans = orphan_pages(db)
     hubs = [{"path": p, "inbound": n} for p, n in sorted(inbound.items(), key=lambda pn: (-pn[1], pn[0]))[:TOP_HUBS]]
 
     memories = Counter(str(kind or "episodic").strip().lower() for (kind,) in db.execute(
@@ -118,6 +121,25 @@ def _counts(db) -> dict[str, Any]:
         "memories": {"count": sum(memories.values()), "by_kind": dict(sorted(memories.items()))},
         "pages_with_chunks": chunk_pages,
     }
+
+
+ORPHAN_TYPES = ("entity", "concept", "comparison", "query", "source", "note")  # memories are not linked to
+NOT_COUNTED_LINKERS = STRUCTURAL_PAGES - {"index.md"}
+
+
+def orphan_pages(db, types: tuple[str, ...] = ORPHAN_TYPES) -> list[str]:
+    """The vault's orphan pages (see the module docstring), sorted, from the manifest's ``files``
+    and ``edges`` tables: ``wikimem stats`` counts them and lint's WM401 reports them."""
+    rows = db.execute("SELECT path, type, status FROM files WHERE note=1").fetchall()
+    edge_types = ",".join(f"'{t}'" for t in PAGE_EDGE_TYPES)  # constants, not input
+    edges = db.execute(f"SELECT src, dst, type FROM edges WHERE type IN ({edge_types}) AND src != dst").fetchall()
+    status = {path: (kind or "note", st or "") for path, kind, st in rows}
+    superseded = {p for p, (_, st) in status.items() if st == "superseded"}
+    superseded |= {dst for src, dst, kind in edges if kind == "supersedes" and src not in superseded}
+    linked = {dst for src, dst, _ in edges if src not in NOT_COUNTED_LINKERS}
+    return sorted(p for p, (kind, _) in status.items()
+                  if kind in types and p not in STRUCTURAL_PAGES and p[:4].lower() != "raw/"
+                  and p not in superseded and p not in linked)
 
 
 def _link_counts(rows: list[tuple]) -> tuple[int, int]:

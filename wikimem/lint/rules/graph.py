@@ -21,13 +21,16 @@ def _types(ctx, default: tuple[str, ...]) -> tuple[str, ...]:
 def orphan_page(ctx):
     """A page nothing links to and index.md does not list: nobody will find it by browsing.
     Example: concepts/Lost.md with no ``[[Lost]]`` anywhere. Memories and superseded pages are
-    not expected to be linked (option ``types``: the page types checked)."""
+    not expected to be linked (option ``types``: the page types checked). Links from log.md,
+    SCHEMA.md and communities.md do not count. The same definition as ``wikimem stats``'s orphans
+    (wikimem.graph.stats.orphan_pages)."""
+    from ...graph.stats import orphan_pages  # one definition, shared with `wikimem stats`
     types = _types(ctx, INDEXED_TYPES + ("note",))
-    for page in ctx.wiki_pages():
-        if page.type in types and not ctx.is_superseded(page.path) and page.path not in ctx.inbound \
-                and page.path not in ctx.index_listed:
-            yield ctx.finding(page.path, 1, f"orphan page [[{page.title}]]: no page links to it and index.md "
-                                            "does not list it")
+    for path in orphan_pages(ctx.vault.cache.db, types):
+        page = ctx.pages.get(path)
+        if page is not None:
+            yield ctx.finding(path, 1, f"orphan page [[{page.title}]]: no page links to it and index.md "
+                                       "does not list it")
 
 
 @rule("WM402", "index-missing-page", severity="warning")
