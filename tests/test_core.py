@@ -271,9 +271,11 @@ def test_a_vault_without_transcripts_ranks_exactly_as_before_the_reshape(tmp_pat
     embedded (index/build.chunk_vid): one vector rank among equal scores moved (ties go by id).
     Session 7: the imputed lexical share rose from 0.5 to 0.8 of the vector share, with a
     translation ranked below its original (scores and ranks of Chinese-script candidates moved).
-    Session 9 (issue 26): index.md, log.md and communities.md are out of default search and of the
-    graph step (index.md had been a hit and a hub lifting what it lists); scores are compared to a
-    tolerance (another CPU's BLAS moved them in the 8th digit)."""
+    Session 9 (issue 26): index.md, log.md and communities.md are ranked but not returned (every
+    other score unchanged); a chunk merged from small sections is labelled with the heading path
+    they share, not the last one's, which moves what is embedded for those chunks (held-aside
+    MRR@10 unchanged at 0.957); scores are compared to a tolerance (another CPU's BLAS moved them
+    in the 8th digit)."""
     import shutil
     from conftest import EXAMPLES, golden
     root = tmp_path / "examples"

@@ -157,8 +157,10 @@ def chunk_page(page: Page, min_chars: int = MIN_CHARS, max_chars: int = MAX_CHAR
                 continue
         pieces.append([u.start, u.end, u.section])
 
-    # merge tiny pieces forward within the same parent heading
-    merged: list[list[int]] = []
+    # merge tiny pieces forward within the same parent heading; a merged chunk is labelled with
+    # what its sections share (a parent and its first child: the parent; two siblings: their
+    # parent), never with the last one's heading, which the text before it does not sit under
+    merged: list[list] = []  # [start, end, the section merging continues from, label]
     for piece in pieces:
         if merged:
             prev = merged[-1]
@@ -168,9 +170,10 @@ def chunk_page(page: Page, min_chars: int = MIN_CHARS, max_chars: int = MAX_CHAR
             if prev[1] - prev[0] < min_chars and related and piece[1] - prev[0] <= max_chars:
                 prev[1] = piece[1]
                 if len(cur_path) >= len(prev_path):
-                    prev[2] = piece[2]  # the chunk is mostly the later section's text
+                    prev[2] = piece[2]
+                prev[3] = _shared(prev[3], cur_path)
                 continue
-        merged.append(list(piece))
+        merged.append([piece[0], piece[1], piece[2], sections[piece[2]]])
 
     tag_lines = sorted((t.line - page.body_line, t.name) for t in page.tags if t.line is not None)
     link_lines = sorted((l.line - page.body_line, l.resolved or l.target) for l in page.links if l.line is not None)
@@ -180,7 +183,7 @@ def chunk_page(page: Page, min_chars: int = MIN_CHARS, max_chars: int = MAX_CHAR
     facts = _facts(page)
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
-    for start, end, section in merged:
+    for start, end, _, heading_path in merged:
         body = text[start:end]
         if not body.strip():
             if chunks:  # whitespace tail: attach to the previous chunk so the tiling holds
@@ -194,11 +197,53 @@ def chunk_page(page: Page, min_chars: int = MIN_CHARS, max_chars: int = MAX_CHAR
         lo, hi = bisect.bisect_left(tag_keys, first_line), bisect.bisect_right(tag_keys, last_line)
         tags = tuple(sorted(set(page_tags).union(t for _, t in tag_lines[lo:hi])))
         blocks = tuple(m.group(1) for m in _BLOCK_ID.finditer(body)) if "^" in body else ()
-        heading_path = sections[section]
         cid = _unique_id(seen, page.path, heading_path, body)
         chunks.append(Chunk(cid, page.path, page.title, heading_path, body, start, end,
                             links=links, tags=tags, blocks=blocks, **facts))
     return chunks
+
+
+def _shared(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    """The heading path two merged sections share; the first one's when they share none (two
+    top-level sections: the chunk's text begins under the first)."""
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n] if n else a
+
+
+_HEADING_LINE = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.M)
+
+
+def shown_heading(text: str, heading_path: tuple[str, ...], shown: str) -> tuple[str, ...]:
+    """The heading path of ``shown`` (a passage: whitespace collapsed, bold marks gone), a part of
+    chunk ``text`` labelled ``heading_path``: a chunk merged from small sections holds headings of
+    its own, and a passage under one of them is shown under it, not under the chunk's label."""
+    if "#" not in text:
+        return heading_path
+    from ..model import index_clean
+    marks = list(_HEADING_LINE.finditer(text))
+    if not marks:
+        return heading_path
+    probe = " ".join(shown.split())[:60]
+    bounds = [0] + [m.start() for m in marks] + [len(text)]
+    found = None
+    for i, (a, b) in enumerate(zip(bounds, bounds[1:])):
+        if probe and probe in " ".join(index_clean(text[a:b]).split()):
+            found = i  # segment i lies after i headings of the chunk
+            break
+    if not found:
+        return heading_path
+    stack: list[tuple[int, str]] = []
+    for m in marks[:found]:
+        level, name = len(m.group(1)), m.group(2).strip()
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, name))
+    inner = [name for _, name in stack]
+    while inner and heading_path and inner[0] in heading_path:  # the chunk's own heading line
+        inner.pop(0)
+    return tuple(heading_path) + tuple(inner)
 
 
 def _only_heading(text: str, start: int, end: int) -> bool:

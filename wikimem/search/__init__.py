@@ -21,7 +21,7 @@ from urllib.parse import quote
 from ..errors import IndexStaleError, LockError
 from ..index.status import vector_coverage, vector_degraded
 from ..index.vectors import held_sql
-from ..model import META_PAGES, SearchResult
+from ..model import SearchResult
 from . import rankers
 from .filters import MODES, check_args, make_filters
 from .fusion import fuse
@@ -108,12 +108,8 @@ def _search(vault, query: str, limit: int, mode: str, filters, per_page: int) ->
     where, args = filters.sql()
     narrowing = filters.narrowing
     excluded: set[int] = set()
-    if not narrowing:  # few rows: over-fetch and drop them instead of a join
-        left_out = [] if filters.include_superseded else ["status='superseded'"]
-        if not filters.include_meta:
-            left_out.append(f"path IN ({','.join(repr(p) for p in sorted(META_PAGES))})")
-        if left_out:
-            excluded = {r[0] for r in cache.db.execute(f"SELECT vid FROM chunks WHERE {' OR '.join(left_out)}")}
+    if not narrowing and not filters.include_superseded:  # few rows: over-fetch and drop them instead of a join
+        excluded = {r[0] for r in cache.db.execute("SELECT vid FROM chunks WHERE status='superseded'")}
 
     vector: list[tuple[str, float]] = []
     ready = None  # (index, query vector, transcript query vector, allowed ids) once the vector side can run
@@ -178,7 +174,7 @@ def _search(vault, query: str, limit: int, mode: str, filters, per_page: int) ->
     name = vault.root.name
     vectors_of = (lambda ids: rankers.unit_vectors(cache, ready[0], ids)) if ready is not None else None
     hits = fuse(vault, query, lexical, vector, settings, mode, limit, per_page, where, args,
-                lambda path: obsidian_uri(name, path), turn_ids, nearest, vectors_of)
+                lambda path: obsidian_uri(name, path), turn_ids, nearest, vectors_of, filters.hidden())
     took = (time.perf_counter() - started) * 1000
     return SearchResult(query, mode, tuple(hits), tuple(degraded), coverage if mode != "lexical" else 1.0,
                         took, tuple(notices))

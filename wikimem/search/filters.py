@@ -24,12 +24,18 @@ class Filters:
     until: str | None = None
     include_superseded: bool = False
     paths: frozenset[str] | None = None  # only these pages (e.g. one community's members)
-    include_meta: bool = False  # index.md, log.md, communities.md (model.META_PAGES)
+    include_meta: bool = False  # index.md, log.md, communities.md (model.META_PAGES): see hidden()
 
     @property
     def narrowing(self) -> bool:
         """Filters that select a subset (the superseded filter alone is handled by exclusion)."""
         return bool(self.folder or self.type or self.tags or self.since or self.until or self.paths is not None)
+
+    def hidden(self) -> frozenset[str]:
+        """Pages ranked as candidates but never returned: wikimem's own pages unless asked for.
+        Dropped after ranking, not before, so every other page scores exactly as with them (the
+        scores are normalised over the candidates: leaving index.md out of them moved others)."""
+        return frozenset() if self.include_meta or self.paths is not None else META_PAGES
 
     def sql(self) -> tuple[str, list[Any]]:
         """As SQL over ``chunks`` aliased ``c`` (both rankers and graph pull-ins use it)."""
@@ -37,9 +43,6 @@ class Filters:
         args: list[Any] = []
         if not self.include_superseded:
             sql.append("AND c.status != 'superseded'")
-        if not self.include_meta and self.paths is None:
-            sql.append(f"AND c.path NOT IN ({','.join('?' * len(META_PAGES))})")
-            args.extend(sorted(META_PAGES))
         if self.folder:
             sql.append("AND c.path LIKE ? ESCAPE '\\'")
             args.append(_like_escape(self.folder.strip("/")) + "/%")

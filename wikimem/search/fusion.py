@@ -8,6 +8,7 @@ from typing import Any, Callable, Sequence
 
 from ..index.vectors import is_held
 from ..model import Hit
+from ..parse.chunk import shown_heading
 from . import evidence
 from .steps import graph_step, neighbour_context, speaker_boost
 
@@ -76,12 +77,13 @@ def repeats(key: tuple[tuple[str, ...], str], other: tuple[tuple[str, ...], str]
 
 def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, per_page: int,
          where: str, args: Sequence[Any], uri, turn_ids: set[str] | None = None,
-         nearest: dict[str, Any] | None = None, vectors_of: Callable | None = None) -> list[Hit]:
+         nearest: dict[str, Any] | None = None, vectors_of: Callable | None = None,
+         hidden: frozenset[str] = frozenset()) -> list[Hit]:
     """``where``/``args``: the search's filters as SQL (for pulled-in pages); ``uri``: path -> link;
     ``turn_ids``: in a vault with transcripts, which vector candidates are transcript turns;
     ``nearest``: chunk id -> rankers.Nearest for the vector candidates (a hit's passage);
     ``vectors_of``: chunk ids -> {id: unit vector across the language axis} (rankers.unit_vectors),
-    when the vector side ran."""
+    when the vector side ran; ``hidden``: paths ranked with the rest but never returned."""
     nearest = nearest or {}
     cache = vault.cache
     # hybrid only: a missing lexical share is imputed for candidates in another script, and a
@@ -133,7 +135,7 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
     seen: dict[str, int] = {}
     for score, cid, p in ranked:
         path = paths[cid]
-        if per_page and seen.get(path, 0) >= per_page:
+        if path in hidden or (per_page and seen.get(path, 0) >= per_page):
             continue
         seen[path] = seen.get(path, 0) + 1
         chosen.append((score, cid, p))
@@ -163,6 +165,7 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
         if passage is not None and is_held(found.passage_id) and passage.startswith(f"{c.title}: "):
             # a note's passage was embedded with its page title in front (index/passages.py)
             passage = passage[len(c.title) + 2:]
-        hits.append(Hit(cid, c.path, c.title, c.heading_path, c.text, score, components, found_by,
+        heading_path = shown_heading(c.text, c.heading_path, passage) if passage else c.heading_path
+        hits.append(Hit(cid, c.path, c.title, heading_path, c.text, score, components, found_by,
                         uri(c.path), c.type, c.status, c.blocks, passage))
     return hits
