@@ -135,3 +135,18 @@ def test_lint_paths_are_relative_to_the_vault_from_outside_it(make_vault, monkey
     monkeypatch.chdir(root / "concepts")  # inside the vault: relative to the current folder
     inside = runner.invoke(app, ["lint", "Hybrid.md", "--json", "--exit-zero"])
     assert inside.exit_code == 0, inside.output
+
+
+def test_a_default_lint_of_the_bundled_examples_is_quiet_and_passes(tmp_path, monkeypatch):
+    """Issue 26 item 17: a healthy vault lints clean by default; --show-infos brings the suggestions."""
+    import shutil
+    from conftest import EXAMPLES
+    monkeypatch.setenv("WIKIMEM_EMBEDDER", "fake")
+    root = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".wikimem"))
+    quiet = runner.invoke(app, ["lint", str(root), "--json"])
+    assert quiet.exit_code == 0, quiet.output
+    data = json.loads(quiet.stdout)
+    assert [f for f in data["findings"] if f["severity"] != "info"] == []
+    shown = runner.invoke(app, ["lint", str(root), "--show-infos", "--json"])
+    assert shown.exit_code == 0 and any(f["severity"] == "info" for f in json.loads(shown.stdout)["findings"])

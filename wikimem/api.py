@@ -381,12 +381,13 @@ class Vault:
 
     # -- lint (wikimem.lint) ---------------------------------------------------------------------
     def lint(self, paths: Iterable[str] = (), *, select: Iterable[str] = (), ignore: Iterable[str] = (),
-             fix: bool = False, fail_on: str | None = None):
+             fix: bool = False, fail_on: str | None = None, show_infos: bool | None = None):
         """Run the lint rules (docs/rules/) over the cache, brought up to date first -> LintReport.
         ``paths``: vault-relative files or folders to report on; ``select``/``ignore``: code
-        prefixes; ``fix``: apply safe fixes through the writer path, logged in log.md."""
+        prefixes; ``fix``: apply safe fixes through the writer path, logged in log.md;
+        ``show_infos``: report info findings too (None: only when selected or failed on)."""
         from .lint import lint
-        return lint(self, paths, select=select, ignore=ignore, fix=fix, fail_on=fail_on)
+        return lint(self, paths, select=select, ignore=ignore, fix=fix, fail_on=fail_on, show_infos=show_infos)
 
     # -- the knowledge graph (wikimem.graph) -------------------------------------------------
     def communities(self, *, resolution: float = 1.0, seed: int = 42, semantic: bool = False, k: int = 5,

@@ -44,6 +44,8 @@ def lint(paths: Optional[list[str]] = typer.Argument(None, help="Vault, or files
          ignore: Optional[list[str]] = typer.Option(None, "--ignore", help="Skip rules with these code prefixes."),
          fix: bool = typer.Option(False, "--fix", help="Apply safe fixes (index.md, superseded status, tag case)."),
          exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when findings fail the check."),
+         show_infos: bool = typer.Option(False, "--show-infos", help="Also report info findings (suggestions such "
+                                         "as unlinked mentions and stale pages; hidden by default)."),
          fail_on: Optional[str] = typer.Option(None, "--fail-on", help="Exit 1 at or above: info | warning | error "
                                                                         "(default: warning, or SCHEMA.md lint.fail_on)."),
          output: str = typer.Option("text", "--format", help="text | json | sarif"),
@@ -62,7 +64,8 @@ def lint(paths: Optional[list[str]] = typer.Argument(None, help="Vault, or files
     gcpause.FREEZE_AFTER_LOAD = True  # this process ends after the report: see gcpause
     root, rels = _run(lambda: locate(list(paths or []), vault))
     v = _run(lambda: open_vault(root))
-    report = _run(lambda: v.lint(rels, select=split(select), ignore=split(ignore), fix=fix, fail_on=fail_on))
+    report = _run(lambda: v.lint(rels, select=split(select), ignore=split(ignore), fix=fix, fail_on=fail_on,
+                                 show_infos=show_infos or None))
     if as_json or output == "json":
         _emit_json(report.to_dict())
     elif output == "sarif":
