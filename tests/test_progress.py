@@ -1,0 +1,54 @@
+"""Issue 25 item 3: progress everywhere. Off a terminal a line every few seconds (done/total, rate,
+time left) goes to stderr; --quiet silences it. Was: nothing for 22 minutes when not a terminal."""
+import io
+import json
+
+from typer.testing import CliRunner
+
+from wikimem.cli import app
+from wikimem.progress import LineProgress
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_lines_come_at_the_start_every_few_seconds_and_at_the_end():
+    out, clock = io.StringIO(), Clock()
+    progress = LineProgress(out, every=5.0, clock=clock)
+    progress("embedding", 0, 100)
+    for done in range(1, 101):
+        clock.now += 0.5  # 2 texts a second
+        progress("embedding", done, 100)
+    progress("embedding", 100, 100)  # said once, not twice
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "embedding: 100 to do"
+    assert lines[1] == "embedding: 10/100 (10%), 2.0/s, 45 s left"
+    assert lines[-1] == "embedding: 100/100 (100%), 2.0/s, 50 s"
+    assert len(lines) == 1 + 10 + 0  # one a 5 s, the last of them at the end
+
+
+def test_times_left_read_like_a_person_wrote_them():
+    assert LineProgress.line("embedding", 10, 7210, 10.0).endswith("2 h 00 min left")
+    assert LineProgress.line("parsing", 1, 91, 1.0).endswith("1 min 30 s left")
+
+
+def _vault(make_vault):
+    return make_vault({f"n{i}.md": f"# Note {i}\n\nSome words about topic {i}.\n" for i in range(5)})
+
+
+def test_index_off_a_terminal_prints_progress_lines_and_quiet_silences_them(make_vault, monkeypatch):
+    monkeypatch.setenv("WIKIMEM_EMBEDDER", "fake")
+    runner = CliRunner()
+    shown = runner.invoke(app, ["index", str(_vault(make_vault))])
+    assert shown.exit_code == 0 and "embedding: " in shown.stderr and "/s" in shown.stderr
+    quiet = runner.invoke(app, ["index", str(_vault(make_vault).parent / "vault"), "--rebuild", "--quiet"])
+    assert quiet.exit_code == 0 and "embedding: " not in quiet.stderr
+    globally = runner.invoke(app, ["-q", "index", str(_vault(make_vault).parent / "vault"), "--rebuild"])
+    assert globally.exit_code == 0 and "embedding: " not in globally.stderr
+    as_json = runner.invoke(app, ["index", str(_vault(make_vault).parent / "vault"), "--rebuild", "--json"])
+    assert "embedding: " not in as_json.stderr and json.loads(as_json.stdout)["coverage"] == 1.0
