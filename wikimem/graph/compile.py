@@ -1,6 +1,13 @@
 """``communities --write``: the ``communities.md`` page (one section per community, wikilinks, a
 Mermaid map of communities and their bridges), written through the one writer path.
 
+The compiled part is a marked section (parse/generated.py): a later ``--write`` rewrites only that
+section, so what a person adds to the page above or below it stays, and a section edited by hand is
+kept with the new one written above it. A ``communities.md`` wikimem did not write (no
+``generated_by: wikimem`` in its frontmatter) is never overwritten: the write is refused. A page an
+older version wrote whole (marked generated, no section markers) is copied to ``communities.md.bak``
+before it is rewritten, since what a person may have added to it cannot be told apart.
+
 The page carries no date, so an unchanged result compiles to the same bytes and is not rewritten;
 ``communities.md`` itself is left out of the graph (``pagegraph.STRUCTURAL_PAGES``), so writing it
 never changes the next result. The page counts communities as ``wikimem communities`` does (every
@@ -11,12 +18,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import ConflictError
+from ..parse import frontmatter as fm
+from ..parse import generated
+from ..vault.files import atomic_write_bytes
 from .communities import CommunityReport
 from .pagegraph import PageInfo, db_of, page_infos
 
 PAGE = "communities.md"
 MAP_COMMUNITIES = 30  # the Mermaid map shows the largest ones; more is unreadable
 MIN_SECTION = 2  # singletons are listed together at the end, not one section each
+SECTION = "communities"
+GENERATED_BY = "wikimem communities --write"
 
 
 @dataclass(frozen=True)
@@ -66,14 +79,14 @@ def summary(report: CommunityReport) -> str:
     return text
 
 
-def render(report: CommunityReport, info: dict[str, PageInfo]) -> str:
+def render_section(report: CommunityReport, info: dict[str, PageInfo]) -> str:
+    """The compiled part of the page (what the marked section holds)."""
     sections = [c for c in report.communities if c.size >= MIN_SECTION]
     alone = sorted(p for c in report.communities if c.size < MIN_SECTION for p in c.members)
-    out = ["---", "title: Communities", "type: note", "generated_by: wikimem communities --write", "---", "",
-           "# Communities", "",
-           f"Clusters of the link graph found by Leiden (resolution {report.resolution:g}, seed {report.seed}"
+    out = [f"Clusters of the link graph found by Leiden (resolution {report.resolution:g}, seed {report.seed}"
            f"{', with semantic edges' if report.semantic else ''}): {summary(report)}. "
-           "Compiled by `wikimem communities --write`; edits here are overwritten.", "",
+           "Compiled by `wikimem communities --write`, which rewrites only this marked section: notes you add "
+           "above or below it stay.", "",
            mermaid(report), ""]
     for c in sections:
         out += [f"## {c.id}. {c.label or 'untitled'}", "",
@@ -92,16 +105,45 @@ def render(report: CommunityReport, info: dict[str, PageInfo]) -> str:
     return "\n".join(out)
 
 
+def render(report: CommunityReport, info: dict[str, PageInfo]) -> str:
+    """A new ``communities.md``."""
+    head = ["---", "title: Communities", "type: note", f"generated_by: {GENERATED_BY}", "---", "", "# Communities", ""]
+    return "\n".join(head) + "\n" + generated.render(SECTION, render_section(report, info))
+
+
+def _ours(data) -> bool:
+    return str(data.get("generated_by") or "").startswith("wikimem")
+
+
 def write_page(vault, report: CommunityReport) -> CompileResult:
     """Compile and write ``communities.md`` (unchanged bytes are not rewritten), then log it."""
     info = page_infos(db_of(vault))
-    text = render(report, info)
     path = vault.root / PAGE
-    expected = None
-    if path.exists():
+    expected, warnings = None, []
+    if not path.exists():
+        text = render(report, info)
+    else:
         note = vault.files.read_note(PAGE)
         expected = note.sha256
-        if note.text.replace("\r\n", "\n") == text:
+        current = note.text.replace("\r\n", "\n")
+        front, body = fm.parse(current)
+        marked = generated.find(body, SECTION) is not None
+        if not marked and not _ours(front.data):
+            raise ConflictError(f"{PAGE} is a page of your own (it has no 'generated_by: wikimem' and no marked "
+                                "section), so wikimem will not overwrite it; rename it, or add the lines "
+                                f"'<!-- wikimem:begin {SECTION} -->' and '<!-- wikimem:end {SECTION} -->' where the "
+                                "communities should go")
+        if not marked:  # written whole by an older version: keep a copy of it before it is rewritten
+            atomic_write_bytes(vault.root / (PAGE + ".bak"), note.text.encode("utf-8"))
+            warnings.append(f"{PAGE} was written by an older wikimem without section markers; its previous "
+                            f"text is kept in {PAGE}.bak")
+            text = render(report, info)
+        else:
+            body, kept = generated.replace(body, SECTION, render_section(report, info))
+            if kept:
+                warnings.append(f"{PAGE}: {kept}")
+            text = fm.compose(front.raw, body)
+        if current == text:
             return CompileResult(PAGE, False, note.sha256)
     result = vault.write_page(PAGE, text, expected_sha256=expected, reason="communities")
-    return CompileResult(result.path, True, result.sha256, tuple(result.warnings))
+    return CompileResult(result.path, True, result.sha256, tuple(warnings) + tuple(result.warnings))
