@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from ..errors import UsageError, WikimemError
+from ..errors import ConflictError, UsageError, WikimemError
 from ..parse import parse_page
 from . import secrets
 from .similarity import candidate_paths, compare, read_bodies, thresholds_for
@@ -82,6 +82,16 @@ def _free_path(v, fact: str) -> str:
     return rel
 
 
+def _same_name(v, fact: str) -> list[str]:
+    """The notes already named after ``fact`` (``x.md``, ``x-2.md`` ...)."""
+    base = f"{FOLDER}/{slug(fact)}"
+    out, rel, n = [], f"{base}.md", 2
+    while v.files.abspath(rel).exists():
+        out.append(rel)
+        rel, n = f"{base}-{n}.md", n + 1
+    return out
+
+
 def _title(fact: str, limit: int = 80) -> str:
     one = " ".join(fact.split())
     if len(one) <= limit:
@@ -122,18 +132,34 @@ def remember(v, fact: str, *, kind: str = DEFAULT_KIND, about: str | None = None
     thresholds, notice = thresholds_for(embedder)
     if notice:
         warnings.append(notice)
-    existing = _memories_like(v, fact, kind)
-    matches = compare(embedder, thresholds, fact, {p: b for p, (b, _pg) in existing.items()})
-    similar = [(m.path, m.similarity) for m in matches if m.label != "different"]
-    dup = next((m for m in matches if m.label == "duplicate" and _same_subject(about, existing[m.path][1])), None)
-    if dup is not None:
-        return RememberResult("duplicate", dup.path, fact, kind, similar=similar, warnings=warnings, source=source)
-    old = next((m.path for m in matches if m.label == "update" and _same_subject(about, existing[m.path][1])), None)
-    rel = _free_path(v, fact)
-    if dry_run:
-        return RememberResult("would-write", rel, fact, kind, old, similar, warnings, source)
-    created = _dt.datetime.now().replace(microsecond=0).isoformat()
-    res = v.write_page(rel, memory_note(fact, kind, about, source, created), reason="remember", check_similar=False)
+    for attempt in (1, 2):
+        existing = _memories_like(v, fact, kind)
+        matches = compare(embedder, thresholds, fact, {p: b for p, (b, _pg) in existing.items()})
+        similar = [(m.path, m.similarity) for m in matches if m.label != "different"]
+        dup = next((m for m in matches if m.label == "duplicate" and _same_subject(about, existing[m.path][1])), None)
+        if dup is not None:
+            return RememberResult("duplicate", dup.path, fact, kind, similar=similar, warnings=warnings, source=source)
+        old = next((m.path for m in matches if m.label == "update" and _same_subject(about, existing[m.path][1])), None)
+        rel = _free_path(v, fact)
+        unseen = [p for p in _same_name(v, fact) if p not in existing]
+        if unseen and attempt == 1:
+            # a note of this fact's name that the check above did not see: another `remember` of it
+            # may have just written it, before the cache had it. Look again with it indexed.
+            v.index(paths=unseen, wait=10.0)
+            continue
+        if dry_run:
+            return RememberResult("would-write", rel, fact, kind, old, similar, warnings, source)
+        created = _dt.datetime.now().replace(microsecond=0).isoformat()
+        try:
+            res = v.write_page(rel, memory_note(fact, kind, about, source, created), reason="remember",
+                               check_similar=False)
+            break
+        except ConflictError:
+            # another process created that name first (four `remember`s of one fact at once): look
+            # again, with its note in the cache, and the same fact is then a duplicate, not an error
+            if attempt == 2:
+                raise
+            v.index(paths=[rel], embed=True, wait=10.0)
     warnings.extend(res.warnings)
     if old is not None:
         try:

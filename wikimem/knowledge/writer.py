@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 
 from ..errors import ConflictError, NoteReadError, ReadOnlyError, UsageError, WikimemError
 from ..parse import parse_page
-from ..vault.files import NOTE_SUFFIXES
+from ..vault.files import NOTE_SUFFIXES, ensure_cache_folder
 from . import secrets
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ def write_page(v, rel: str, text: str, *, expected_sha256: str | None = None, re
     log.info("wrote %s (%s)", rel, reason)
     try:
         append_log(v, reason, rel)
-    except WikimemError as exc:
+    except (WikimemError, OSError) as exc:  # the note is written: say what was not, never fail the write
         warnings.append(f"{LOG_FILE} not updated: {exc}")
     warning = refresh_cache(v, [rel, LOG_FILE])
     if warning:
@@ -131,8 +131,17 @@ def _edit_lock(v) -> Iterator[None]:
             yield
             return
         folder = v.root / ".wikimem"
-        folder.mkdir(exist_ok=True)
-        with open(folder / "notes.lock", "a+b") as fh:
+        try:
+            ensure_cache_folder(folder)
+            fh = open(folder / "notes.lock", "a+b")
+        except OSError as exc:
+            # no lock file (a read-only or full cache folder): the edit still happens, guarded by the
+            # thread lock and the conflict check with its retry. Failing here left the note written,
+            # the command exiting 1 and log.md without its line, and a retry wrote a -2.md duplicate.
+            log.warning("cannot use %s (%s); editing without the cross-process lock", folder / "notes.lock", exc)
+            yield
+            return
+        with fh:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
             try:
                 yield
@@ -213,13 +222,33 @@ def _already_linked(index_text: str, rel: str, title: str) -> bool:
     return False
 
 
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def _in_fence(lines: list[str]) -> list[bool]:
+    """For each line, whether it lies inside a fenced code block (the fences included)."""
+    out, opener = [], None
+    for line in lines:
+        m = _FENCE.match(line)
+        if opener is None:
+            if m:
+                opener = m.group(1)
+            out.append(opener is not None)
+        else:
+            out.append(True)
+            if m and m.group(1)[0] == opener[0] and len(m.group(1)) >= len(opener) and not line.strip()[len(m.group(1)):]:
+                opener = None
+    return out
+
+
 def insert_in_section(text: str, section: str, line: str) -> str:
     """Put ``line`` after the last list item of ``## section`` (the section is created at the
     end when missing)."""
     lines = text.split("\n")
+    fenced = _in_fence(lines)  # a heading inside a code block is text, not a section
     start = None
     for i, l in enumerate(lines):
-        m = _HEADING.match(l)
+        m = None if fenced[i] else _HEADING.match(l)
         if m and len(m.group(1)) == 2 and m.group(2).strip().casefold() == section.casefold():
             start = i
             break
@@ -229,11 +258,11 @@ def insert_in_section(text: str, section: str, line: str) -> str:
         return "\n".join(lines + ["", f"## {section}", "", line]) + "\n"
     end = len(lines)
     for j in range(start + 1, len(lines)):
-        m = _HEADING.match(lines[j])
+        m = None if fenced[j] else _HEADING.match(lines[j])
         if m and len(m.group(1)) <= 2:
             end = j
             break
-    items = [j for j in range(start + 1, end) if lines[j].lstrip().startswith(("- ", "* "))]
+    items = [j for j in range(start + 1, end) if not fenced[j] and lines[j].lstrip().startswith(("- ", "* "))]
     if items:
         lines.insert(items[-1] + 1, line)
     else:  # empty section (or prose only): heading, blank, [prose, blank,] item, blank, next heading
@@ -258,4 +287,9 @@ def add_to_index(v, rel: str, summary: str = "") -> bool:
             return None
         return insert_in_section(text, section, line)
 
-    return _edit_note(v, INDEX_FILE, add)
+    added = _edit_note(v, INDEX_FILE, add)
+    if added:  # wikimem's own write leaves its cache current (status listed index.md as stale)
+        warning = refresh_cache(v, [INDEX_FILE])
+        if warning:
+            log.warning("%s", warning)
+    return added

@@ -345,12 +345,7 @@ def _write_back(vault, answer: Answer) -> Answer:
     summary = re.sub(r"\s*\[\[[^\]]*\]\]", "", answer.text.split("\n")[0])
     summary = summary if len(summary) <= 100 else summary[:100].rsplit(" ", 1)[0] + "…"
     try:
-        if vault.add_to_index(rel, summary):
-            from ..knowledge.writer import refresh_cache
-
-            warn = refresh_cache(vault, ["index.md"])
-            if warn:
-                notices.append(warn)
+        vault.add_to_index(rel, summary)  # which brings the cache up to date for index.md too
     except WikimemError as exc:
         notices.append(f"index.md not updated: {exc}")
     return replace(answer, page=rel, page_status=status, notices=tuple(notices), similar=tuple(result.similar),
