@@ -45,3 +45,23 @@ def test_a_page_an_older_version_wrote_whole_is_backed_up_before_it_is_rewritten
     assert (v.root / "communities.md.bak").read_text() == old
     assert any("communities.md.bak" in w for w in written["page"].warnings)
     assert "<!-- wikimem:begin communities" in (v.root / "communities.md").read_text()
+
+
+def test_obsidian_groups_are_recognised_without_the_cache_and_the_backup_keeps_the_users_file(make_vault):
+    # Was: which groups were ours lived only in the cache: after `rm -rf .wikimem` each run added them
+    # again (7 -> 13 -> 19) and graph.json.bak then held our groups, not the user's file
+    import json
+    import shutil
+    user_file = json.dumps({"colorGroups": [{"query": "tag:#mine", "color": {"a": 1, "rgb": 1}}], "scale": 1.5})
+    v = _vault(make_vault, {".obsidian/graph.json": user_file})
+    v.communities(obsidian_graph=True)
+    first = json.loads((v.root / ".obsidian/graph.json").read_text())
+    for _ in range(2):
+        shutil.rmtree(v.root / ".wikimem")
+        v = open_vault(v.root, embedder="none")
+        v.index()
+        v.communities(obsidian_graph=True)
+    again = json.loads((v.root / ".obsidian/graph.json").read_text())
+    assert len(again["colorGroups"]) == len(first["colorGroups"]) and again["colorGroups"][0]["query"] == "tag:#mine"
+    assert again["scale"] == 1.5
+    assert (v.root / ".obsidian/graph.json.bak").read_text() == user_file

@@ -1,9 +1,11 @@
 """``communities --obsidian-graph``: colour groups in ``.obsidian/graph.json`` so Obsidian's own
 graph view colours pages by community.
 
-Every other setting in the file is kept as it was; the previous bytes are saved beside it as
-``graph.json.bak``; both writes are atomic. Groups wikimem wrote before are recognised by their
-queries (remembered in ``.wikimem/obsidian-groups.json``) and replaced, while a user's own colour
+Every other setting in the file is kept as it was; both writes are atomic. Groups wikimem wrote
+are recognised in the file itself, by a clause that matches nothing and names us at the end of their
+query (``-path:"wikimem:community"``), so a deleted cache cannot make a run add them again (it did:
+7, 13, 19 groups). ``graph.json.bak`` holds the file as it was before wikimem first wrote groups
+into it (it is not overwritten while the file holds groups of ours), and a user's own colour
 groups stay, before ours: Obsidian colours a page by the first group that matches it, so the user's
 groups keep winning for the pages they match and ours colour the rest. The log line this writes in
 log.md is indexed at once (``refresh_cache``), so the cache stays current with wikimem's own writes.
@@ -38,8 +40,16 @@ class ObsidianResult:
                 "kept_user_groups": self.kept_user_groups, "warnings": list(self.warnings)}
 
 
+MARK = '-path:"wikimem:community"'  # excludes nothing (no note's path holds it); says whose group it is
+
+
 def _query(members) -> str:
-    return " OR ".join(f'path:"{p}"' for p in members)
+    return "(" + " OR ".join(f'path:"{p}"' for p in members) + ") " + MARK
+
+
+def _is_ours(group, remembered: set[str]) -> bool:
+    query = group.get("query") if isinstance(group, dict) else None
+    return isinstance(query, str) and (query.rstrip().endswith(MARK) or query in remembered)
 
 
 def colour_groups(report: CommunityReport) -> list[dict]:
@@ -67,13 +77,14 @@ def write_graph_settings(vault, report: CommunityReport) -> ObsidianResult:
     except (OSError, ValueError, TypeError):
         ours_before = set()
     existing = settings.get("colorGroups") if isinstance(settings.get("colorGroups"), list) else []
-    user = [g for g in existing if not (isinstance(g, dict) and g.get("query") in ours_before)]
+    user = [g for g in existing if not _is_ours(g, ours_before)]
     ours = colour_groups(report)
     settings["colorGroups"] = user + ours  # the first matching group wins in Obsidian: the user's first
     backup = None
     if old_bytes is not None:
         backup = GRAPH + ".bak"
-        atomic_write_bytes(vault.root / backup, old_bytes)
+        if len(user) == len(existing) or not (vault.root / backup).exists():  # the user's own file, not ours
+            atomic_write_bytes(vault.root / backup, old_bytes)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(target, (json.dumps(settings, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
     if vault.cache.dir.is_dir():
