@@ -96,6 +96,10 @@ def test_lists_the_tools_whose_api_exists(server):
     search = next(t for t in server.tools() if t.name == "search")
     assert "query" in search.input_schema["required"]
     assert {"top_k", "mode", "folder", "tags", "full_text"} <= set(search.input_schema["properties"])
+    hints = {t.name: t.annotations.destructive_hint for t in server.tools()}
+    assert hints["supersede"] is True and hints["write_page"] is True and hints["search"] is False
+    query = next(t for t in server.tools() if t.name == "query")
+    assert query.input_schema["properties"]["write"]["default"] is False  # issue 28 item 7
 
 
 def test_search_compact_and_full(server):
@@ -223,14 +227,19 @@ def test_knowledge_tools(server, vault):
     assert "secret" in server.error("remember", {"fact": "my key is AKIAABCDEFGHIJKLMNOP", "kind": "episodic"})
     brief = server.ok("prime_context", {"cwd": "/x/garden"})
     assert brief["items"][0]["kind"] == "persona" and "dawn" in brief["items"][0]["text"]
-    server.ok("supersede", {"old": "concepts/Old Tomato.md", "new": "concepts/Tomato.md"})
+    stale = server.error("supersede", {"old": "concepts/Old Tomato.md", "new": "concepts/Tomato.md",
+                                       "old_sha256": "0" * 64, "new_sha256": "0" * 64})
+    assert "changed since it was read" in stale  # compare-and-swap, as write_page
+    shas = {k: server.ok("read_page", {"path": p})["sha256"] for k, p in
+            (("old_sha256", "concepts/Old Tomato.md"), ("new_sha256", "concepts/Tomato.md"))}
+    server.ok("supersede", {"old": "concepts/Old Tomato.md", "new": "concepts/Tomato.md", **shas})
     chain = server.ok("history", {"path": "concepts/Tomato.md"})
     assert "concepts/Old Tomato.md" in json.dumps(chain)
     versions = server.ok("read_page", {"path": "concepts/Old Tomato.md"})["versions"]
     assert versions["current"] == "concepts/Tomato.md"
-    answer = server.ok("query", {"question": "What does compost feed?", "write": False})
-    assert "Compost" in json.dumps(answer)
-    filed = server.ok("query", {"question": "What does compost feed?", "supersede": True})
+    answer = server.ok("query", {"question": "What does compost feed?"})  # an agent's question is not filed
+    assert "Compost" in json.dumps(answer) and answer["page"] is None
+    filed = server.ok("query", {"question": "What does compost feed?", "write": True, "supersede": True})
     assert filed["page"].startswith("queries/") and filed["similar"] == []
     assert "no similar page to supersede" in filed["notices"]
 

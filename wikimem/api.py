@@ -230,9 +230,19 @@ class Vault:
         from .knowledge.writer import add_to_index
         return add_to_index(self, rel, summary)
 
-    def supersede(self, old: str, new: str):
-        """Record that ``new`` replaces ``old`` (both frontmatters, logged, cache refreshed)."""
+    def supersede(self, old: str, new: str, *, old_sha256: str | None = None, new_sha256: str | None = None):
+        """Record that ``new`` replaces ``old`` (both frontmatters, logged, cache refreshed).
+        ``old_sha256``/``new_sha256``: what the caller read; a page changed since is a ConflictError."""
         from .knowledge.versions import supersede
+        for name, expected in ((old, old_sha256), (new, new_sha256)):
+            if expected is not None:
+                from .parse.names import clean_name
+                rel = clean_name(name)
+                rel = rel if rel.lower().endswith(".md") or not self.files.abspath(rel + ".md").exists() else rel + ".md"
+                if self.files.read_note(rel).sha256 != expected:
+                    from .errors import ConflictError
+                    raise ConflictError(f"{rel} changed since it was read (sha256 differs); read it again, then "
+                                        "supersede")
         return supersede(self, old, new)
 
     def history(self, page: str):

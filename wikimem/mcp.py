@@ -230,7 +230,8 @@ class Tools:
     # -- writing (absent with --read-only) ---------------------------------------------------------
     def query(self, question: Annotated[str, Field(max_length=MAX_QUERY, description="A question about the vault's content.")],
               k: Annotated[int, Field(ge=1, le=20, description="Passages to answer from.")] = 6,
-              write: Annotated[bool, Field(description="File the answer back as queries/<question>.md.")] = True,
+              write: Annotated[bool, Field(description="File the answer back as queries/<question>.md: say true "
+                                                       "when the answer is worth keeping (default: answer only).")] = False,
               folder: Optional[str] = None, type: Optional[str] = None,
               tags: Optional[list[str]] = None,
               supersede: Annotated[bool, Field(description="The query page written replaces the most similar "
@@ -257,11 +258,15 @@ class Tools:
             return self.vault.remember(fact, kind=kind, about=about, source=source)
 
     def supersede(self, old: Annotated[str, Field(description="The page being replaced.")],
-                  new: Annotated[str, Field(description="The page that replaces it.")]) -> dict[str, Any]:
+                  new: Annotated[str, Field(description="The page that replaces it.")],
+                  old_sha256: Annotated[str, Field(description="The sha256 read_page gave for `old`: refused when "
+                                                               "the page changed since.")],
+                  new_sha256: Annotated[str, Field(description="The sha256 read_page gave for `new`.")]
+                  ) -> dict[str, Any]:
         """Record that page `new` replaces page `old` (supersedes / superseded_by in both frontmatters,
-        logged); the old page drops out of default search."""
+        logged); the old page drops out of default search. Both pages are compare-and-swap checked."""
         with self._write:
-            return self.vault.supersede(old, new)
+            return self.vault.supersede(old, new, old_sha256=old_sha256, new_sha256=new_sha256)
 
     def write_page(self, path: Path_,
                    content: Annotated[str, Field(description="The whole note: optional YAML frontmatter, then Markdown.")],
@@ -346,6 +351,9 @@ class HandshakeDone:
                 self.event.set()
 
 
+DESTRUCTIVE = frozenset({"supersede", "write_page"})  # they change or replace pages an agent did not create
+
+
 def build_server(vault, read_only: bool = False, lifespan=None, ready: threading.Event | None = None,
                  started: threading.Event | None = None):
     """An MCPServer whose tools call into ``vault``; ``ready`` is set when the background start-up
@@ -364,7 +372,7 @@ def build_server(vault, read_only: bool = False, lifespan=None, ready: threading
                        middleware=middleware)
     for name, method, writes in offered:
         server.add_tool(_tool_error(getattr(tools, method), wait_for_lock=not writes, gate=gate), name=name,
-                        annotations=ToolAnnotations(read_only_hint=not writes, destructive_hint=False,
+                        annotations=ToolAnnotations(read_only_hint=not writes, destructive_hint=name in DESTRUCTIVE,
                                                     open_world_hint=False))
     return server
 

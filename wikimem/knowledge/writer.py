@@ -100,14 +100,31 @@ def _similar(v, rel: str, text: str, warnings: list[str]) -> list[tuple[str, flo
         return []
 
 
+WRITE_EMBED_BUDGET_S = 1.0  # a write embeds its page's vectors for at most this long, then returns
+
+
 def refresh_cache(v, paths: list[str]) -> str | None:
     """Update the cache for ``paths`` (waiting a few seconds for another writer). Returns a
-    warning instead of raising: the vault is the truth and the write already happened."""
+    warning instead of raising: the vault is the truth and the write already happened.
+
+    A write returns once the file and its lexical index are committed: vectors follow behind, as in
+    watch mode (an agent's 1 MiB ``write_page`` waited for its embedding and never answered). A
+    watcher following the vault embeds them; without one, this embeds for at most
+    ``WRITE_EMBED_BUDGET_S`` (a memory or a query page is done in that time) and the next build or
+    watcher takes the rest."""
+    paths = sorted(set(paths))
     try:
-        v.index(paths=sorted(set(paths)), wait=5.0)
+        v.index(paths=paths, embed=False, wait=5.0)
     except Exception as exc:  # noqa: BLE001 - the cache is disposable; the user reruns `wikimem index`
         log.debug("cache update failed", exc_info=True)
         return f"cache not updated ({exc}); run `wikimem index` to bring search up to date"
+    from ..watch.control import holder
+    if v.settings.embedder == "none" or holder(v.root) is not None:
+        return None
+    try:
+        v.embed_pending(max_seconds=WRITE_EMBED_BUDGET_S, first=paths)
+    except Exception:  # noqa: BLE001 - vectors are a cache; they follow with the next build
+        log.debug("vectors for %s left for later", paths, exc_info=True)
     return None
 
 
