@@ -21,6 +21,7 @@ from pydantic import Field
 
 from . import __version__
 from .errors import LockError, UsageError, WikimemError
+from .vault.files import rel_parts
 
 log = logging.getLogger(__name__)
 
@@ -210,6 +211,8 @@ class Tools:
         for rel in paths or ():
             if not self.vault.files.abspath(rel.rstrip("/") or ".").exists():  # a typo is not a clean report
                 raise UsageError(f"no such file or folder in the vault: {rel}")
+            if any(part.startswith(".") for part in rel_parts(rel)):  # .wikimem/manifest.sqlite is no page
+                raise UsageError(f"{rel}: files under a dot folder are not part of the wiki; lint checks pages")
         report = _plain(self.vault.lint(paths or (), select=select or (), ignore=ignore or ()))
         report["findings_total"] = len(report.get("findings", []))
         report["findings"] = report.get("findings", [])[:limit]

@@ -6,6 +6,8 @@ bound, notes only (``.md``), frontmatter that parses, and the ``expected_sha256`
 """
 from __future__ import annotations
 
+import re
+
 from ..errors import ConflictError, ReadOnlyError, UsageError
 from ..parse import frontmatter as fm
 from ..vault.files import rel_parts
@@ -13,18 +15,33 @@ from ..vault.files import rel_parts
 MAX_WRITE_BYTES = 1024 * 1024  # 1 MiB: far above any note, far below anything that hurts
 
 
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")  # file:///x, http://..., obsidian://...
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def check_note_path(vault, rel: str) -> str:
-    """A vault-relative ``.md`` path outside raw/, or an error saying why not."""
+    """A vault-relative ``.md`` path outside raw/, or an error saying why not. Refused too, each
+    with its reason: names no one would see (a hidden file or folder: never indexed, hidden in
+    Obsidian), control characters (a newline or tab in a name), a URL taken for a path (``file:``
+    would have become a folder) and raw/ spelled in another case (on a case-insensitive volume
+    ``RAW/x.md`` is ``raw/x.md``)."""
     rel = (rel or "").strip().replace("\\", "/")
+    if _CONTROL.search(rel):
+        raise UsageError(f"{rel!r}: a name with a line break, tab or other control character cannot be written")
+    if _SCHEME.match(rel):
+        raise UsageError(f"{rel}: looks like a URL; give a path inside the vault, such as concepts/Page.md")
     vault.files.abspath(rel)  # PathEscapeError for "..", absolute paths, symlinks out of the vault
-    if vault.files.in_raw(rel):  # by spelling or through a symlinked folder
+    parts = rel_parts(rel)  # "./log.md" is log.md
+    if vault.files.in_raw(rel) or (parts and parts[0].casefold() == "raw"):  # by spelling, any case, or a symlink
         raise ReadOnlyError(f"{rel}: raw/ holds immutable sources; agents cannot write there")
     if not rel.lower().endswith(".md"):
         raise UsageError(f"{rel}: only Markdown notes (.md) can be written")
-    parts = rel_parts(rel)  # "./log.md" is log.md
     if any(part.startswith(".") for part in parts[:-1]):
         raise UsageError(f"{rel}: folders starting with a dot (.obsidian, .git, .wikimem) are not part of the "
                          "wiki; agents cannot write there")
+    if not parts or parts[-1].startswith(".") or not parts[-1][:-3].strip(" ."):
+        raise UsageError(f"{rel}: a note needs a name (a name starting with a dot is hidden: never indexed, "
+                         "not shown in Obsidian)")
     if "/".join(parts).lower() == "log.md":
         raise UsageError("log.md is append-only: wikimem adds an entry for every write; agents cannot replace it")
     return rel

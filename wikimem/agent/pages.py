@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import NoteReadError, UsageError
 from ..parse import parse_page
+from ..vault.files import rel_parts
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,8 @@ def note_path(vault, rel: str) -> str:
     """``rel`` as given, or with ``.md`` added when only that exists (agents often drop it).
     The path is checked to stay inside the vault either way."""
     rel = rel.strip().replace("\\", "/")
+    vault.files.abspath(rel)  # PathEscapeError for "..", absolute paths and symlinks out, as given
+    rel = "/".join(rel_parts(rel))  # "./raw/x.md" is raw/x.md: one page, one type
     full = vault.files.abspath(rel)
     if not full.exists() and not rel.lower().endswith(".md") and vault.files.abspath(rel + ".md").exists():
         return rel + ".md"

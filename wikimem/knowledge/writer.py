@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 
 from ..errors import ConflictError, NoteReadError, ReadOnlyError, UsageError, WikimemError
 from ..parse import parse_page
-from ..vault.files import NOTE_SUFFIXES, ensure_cache_folder
+from ..vault.files import NOTE_SUFFIXES, ensure_cache_folder, rel_parts
 from . import secrets
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,9 @@ def _norm_rel(rel: str) -> str:
 
 
 def _check_target(v, rel: str) -> None:
-    if v.files.in_raw(rel):  # by spelling or through a symlinked folder
+    parts = rel_parts(rel)
+    # by spelling (in any case: on a case-insensitive volume RAW/ is raw/) or through a symlinked folder
+    if v.files.in_raw(rel) or (parts and parts[0].casefold() == "raw"):
         raise ReadOnlyError(f"{rel}: raw/ sources are immutable; wikimem never modifies them")
     v.files.abspath(rel)  # PathEscapeError for .., absolute paths and symlinks out of the vault
     if not rel.lower().endswith(NOTE_SUFFIXES):
