@@ -111,3 +111,21 @@ def test_a_large_write_returns_before_all_its_vectors_are_embedded(tmp_path, mon
     monkeypatch.setattr(FakeEmbedder, "embed_passages", real)
     v.embed_pending()
     assert v.status()["vector_coverage"] == 1.0
+
+
+def test_a_full_disk_is_said_with_what_to_do(make_vault, monkeypatch):
+    """Issue 27 item 17: search on a vault with no cache and a full disk names the problem."""
+    import errno
+    from typer.testing import CliRunner
+    from wikimem.cli import app
+    from wikimem.index import build as build_mod
+    root = make_vault({"a.md": "# A\n\nalpha\n"})
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(root / ".wikimem" / "manifest.sqlite"))
+
+    monkeypatch.setattr(build_mod, "build", full)
+    monkeypatch.setenv("WIKIMEM_EMBEDDER", "none")
+    result = CliRunner().invoke(app, ["search", "alpha", "-V", str(root)])
+    assert result.exit_code == 1 and "No space left on device" in result.output and "run `wikimem index`" in result.output
+    assert "wikimem bug" not in result.output

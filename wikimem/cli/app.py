@@ -125,13 +125,26 @@ def _fail(message: str, code: int) -> typer.Exit:
     return typer.Exit(code)
 
 
+def _os_hint(exc: OSError) -> str:
+    """What to do about the operating system errors a user can fix."""
+    import errno
+    hints = {errno.ENOSPC: "the disk is full: free some space and run the command again (the vault is untouched; "
+                           "the cache in .wikimem/ can be deleted and rebuilt)",
+             errno.EROFS: "the file system is read-only: run wikimem where the vault can be written, or use "
+                          "commands that only read (search, status, lint) once the cache exists",
+             errno.EACCES: "permission denied: run as a user who can write the vault",
+             errno.EDQUOT: "the disk quota is exceeded: free some space and run the command again"}
+    hint = hints.get(exc.errno)
+    return f" ({hint})" if hint else ""
+
+
 def _run(fn: Callable[[], Any]) -> Any:
     try:
         return fn()
     except WikimemError as exc:
         raise _fail(str(exc), exc.exit_code) from None
     except OSError as exc:  # a file or folder vanished or is unreadable mid-run: say so, no traceback
-        raise _fail(f"{exc.strerror or exc}: {exc.filename or ''}", 1) from None
+        raise _fail(f"{exc.strerror or exc}: {exc.filename or ''}{_os_hint(exc)}", 1) from None
     except KeyboardInterrupt:
         err.print("interrupted")
         raise typer.Exit(130) from None

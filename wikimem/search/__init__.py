@@ -61,6 +61,10 @@ def _bootstrap(vault, problem: str, notices: list[str]) -> None:
     from ..index.build import build
     try:
         report = build(vault, embed=False)
+    except OSError as exc:  # a full disk or a read-only folder: say what, not "a wikimem bug"
+        raise IndexStaleError(f"cannot search: {problem}, and the index cannot be built here "
+                              f"({exc.strerror or exc}); free space or make {cache.dir} writable, then run "
+                              "`wikimem index`") from None
     except LockError:
         if cache.manifest_problem():
             raise
