@@ -344,3 +344,20 @@ def test_missing_vault_is_a_clean_error(tmp_path):
                           text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
     assert proc.returncode == 1 and proc.stdout == ""
     assert "vault folder not found" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@_needs("edit_page", "move_page", "delete_page")
+def test_edit_move_and_delete_tools(server, vault):
+    """Issue 28 item 6 through the SDK client: an agent adds one line without re-sending the page."""
+    server.ok("write_page", {"path": "notes/Edits.md", "content": "# Edits\n\nFirst line.\n"})
+    sha = server.ok("read_page", {"path": "notes/Edits.md"})["sha256"]
+    done = server.ok("edit_page", {"path": "notes/Edits.md", "operation": "append", "content": "Second line.",
+                                   "expected_sha256": sha})
+    assert (vault / "notes/Edits.md").read_text() == "# Edits\n\nFirst line.\nSecond line.\n"
+    assert "changed since" in server.error("edit_page", {"path": "notes/Edits.md", "operation": "append",
+                                                         "content": "x", "expected_sha256": sha})
+    moved = server.ok("move_page", {"path": "notes/Edits.md", "new_path": "notes/Edited.md",
+                                    "expected_sha256": done["sha256"]})
+    assert moved["path"] == "notes/Edited.md" and (vault / "notes/Edited.md").exists()
+    gone = server.ok("delete_page", {"path": "notes/Edited.md", "expected_sha256": moved["sha256"]})
+    assert gone["moved_to"] == ".trash/notes/Edited.md" and not (vault / "notes/Edited.md").exists()

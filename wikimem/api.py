@@ -220,6 +220,25 @@ class Vault:
         return write_page(self, rel, text, expected_sha256=expected_sha256, reason=reason,
                           check_similar=check_similar)
 
+    def edit_page(self, rel: str, operation: str, *, expected_sha256: str | None, content: str = "",
+                  heading: str | None = None, find: str | None = None, expected_count: int = 1,
+                  reason: str = "agent edit"):
+        """Append, prepend, replace a section by heading, or find-and-replace with an expected count,
+        compare-and-swap checked -> EditResult."""
+        from .agent.edits import edit_page
+        return edit_page(self, rel, operation, expected_sha256=expected_sha256, content=content, heading=heading,
+                         find=find, expected_count=expected_count, reason=reason)
+
+    def move_page(self, old: str, new: str, *, expected_sha256: str | None, reason: str = "agent move"):
+        """Rename a page and update the links that point at it -> EditResult."""
+        from .agent.edits import move_page
+        return move_page(self, old, new, expected_sha256=expected_sha256, reason=reason)
+
+    def delete_page(self, rel: str, *, expected_sha256: str | None, reason: str = "agent delete"):
+        """Move a page to the vault's .trash/ -> EditResult."""
+        from .agent.edits import delete_page
+        return delete_page(self, rel, expected_sha256=expected_sha256, reason=reason)
+
     def append_log(self, operation: str, detail: str) -> str:
         """Append one dated line to log.md; returns the line."""
         from .knowledge.writer import append_log

@@ -286,6 +286,42 @@ class Tools:
             expected = expected_hash(self.vault, rel, expected_sha256, force)
             return self.vault.write_page(rel, content, expected_sha256=expected, reason=reason)
 
+    def edit_page(self, path: Path_,
+                  operation: Annotated[Literal["append", "prepend", "replace_section", "find_replace"], Field(
+                      description="append / prepend (after the frontmatter) `content`; replace_section: the text "
+                                  "under `heading` becomes `content`; find_replace: `find` becomes `content`, "
+                                  "refused unless found exactly `expected_count` times.")],
+                  expected_sha256: Annotated[str, Field(description="sha256 from read_page: refused if the page "
+                                                                    "changed since.")],
+                  content: Annotated[str, Field(description="The text to add, or the replacement.")] = "",
+                  heading: Annotated[Optional[str], Field(description="replace_section: the heading's text "
+                                                                      "(or a path 'H1#H2').")] = None,
+                  find: Annotated[Optional[str], Field(description="find_replace: the exact text to find.")] = None,
+                  expected_count: Annotated[int, Field(ge=1, le=10000, description="find_replace: how many "
+                                                                                   "times `find` occurs.")] = 1,
+                  reason: Annotated[str, Field(description="One line for log.md.")] = "agent edit") -> dict[str, Any]:
+        """Change part of a page without re-sending it all (compare-and-swap, secret-scanned, logged)."""
+        from .agent.guards import check_size
+        check_size("content", content)
+        with self._write:
+            return self.vault.edit_page(path, operation, expected_sha256=expected_sha256, content=content,
+                                        heading=heading, find=find, expected_count=expected_count, reason=reason)
+
+    def move_page(self, path: Path_,
+                  new_path: Annotated[str, Field(description="The new vault-relative path (.md); must not exist.")],
+                  expected_sha256: Annotated[str, Field(description="sha256 from read_page.")],
+                  reason: Annotated[str, Field(description="One line for log.md.")] = "agent move") -> dict[str, Any]:
+        """Rename a page; the links that point at it in other pages are updated through the writer."""
+        with self._write:
+            return self.vault.move_page(path, new_path, expected_sha256=expected_sha256, reason=reason)
+
+    def delete_page(self, path: Path_,
+                    expected_sha256: Annotated[str, Field(description="sha256 from read_page.")],
+                    reason: Annotated[str, Field(description="One line for log.md.")] = "agent delete") -> dict[str, Any]:
+        """Move a page to the vault's .trash/ (recoverable, as Obsidian does); logged."""
+        with self._write:
+            return self.vault.delete_page(path, expected_sha256=expected_sha256, reason=reason)
+
 
 # (tool name, Tools method, the Vault method it wraps, when offered: "read" always, "write" only
 # without --read-only, "read-only" only with it). A tool whose Vault method is missing is not offered.
@@ -303,6 +339,9 @@ SPECS = (
     ("lint", "lint", "lint", "read"),
     ("stats", "stats", "stats", "read"),
     ("write_page", "write_page", "write_page", "write"),
+    ("edit_page", "edit_page", "edit_page", "write"),
+    ("move_page", "move_page", "move_page", "write"),
+    ("delete_page", "delete_page", "delete_page", "write"),
     ("remember", "remember", "remember", "write"),
     ("supersede", "supersede", "supersede", "write"),
 )
@@ -354,7 +393,7 @@ class HandshakeDone:
                 self.event.set()
 
 
-DESTRUCTIVE = frozenset({"supersede", "write_page"})  # they change or replace pages an agent did not create
+DESTRUCTIVE = frozenset({"supersede", "write_page", "edit_page", "move_page", "delete_page"})  # they change or replace pages an agent did not create
 
 
 def build_server(vault, read_only: bool = False, lifespan=None, ready: threading.Event | None = None,

@@ -94,6 +94,12 @@ def note_path(vault, rel: str) -> str:
 def _section(lines: list[str], headings, wanted: str) -> tuple[str, list[str]]:
     """The lines under the heading ``wanted`` ("Heading" or a path "H1#H2" / "H1 > H2"), down to
     the next heading of the same or a higher level."""
+    start, end, chain = section_span(lines, headings, wanted)
+    return "\n".join(lines[start:end]).rstrip("\n") + "\n", chain
+
+
+def section_span(lines: list[str], headings, wanted: str) -> tuple[int, int, list[str]]:
+    """(the heading's line, the line after its section, the heading path) of ``wanted``."""
     exact = wanted.strip().lower()
     if exact and any(h.text.strip().lower() == exact for h in headings):
         parts = [exact]  # a heading's own text first: "C# and F#", "Input -> Output"
@@ -110,7 +116,7 @@ def _section(lines: list[str], headings, wanted: str) -> tuple[str, list[str]]:
         it = iter(path)
         if path[-1] == parts[-1] and all(p in it for p in parts[:-1]):
             end = next((n.line for n in headings[i + 1:] if n.level <= h.level), len(lines))
-            return "\n".join(lines[h.line:end]).rstrip("\n") + "\n", [a.text for a in chain]
+            return h.line, end, [a.text for a in chain]
     available = ", ".join(h.text for h in headings) or "the page has no headings"
     raise UsageError(f"no heading {wanted!r} in this page (headings: {available})")
 

@@ -1,0 +1,179 @@
+"""Partial edits for agents: change a page without re-sending all of it, move it with the links
+that point at it, delete it to ``.trash/`` (issue 28 item 6).
+
+Every operation is compare-and-swap checked against the sha256 the agent read (``read_page``),
+goes through the one writer path (secret scan, atomic write, a log.md line, the cache updated),
+and refuses rather than guesses: a find-and-replace that finds another count than expected, a
+heading that is not there, a target name that exists.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+from ..errors import ConflictError, UsageError
+from ..parse import frontmatter as fm
+from ..parse import parse_page
+from ..vault import trash
+from .guards import check_content, check_note_path
+from .pages import section_span
+
+OPERATIONS = ("append", "prepend", "replace_section", "find_replace")
+
+
+@dataclass(frozen=True)
+class EditResult:
+    path: str
+    sha256: str
+    operation: str
+    replaced: int = 0  # find_replace: occurrences replaced
+    links_updated: list[str] = field(default_factory=list)  # move: pages whose links now point at the new path
+    moved_to: str | None = None  # delete: where in .trash/ it went; move: the new path
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "sha256": self.sha256, "operation": self.operation, "replaced": self.replaced,
+                "links_updated": list(self.links_updated), "moved_to": self.moved_to, "warnings": list(self.warnings)}
+
+
+def _read(vault, rel: str, expected_sha256: str | None):
+    if not expected_sha256:
+        raise ConflictError(f"{rel}: pass the sha256 read_page gave as expected_sha256")
+    note = vault.files.read_note(rel)
+    if note.sha256 != expected_sha256:
+        raise ConflictError(f"{rel}: the page changed since it was read (sha256 differs); read it again")
+    return note
+
+
+def _ensure_newline(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def edited_text(text: str, operation: str, content: str = "", heading: str | None = None,
+                find: str | None = None, expected_count: int = 1) -> tuple[str, int]:
+    """``text`` (LF) after ``operation``, and how many occurrences a find_replace replaced."""
+    if operation not in OPERATIONS:
+        raise UsageError(f"unknown operation {operation!r} (choose {', '.join(OPERATIONS)})")
+    if operation == "append":
+        return _ensure_newline(text) + _ensure_newline(content), 0
+    if operation == "prepend":  # after the frontmatter: it stays the first thing in the note
+        front, body = fm.parse(text)
+        head = text[: len(text) - len(body)] if front.raw is not None else ""
+        return head + _ensure_newline(content) + body, 0
+    if operation == "replace_section":
+        if not heading:
+            raise UsageError("replace_section needs the heading whose section is replaced")
+        lines = text.split("\n")
+        page = parse_page("x.md", text)
+        start, end, _ = section_span(lines, page.headings, heading)
+        new = lines[: start + 1] + _ensure_newline(content).rstrip("\n").split("\n") + ([""] if end < len(lines) else [])
+        return "\n".join(new + lines[end:]), 0
+    if not find:
+        raise UsageError("find_replace needs the text to find")
+    found = text.count(find)
+    if found != expected_count:
+        raise ConflictError(f"found {found} occurrence(s) of the text, expected {expected_count}; nothing changed "
+                            "(read the page again, or give expected_count)")
+    return text.replace(find, content), found
+
+
+def edit_page(vault, rel: str, operation: str, *, expected_sha256: str | None, content: str = "",
+              heading: str | None = None, find: str | None = None, expected_count: int = 1,
+              reason: str = "agent edit") -> EditResult:
+    rel = check_note_path(vault, rel)
+    note = _read(vault, rel, expected_sha256)
+    text, replaced = edited_text(note.text.replace("\r\n", "\n"), operation, content, heading, find, expected_count)
+    check_content(rel, text)
+    result = vault.write_page(rel, text, expected_sha256=expected_sha256, reason=f"{reason} ({operation})")
+    return EditResult(rel, result.sha256, operation, replaced, warnings=list(result.warnings))
+
+
+def delete_page(vault, rel: str, *, expected_sha256: str | None, reason: str = "agent delete") -> EditResult:
+    """Move the page to ``.trash/`` (recoverable, as Obsidian does); links to it are left as they
+    are (lint reports them)."""
+    from ..knowledge.writer import LOG_FILE, append_log, refresh_cache
+    rel = check_note_path(vault, rel)
+    if not expected_sha256:
+        raise ConflictError(f"{rel}: pass the sha256 read_page gave as expected_sha256")
+    gone = trash.move_to_trash(vault.files, rel, expected_sha256)
+    warnings = []
+    try:
+        append_log(vault, reason, f"{rel} -> {gone}")
+    except Exception as exc:  # noqa: BLE001 - the delete happened; say what did not
+        warnings.append(f"log.md not updated: {exc}")
+    warning = refresh_cache(vault, [rel, LOG_FILE])
+    if warning:
+        warnings.append(warning)
+    return EditResult(rel, expected_sha256, "delete", moved_to=gone, warnings=warnings)
+
+
+def _link_target(new: str, was: str, note_paths: list[str]) -> str:
+    """How a link written as ``was`` names ``new``: its file name when that is unique (and the link
+    was written that way), else its path without ``.md``."""
+    stem = new.rsplit("/", 1)[-1][:-3] if new.lower().endswith(".md") else new.rsplit("/", 1)[-1]
+    same = [p for p in note_paths if p.rsplit("/", 1)[-1].lower() == new.rsplit("/", 1)[-1].lower()]
+    if "/" not in was and same == [new]:
+        return stem
+    return new[:-3] if new.lower().endswith(".md") else new
+
+
+def relink(text: str, links, old: str, new: str, note_paths: list[str], body_line: int) -> str:
+    """``text`` with every link of ``links`` that resolved to ``old`` pointing at ``new``."""
+    lines = text.split("\n")
+    for link in links:
+        if link.resolved != old:
+            continue
+        rows = range(body_line) if link.line is None else [link.line]
+        target = _link_target(new, link.target, note_paths)
+        if link.kind == "markdown":
+            pattern = re.compile(r"(\]\()(" + re.escape(link.target) + "|" + re.escape(quote(link.target)) + r")([#)])")
+            replacement = r"\g<1>" + quote(new).replace("\\", "\\\\") + r"\g<3>"
+        else:
+            pattern = re.compile(r"(!?\[\[)\s*(" + re.escape(link.target) + r")\s*(?=[#|\]])")
+            replacement = r"\g<1>" + target.replace("\\", "\\\\")
+        for i in rows:
+            if 0 <= i < len(lines):
+                lines[i] = pattern.sub(replacement, lines[i])
+    return "\n".join(lines)
+
+
+def move_page(vault, old: str, new: str, *, expected_sha256: str | None, reason: str = "agent move") -> EditResult:
+    """Rename ``old`` to ``new`` and update the links that point at it, each referring page
+    through the writer (compare-and-swap on what was read, logged)."""
+    from ..knowledge.writer import LOG_FILE, append_log, refresh_cache
+    old = check_note_path(vault, old)
+    new = check_note_path(vault, new)
+    if old == new:
+        raise UsageError("the new path is the old one")
+    if not expected_sha256:
+        raise ConflictError(f"{old}: pass the sha256 read_page gave as expected_sha256")
+    pages = vault.pages()  # resolved links, from the cache brought up to date
+    referrers = sorted(p for p, page in pages.items() if p != old and any(l.resolved == old for l in page.links))
+    trash.rename_note(vault.files, old, new, expected_sha256)
+    warnings: list[str] = []
+    try:
+        append_log(vault, reason, f"{old} -> {new}")
+    except Exception as exc:  # noqa: BLE001 - the move happened; say what did not
+        warnings.append(f"log.md not updated: {exc}")
+    refresh = refresh_cache(vault, [old, new, LOG_FILE])
+    if refresh:
+        warnings.append(refresh)
+    note_paths = sorted(set(pages) - {old} | {new})
+    updated = []
+    for rel in referrers:
+        try:
+            note = vault.files.read_note(rel)
+            text = note.text.replace("\r\n", "\n")
+            page = parse_page(rel, text, note.sha256)
+            changed = relink(text, pages[rel].links, old, new, note_paths, page.body_line)
+            if changed != text:
+                result = vault.write_page(rel, changed, expected_sha256=note.sha256, reason=f"links to {new}",
+                                          check_similar=False)
+                warnings.extend(result.warnings)
+                updated.append(rel)
+        except Exception as exc:  # noqa: BLE001 - the move stands; a page whose links could not be updated is named
+            warnings.append(f"{rel}: links to {old} not updated ({exc}); lint lists them")
+    sha = vault.files.read_note(new).sha256
+    return EditResult(new, sha, "move", links_updated=updated, moved_to=new, warnings=warnings)
