@@ -11,18 +11,21 @@ through the same logic, citing the turn it came from.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import logging
 import re
+import threading
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import yaml
 
 from ..errors import ConflictError, UsageError, WikimemError
 from ..parse import parse_page
 from . import secrets
+from ..vault.files import ensure_cache_folder
 from .similarity import candidate_paths, compare, read_bodies, thresholds_for
 
 log = logging.getLogger(__name__)
@@ -117,6 +120,71 @@ def _memories_like(v, fact: str, kind: str):
             if pg.type == "memory" and str(pg.frontmatter.get("kind") or DEFAULT_KIND).strip().lower() == kind}
 
 
+_LOCK = threading.RLock()
+_HELD = threading.local()  # vault root -> (file handle, depth) held by this thread
+LOCK_FILE = "remember.lock"
+
+
+@contextlib.contextmanager
+def remember_lock(v) -> Iterator[None]:
+    """Serialise ``remember`` between threads and processes: the lock is held across "look for
+    duplicates -> write -> supersede", so two servers remembering one fact at once write one note
+    (the second sees the first's note). Re-entrant in a thread. It is its own file
+    (``.wikimem/remember.lock``), not the writer's ``notes.lock``, which the write itself takes:
+    an flock is per open file, so taking that one here would deadlock the write."""
+    with _LOCK:
+        held = getattr(_HELD, "locks", None)
+        if held is None:
+            held = _HELD.locks = {}
+        key = str(v.root)
+        if key in held:  # nested (remember_from_transcript -> remember): already ours
+            held[key][1] += 1
+            try:
+                yield
+            finally:
+                held[key][1] -= 1
+            return
+        fh = None
+        try:
+            import fcntl
+            folder = v.root / ".wikimem"
+            ensure_cache_folder(folder)
+            fh = open(folder / LOCK_FILE, "a+b")
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        except (ImportError, OSError) as exc:  # Windows, a read-only cache: the create race check remains
+            log.warning("remember without the cross-process lock (%s)", exc)
+            if fh is not None:
+                fh.close()
+            fh = None
+        held[key] = [fh, 1]
+        try:
+            _index_unseen_memories(v)
+            yield
+        finally:
+            del held[key]
+            if fh is not None:
+                fh.close()  # closing the file releases the flock
+
+
+def _index_unseen_memories(v) -> None:
+    """Memory notes on disk that this process's cache does not hold (another process wrote them and
+    did not get as far as its index commit, or wrote them without wikimem): index them before the
+    duplicate check, so it sees every note the lock's previous holders wrote."""
+    try:
+        folder = v.files.abspath(FOLDER)
+        if not folder.is_dir():
+            return
+        on_disk = {f"{FOLDER}/{p.name}" for p in folder.glob("*.md")}
+        if not on_disk:
+            return
+        known = {p for (p,) in v.cache.db.execute("SELECT path FROM files WHERE path LIKE ?", (f"{FOLDER}/%",))}
+        unseen = sorted(on_disk - known)
+        if unseen:
+            v.index(paths=unseen, wait=10.0)
+    except Exception as exc:  # noqa: BLE001 - a cache problem must not stop the fact being remembered
+        log.info("could not check memories/ against the cache: %s", exc)
+
+
 def remember(v, fact: str, *, kind: str = DEFAULT_KIND, about: str | None = None, source: str | None = None,
              dry_run: bool = False) -> RememberResult:
     fact = (fact or "").strip()
@@ -126,7 +194,13 @@ def remember(v, fact: str, *, kind: str = DEFAULT_KIND, about: str | None = None
     if kind not in KINDS:
         raise UsageError(f"unknown memory kind {kind!r} (choose one of {', '.join(KINDS)})")
     secrets.check(fact, "memory")  # before anything else: a key must not even be compared or logged
-    about = _about_link(about)
+    if dry_run:
+        return _remember(v, fact, kind, _about_link(about), source, True)
+    with remember_lock(v):
+        return _remember(v, fact, kind, _about_link(about), source, False)
+
+
+def _remember(v, fact: str, kind: str, about: str | None, source: str | None, dry_run: bool) -> RememberResult:
     warnings: list[str] = []
     embedder = v.cache.embedder()
     thresholds, notice = thresholds_for(embedder)
