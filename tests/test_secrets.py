@@ -24,6 +24,9 @@ CASES = {
     "google-api-key": (f"maps key {GOOGLE}", ["AIzawesome is not a key", "the word AIza alone"]),
     "github-token": (f"token: {GITHUB}", ["ghp_short", "the gho_ prefix is for OAuth tokens"]),
     "aws-access-key": (f"aws_access_key_id = {AWS}", ["AKIA is the prefix", "XAKIAIOSFODNN7EXAMPLEX1"]),
+    "aws-secret-key": ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                       ["aws_secret_access_key = <your secret access key here>", "set AWS_SECRET_ACCESS_KEY first"]),
+    "stripe-key": ("STRIPE=sk_live_4eC39HqLyjWDarjtT1zdp7dc9a", ["a sk_live_ prefix", "ask_live_questions_here_now"]),
     "slack-token": (f"SLACK={SLACK}", ["xoxo-hugs and kisses", "the xoxb- prefix"]),
     "private-key": (PRIVATE, ["-----BEGIN PUBLIC KEY-----", "a private key should never be shared"]),
     "ssh-key": (SSH, ["ssh-ed25519 is a key type", "run ssh-keygen -t ed25519"]),
@@ -79,3 +82,40 @@ def test_clean_prose_has_no_findings():
     text = ("# Leiden\n\nThe Leiden algorithm refines Louvain communities. See [[Louvain]] and "
             "https://arxiv.org/abs/1810.08473 (2019). 中文笔记：社区发现算法。\n")
     assert scan(text) == []
+
+
+# -- issue 28 items 2-3 ------------------------------------------------------------------------
+import pytest as _pytest  # noqa: E402
+
+
+@_pytest.mark.parametrize("rule, secret, look_alike", [
+    ("aws-secret-key", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+     "aws_secret_access_key = <your secret access key here, forty chars>"),
+    ("stripe-key", "STRIPE=sk_live_4eC39HqLyjWDarjtT1zdp7dc9a",
+     "the docs say keys look like sk_live_ followed by letters"),
+])
+def test_more_secret_formats(rule, secret, look_alike):
+    from wikimem.knowledge.secrets import scan
+    assert rule in {f.rule for f in scan(secret)}
+    assert rule not in {f.rule for f in scan(look_alike)}
+
+
+def test_a_secret_in_a_file_name_or_a_reason_refuses_the_write(make_vault):
+    from wikimem.api import open_vault
+    from wikimem.knowledge.secrets import SecretError
+    v = open_vault(make_vault({"a.md": "# A\n"}), embedder="none")
+    with _pytest.raises(SecretError, match="file name"):
+        v.write_page("notes/ghp_0123456789abcdefghijABCDEFGHIJ012345.md", "# x\n")
+    with _pytest.raises(SecretError, match="reason"):
+        v.write_page("notes/x.md", "# x\n", reason="key AKIAABCDEFGHIJKLMNOP")
+    assert not (v.root / "notes").exists()
+
+
+def test_a_reason_cannot_forge_log_entries(make_vault):
+    from wikimem.api import open_vault
+    v = open_vault(make_vault({"a.md": "# A\n"}), embedder="none")
+    v.write_page("notes/x.md", "# x\n", reason="ok\n- 2020-01-01 00:00 · delete · everything\n## Forged" + "y" * 3_000_000)
+    log = (v.root / "log.md").read_text()
+    lines = [line for line in log.splitlines() if "notes/x.md" in line]
+    assert len(lines) == 1 and len(lines[0]) < 600
+    assert "## Forged" not in log.splitlines() and not any(l.startswith("- 2020-01-01") for l in log.splitlines())

@@ -68,6 +68,10 @@ def write_page(v, rel: str, text: str, *, expected_sha256: str | None = None, re
     """Create (``expected_sha256=None``) or replace a note; see the module docstring for the steps."""
     rel = _norm_rel(rel)
     _check_target(v, rel)
+    # a secret in the name would sit in the manifest and log.md; one in the reason would go to
+    # log.md (and a log line refused for it left the write unlogged): both refuse the write
+    secrets.check(rel, "the file name")
+    secrets.check(reason, "the reason")
     warnings = [secrets.warning_text(rel, f) for f in secrets.check(text, rel)]
     newline, bom = "\n", False
     if expected_sha256 is not None:
@@ -199,10 +203,21 @@ def _edit_note_locked(v, rel: str, edit: Callable[[str], str | None]) -> bool:
     return False  # pragma: no cover
 
 
+LOG_FIELD_MAX = 200  # characters of one field of a log line (an agent's reason: a 2 MiB one wrote a 2 MiB line)
+_LOG_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\x85]")
+
+
+def _log_field(text: str) -> str:
+    """One line, bounded, control characters escaped: a newline in an agent's reason forged log
+    entries and headings."""
+    one = " ".join(str(text).split())
+    one = _LOG_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", one)
+    return one if len(one) <= LOG_FIELD_MAX else one[:LOG_FIELD_MAX - 1] + "…"
+
+
 def log_line(operation: str, detail: str, now: _dt.datetime | None = None) -> str:
     now = now or _dt.datetime.now()
-    detail = " ".join(detail.split())
-    return f"- {now:%Y-%m-%d %H:%M} · {operation} · {detail}"
+    return f"- {now:%Y-%m-%d %H:%M} · {_log_field(operation)} · {_log_field(detail)}"
 
 
 def append_log(v, operation: str, detail: str) -> str:
