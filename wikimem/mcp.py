@@ -33,6 +33,7 @@ raw/ holds immutable sources and cannot be written."""
 
 Path_ = Annotated[str, Field(description="Vault-relative path of a note, e.g. 'concepts/BM25.md'.")]
 MAX_QUERY = 4000  # characters: a search or a question longer than this is a mistake, not a query
+MAX_REASON = 500  # characters of a write's reason (log.md keeps 200 of them)
 LOCK_WAIT_S = 30.0  # how long a tool waits for a build that holds the cache (the first one, mostly)
 Limit = Annotated[int, Field(ge=1, le=50, description="How many results.")]
 
@@ -276,7 +277,7 @@ class Tools:
                    expected_sha256: Annotated[Optional[str], Field(
                        description="sha256 from read_page; required to replace an existing page.")] = None,
                    force: Annotated[bool, Field(description="Replace the page even if it changed since read.")] = False,
-                   reason: Annotated[str, Field(description="One line for log.md.")] = "agent write") -> dict[str, Any]:
+                   reason: Annotated[str, Field(max_length=MAX_REASON, description="One line for log.md.")] = "agent write") -> dict[str, Any]:
         """Create or replace a note (secret-scanned, atomic, logged, indexed at once). Replacing needs
         the sha256 read_page gave, unless force. raw/ is read-only; 1 MiB per write."""
         from .agent.guards import check_content, check_note_path, expected_hash
@@ -299,7 +300,7 @@ class Tools:
                   find: Annotated[Optional[str], Field(description="find_replace: the exact text to find.")] = None,
                   expected_count: Annotated[int, Field(ge=1, le=10000, description="find_replace: how many "
                                                                                    "times `find` occurs.")] = 1,
-                  reason: Annotated[str, Field(description="One line for log.md.")] = "agent edit") -> dict[str, Any]:
+                  reason: Annotated[str, Field(max_length=MAX_REASON, description="One line for log.md.")] = "agent edit") -> dict[str, Any]:
         """Change part of a page without re-sending it all (compare-and-swap, secret-scanned, logged)."""
         from .agent.guards import check_size
         check_size("content", content)
@@ -310,14 +311,14 @@ class Tools:
     def move_page(self, path: Path_,
                   new_path: Annotated[str, Field(description="The new vault-relative path (.md); must not exist.")],
                   expected_sha256: Annotated[str, Field(description="sha256 from read_page.")],
-                  reason: Annotated[str, Field(description="One line for log.md.")] = "agent move") -> dict[str, Any]:
+                  reason: Annotated[str, Field(max_length=MAX_REASON, description="One line for log.md.")] = "agent move") -> dict[str, Any]:
         """Rename a page; the links that point at it in other pages are updated through the writer."""
         with self._write:
             return self.vault.move_page(path, new_path, expected_sha256=expected_sha256, reason=reason)
 
     def delete_page(self, path: Path_,
                     expected_sha256: Annotated[str, Field(description="sha256 from read_page.")],
-                    reason: Annotated[str, Field(description="One line for log.md.")] = "agent delete") -> dict[str, Any]:
+                    reason: Annotated[str, Field(max_length=MAX_REASON, description="One line for log.md.")] = "agent delete") -> dict[str, Any]:
         """Move a page to the vault's .trash/ (recoverable, as Obsidian does); logged."""
         with self._write:
             return self.vault.delete_page(path, expected_sha256=expected_sha256, reason=reason)
