@@ -7,13 +7,25 @@ from ..context import is_note_target
 from ..registry import rule
 
 
+# A raw/ note is a source: someone else's document kept as it came (an article's ``[Home](/)``, a
+# clipped note's ``[[Their Page]]``, a chat's pasted links). Its links belong to its own site or vault
+# and can never resolve here, and raw/ is never edited, so they are not checked. What wikimem itself
+# writes into a raw/ note is: the frontmatter keys below (the HTML/PDF original a text note was
+# made from, the earlier part of a continued session).
+RAW_OWN_KEYS = ("derived_from", "continues")
+
+
 def _body_links(ctx, skip_index: bool = True):
-    """(page, link) for every link written in a note (index.md's are WM403's)."""
+    """(page, link) for every link written in a note (index.md's are WM403's; a raw/ source's own
+    links are not checked, only the ``RAW_OWN_KEYS`` links wikimem wrote into it)."""
     for path in sorted(ctx.pages):
         if skip_index and path == "index.md":
             continue
         page = ctx.pages[path]
+        raw = is_raw_path(path)
         for link in page.links:
+            if raw and not (link.kind == "frontmatter" and link.key in RAW_OWN_KEYS):
+                continue
             yield page, link
 
 
