@@ -6,9 +6,10 @@ the bytes' sha256 is looked up among the files already in raw/, and the same byt
 is taken gets the hash's first 8 hex digits appended, so nothing in raw/ is ever replaced.
 
 Each article or paper then gets a source page ``sources/<title>.md`` (outside raw/, written through
-the one writer path): a link to the raw file, title, date, outline, first paragraph, key terms and
-the existing pages it names, all extracted (``extract.py``). HTML and PDF sources also get their
-text as a Markdown note beside the original in raw/, so search can read them. Conversation exports
+the one writer path): a link to the raw file, title, date, outline, first paragraph, key terms
+(``extract.py``) and the existing pages it names (``mentions.py``), all extractive. HTML and PDF
+sources also get their text as a Markdown note beside the original in raw/, so search can read
+them (a web page without its site's navigation chrome, ``webpage.py``). Conversation exports
 (``--kind transcript``) become one note per session (``conversations.py``). Every operation is
 logged in log.md and listed in index.md.
 """
@@ -29,6 +30,7 @@ from ..errors import ConflictError, UsageError, WikimemError
 from ..vault.files import atomic_write_bytes, fit_name
 from .conversations import Problem, read_export, write_sessions
 from .extract import Extract, extract
+from .mentions import named_pages
 
 log = logging.getLogger(__name__)
 
@@ -298,7 +300,7 @@ def _page_text(vault, info: Extract, kind: str, rel: str, text_note: str | None,
         front["summary_by"] = "llm"
         lines += ["## Summary", "", summary.text, ""]
         if summary.linked:
-            lines += ["Names: " + " · ".join(f"[[{t}]]" for t in summary.linked), ""]
+            lines += ["Names: " + " · ".join(summary.linked), ""]
         if summary.candidates:
             lines += ["Candidates for new pages: " + ", ".join(summary.candidates), ""]
     if info.first_paragraph:
@@ -308,30 +310,14 @@ def _page_text(vault, info: Extract, kind: str, rel: str, text_note: str | None,
         lines += ["## Outline", ""] + [f"{'  ' * (level - top)}- {text}" for level, text in info.outline] + [""]
     if info.key_terms:
         lines += ["## Key terms", "", ", ".join(info.key_terms), ""]
-    named = _named_pages(vault, info.markdown)
+    named = named_pages(vault, info.markdown)
     if named:
-        lines += ["## Mentions", "", " · ".join(f"[[{t}]]" for t in named), ""]
+        lines += ["## Mentions", "", " · ".join(named), ""]
     if previous:
         lines += ["## Earlier versions", ""] + [f"- {s}" for s in previous] + [""]
     body = "\n".join(lines)
     yaml_text = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=10_000)
     return f"---\n{yaml_text}---\n{body}"
-
-
-def _named_pages(vault, text: str) -> list[str]:
-    """Titles of existing entity/concept/comparison pages that the source names (whole words)."""
-    try:
-        rows = vault.cache.db.execute(
-            "SELECT title FROM files WHERE type IN ('entity', 'concept', 'comparison') AND title != ''").fetchall()
-    except Exception:  # noqa: BLE001 - no cache yet: mentions are a convenience
-        return []
-    low = text.casefold()
-    found = []
-    for (title,) in rows:
-        t = str(title).casefold()
-        if len(t) >= 3 and re.search(rf"(?<!\w){re.escape(t)}(?!\w)", low):
-            found.append(str(title))
-    return sorted(set(found))
 
 
 def _write_source_page(vault, info: Extract, kind: str, rel: str, text_note: str | None, size: int, summary=None):

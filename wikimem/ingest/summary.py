@@ -20,25 +20,25 @@ MAX_SOURCE = 12_000  # characters of the source sent to the model
 @dataclass(frozen=True)
 class Summary:
     text: str
-    linked: tuple[str, ...]  # existing page titles
+    linked: tuple[str, ...]  # links to existing pages (``[[Page]]``, ``[[Page|Title]]``)
     candidates: tuple[str, ...]  # named, but no page yet
 
 
 def _pages(vault) -> dict[str, str]:
-    """lower-case title or alias -> page title."""
-    try:
-        rows = vault.cache.db.execute("SELECT title, aliases FROM files WHERE type IN "
-                                      "('entity', 'concept', 'comparison', 'note') AND title != ''").fetchall()
-    except Exception:  # noqa: BLE001 - no cache yet: every name is a candidate
-        return {}
+    """lower-case title or alias -> a link to the page (the pages a source may name, as for
+    ``mentions.py``: any wiki page, not raw/, queries, memories, other sources or index.md/log.md)."""
+    from collections import Counter
+
+    from .mentions import _link, wiki_pages
+
+    pages = wiki_pages(vault)  # empty when there is no cache: every name is a candidate
+    stems = Counter(p.rsplit("/", 1)[-1].rsplit(".", 1)[0].casefold() for p, _, _ in pages)
     names: dict[str, str] = {}
-    for title, aliases in rows:
-        names.setdefault(str(title).casefold(), str(title))
-        try:
-            for alias in json.loads(aliases or "[]"):
-                names.setdefault(str(alias).casefold(), str(title))
-        except (ValueError, TypeError):
-            pass
+    for path, title, aliases in pages:
+        link = _link(path, title, stems)
+        for name in [title, *aliases]:
+            if name.strip():
+                names.setdefault(" ".join(name.split()).casefold(), link)
     return names
 
 
@@ -60,9 +60,9 @@ def summarise(vault, markdown: str, *, kind: str, model: str, url: str = "", api
         if not isinstance(name, str) or not name.strip() or len(name) > 100:
             continue
         name = " ".join(name.split())
-        title = known.get(name.casefold())
-        if title:
-            linked[title] = None
+        link = known.get(name.casefold())
+        if link:
+            linked[link] = None
         else:
             candidates[name] = None
     return Summary(" ".join(data["summary"].split()), tuple(linked), tuple(candidates))
