@@ -68,7 +68,7 @@ def test_schema_rejects_bad_frontmatter():
 def test_init_creates_and_never_overwrites(tmp_path):
     target = tmp_path / "v"
     report = init_vault(target)
-    assert set(report.created) == {"SCHEMA.md", "index.md", "log.md", *(f + "/" for f in VAULT_FOLDERS)}
+    assert set(report.created) == {"SCHEMA.md", "index.md", "log.md", "sources/", *(f + "/" for f in VAULT_FOLDERS)}
     (target / "SCHEMA.md").write_text("mine")
     again = init_vault(target)
     assert again.created == () and "SCHEMA.md" in again.existing

@@ -65,7 +65,9 @@ def init_vault(path: str | os.PathLike[str]) -> InitReport:
         with open(target, "xb") as fh:  # "x": fail rather than overwrite, even in a race
             fh.write(data)
         created.append(name)
-    for folder in VAULT_FOLDERS:
+    from .ingest.sources import SOURCE_FOLDER  # where ingest writes source pages
+
+    for folder in (*VAULT_FOLDERS, SOURCE_FOLDER):
         target = root / folder
         if target.is_dir():
             existing.append(folder + "/")
