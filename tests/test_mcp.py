@@ -116,6 +116,8 @@ def test_search_compact_and_full(server):
 def test_read_page_whole_and_section(server, vault):
     page = server.ok("read_page", {"path": "concepts/Compost.md"})
     assert page["sha256"] == hashlib.sha256((vault / "concepts/Compost.md").read_bytes()).hexdigest()
+    assert "backlinks" not in page and page["backlinks_total"] == 1 and "frontmatter" not in page  # on request
+    page = server.ok("read_page", {"path": "concepts/Compost.md", "backlinks": True, "frontmatter": True})
     assert page["frontmatter"]["tags"] == ["soil"]
     assert [b["path"] for b in page["backlinks"]] == ["concepts/Tomato.md"]
     section = server.ok("read_page", {"path": "concepts/Compost", "heading": "Ratio"})

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import json
 import logging
 import threading
 import time
@@ -31,7 +32,7 @@ read_page before answering from memory. read_page returns sha256: pass it as exp
 write_page so an edit made meanwhile is never overwritten. Link pages with the wikilinks results give.
 raw/ holds immutable sources and cannot be written."""
 
-Path_ = Annotated[str, Field(description="Vault-relative path of a note, e.g. 'concepts/BM25.md'.")]
+Path_ = Annotated[str, Field(description="e.g. concepts/BM25.md")]
 MAX_QUERY = 4000  # characters: a search or a question longer than this is a mistake, not a query
 MAX_REASON = 500  # characters of a write's reason (log.md keeps 200 of them)
 LOCK_WAIT_S = 30.0  # how long a tool waits for a build that holds the cache (the first one, mostly)
@@ -89,6 +90,35 @@ class FirstBuildGate:
             yield
 
 
+def _compact(data: Any) -> Any:
+    """A result as the client gets it: the structured content, and as text the same JSON without
+    indentation (the SDK's default indents it, 10-50 % more of an agent's context for nothing)."""
+    from mcp.types import CallToolResult, TextContent
+    if not isinstance(data, dict):
+        return data
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def lean_schema(schema: Any) -> Any:
+    """An input schema as an agent needs to read it: no generated titles ("Top K"), an optional
+    argument as its own type (not anyOf with null and a null default), one-line descriptions."""
+    if isinstance(schema, list):
+        return [lean_schema(x) for x in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: lean_schema(v) for k, v in schema.items() if k != "title"}
+    options = out.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options and out.get("default", 0) is None:
+        (inner,) = [o for o in options if o != {"type": "null"}]
+        out.pop("anyOf")
+        out.pop("default")
+        out = {**inner, **out}
+    if isinstance(out.get("description"), str):
+        out["description"] = " ".join(out["description"].split())
+    return out
+
+
 def _tool_error(fn: Callable[..., Any], wait_for_lock: bool, gate: FirstBuildGate) -> Callable[..., Any]:
     """Run a tool; any failure becomes a ToolError (an MCP error result), never a traceback.
     ``wait_for_lock``: retry while a build holds the cache (reads only: a write is never repeated)."""
@@ -98,7 +128,7 @@ def _tool_error(fn: Callable[..., Any], wait_for_lock: bool, gate: FirstBuildGat
     def run(*args: Any, **kwargs: Any) -> Any:
         try:
             with gate():
-                return _plain(_when_unlocked(fn, args, kwargs) if wait_for_lock else fn(*args, **kwargs))
+                return _compact(_plain(_when_unlocked(fn, args, kwargs) if wait_for_lock else fn(*args, **kwargs)))
         except WikimemError as exc:
             raise ToolError(f"{type(exc).__name__}: {exc}") from None
         except (OSError, ValueError, TypeError) as exc:
@@ -127,45 +157,54 @@ class Tools:
                top_k: Limit = 8,
                mode: Literal["hybrid", "lexical", "vector"] = "hybrid",
                folder: Optional[str] = None, type: Optional[str] = None,
-               tags: Annotated[Optional[list[str]], Field(description="Pages carrying all these tags.")] = None,
-               since: Annotated[Optional[str], Field(description="Updated on or after YYYY-MM-DD.")] = None,
-               until: Annotated[Optional[str], Field(description="Updated on or before YYYY-MM-DD.")] = None,
+               tags: Annotated[Optional[list[str]], Field(description="All these tags.")] = None,
+               since: Annotated[Optional[str], Field(description="YYYY-MM-DD or later.")] = None,
+               until: Annotated[Optional[str], Field(description="YYYY-MM-DD or earlier.")] = None,
                include_superseded: bool = False,
-               include_meta: Annotated[bool, Field(description="Also search index.md, log.md and communities.md "
-                                                              "(wikimem's own catalogue, log and clusters).")] = False,
-               full_text: Annotated[bool, Field(description="Whole chunk text and score parts instead of "
-                                                            "~300-character excerpts.")] = False) -> dict[str, Any]:
-        """Hybrid search (BM25 + vectors + links) over the vault. Hits: path, title, heading, wikilink,
-        score, a ~300-character excerpt (full_text=true for the whole chunk) and, when the vector side
-        found one, the passage nearest the query (a paragraph or list item of the chunk)."""
+               include_meta: Annotated[bool, Field(description="Also index.md, log.md, communities.md.")] = False,
+               full_text: Annotated[bool, Field(description="Whole chunk, passage and score parts.")] = False) -> dict[str, Any]:
+        """Hybrid search of the vault. Hits: path, title, wikilink, score, type, heading, and an
+        excerpt: the passage nearest the query, else the chunk's first ~300 characters."""
         from .agent.pages import excerpt, name_clashes, wikilink
         result = self.vault.search(query, limit=top_k, mode=mode, folder=folder, type=type, tags=tags,
                                    since=since, until=until, include_superseded=include_superseded,
                                    include_meta=include_meta)
         hits, clashes = [], name_clashes(self.vault)
         for h in result.hits:
-            hit = {"path": h.path, "title": h.title, "heading": " > ".join(h.heading_path),
-                   "wikilink": wikilink(h.path, clashes),
-                   "score": round(h.score, 4), "type": h.type, "status": h.status}
+            heading = " > ".join(h.heading_path)
+            hit = {"path": h.path, "title": h.title, "wikilink": wikilink(h.path, clashes),
+                   "score": round(h.score, 3), "type": h.type}
+            if heading and heading != h.title:
+                hit["heading"] = heading
+            if h.status != "active":
+                hit["status"] = h.status
             if full_text:
                 hit.update(text=h.text, found_by=list(h.found_by), components=dict(h.components), uri=h.uri)
-            else:
-                hit["excerpt"] = excerpt(h.text)
-            if h.passage:
-                hit["passage"] = h.passage
+                if h.passage:
+                    hit["passage"] = h.passage
+            else:  # one excerpt, the best one: the passage already is the part of the chunk that matched
+                hit["excerpt"] = excerpt(h.passage) if h.passage else excerpt(h.text)
             hits.append(hit)
         return {"query": query, "mode": result.mode, "hits": hits, "degraded": list(result.degraded),
                 "notices": list(result.notices)}
 
     def read_page(self, path: Path_, heading: Annotated[Optional[str], Field(
-            description="Only this section: a heading text or a path 'H1#H2'.")] = None) -> dict[str, Any]:
-        """A page (or one heading's section) with frontmatter, sha256 (for write_page), tags, headings,
-        backlinks and its supersede chain (versions)."""
-        return self.vault.read_page(path, heading=heading)
+            description="Only this section: a heading text or a path 'H1#H2'.")] = None,
+                  backlinks: Annotated[bool, Field(description="List the pages linking here.")] = False,
+                  frontmatter: Annotated[bool, Field(description="Also the parsed frontmatter.")] = False) -> dict[str, Any]:
+        """A page or one section: content, sha256 (for writes), title, type, tags, headings, versions,
+        backlinks_total."""
+        page = self.vault.read_page(path, heading=heading)
+        if not backlinks:
+            page.pop("backlinks", None)
+        if not frontmatter:
+            page.pop("frontmatter", None)
+        return page
 
     def list_pages(self, folder: Optional[str] = None, type: Optional[str] = None, tag: Optional[str] = None,
                    offset: Annotated[int, Field(ge=0, le=10**9)] = 0,
-                   limit: Annotated[int, Field(ge=1, le=500)] = 50) -> dict[str, Any]:
+                   limit: Annotated[int, Field(ge=1, le=500, description="Pages per answer (next_offset for "
+                                                                   "more).")] = 25) -> dict[str, Any]:
         """Notes by folder, page type or tag, sorted by path, one page of results (next_offset for more)."""
         return self.vault.list_pages(folder=folder, type=type, tag=tag, offset=offset, limit=limit)
 
@@ -178,8 +217,8 @@ class Tools:
                       cwd: Annotated[Optional[str], Field(description="The agent's working directory "
                                                                       "(its name is the project).")] = None,
                       budget_tokens: Annotated[int, Field(ge=50, le=20000)] = 1500) -> dict[str, Any]:
-        """Session-start briefing: the vault's domain, persona and instruction memories, and the pages
-        most relevant to the project and prompt, within the token budget, each with its wikilink."""
+        """Session-start briefing within a token budget: the vault's domain, persona and instruction
+        memories, the pages relevant to the project and prompt."""
         return self.vault.prime_context(cwd=cwd, prompt=prompt, budget_tokens=budget_tokens)
 
     def history(self, path: Path_) -> dict[str, Any]:
@@ -195,7 +234,8 @@ class Tools:
 
     def communities(self, resolution: Annotated[float, Field(gt=0, le=10)] = 1.0,
                     members: Annotated[int, Field(ge=0, le=1000, description="Member paths listed per "
-                                                                             "community.")] = 20) -> dict[str, Any]:
+                                                                             "community (members_total counts "
+                                                                             "them all).")] = 5) -> dict[str, Any]:
         """Topic clusters of the link graph (Leiden, seeded): label, size, hubs, tags and members of each."""
         report = _plain(self.vault.communities(resolution=resolution))
         for community in report.get("communities", []):
@@ -206,9 +246,9 @@ class Tools:
     def lint(self, paths: Annotated[Optional[list[str]], Field(description="Files or folders to report on "
                                                                            "(default: the whole vault).")] = None,
              select: Optional[list[str]] = None, ignore: Optional[list[str]] = None,
-             limit: Annotated[int, Field(ge=0, le=2000, description="Findings listed at most.")] = 100) -> dict[str, Any]:
-        """Check pages (broken links, frontmatter, versions, orphans, secrets, ...): a summary and the
-        findings with rule codes, lines and messages. Never fixes anything from here."""
+             limit: Annotated[int, Field(ge=0, le=2000, description="Findings listed at most (the summary "
+                                                                    "counts them all).")] = 20) -> dict[str, Any]:
+        """Check pages (links, frontmatter, versions, orphans, secrets...): a summary and findings."""
         for rel in paths or ():
             if not self.vault.files.abspath(rel.rstrip("/") or ".").exists():  # a typo is not a clean report
                 raise UsageError(f"no such file or folder in the vault: {rel}")
@@ -223,7 +263,7 @@ class Tools:
         """Vault counts from the cache: pages, links, orphans, hubs, communities, memories, vector coverage."""
         return self.vault.stats()
 
-    def query_no_write(self, question: Annotated[str, Field(max_length=MAX_QUERY, description="A question about the vault's content.")],
+    def query_no_write(self, question: Annotated[str, Field(max_length=MAX_QUERY, description="Any language.")],
                        k: Annotated[int, Field(ge=1, le=20, description="Passages to answer from.")] = 6,
                        folder: Optional[str] = None, type: Optional[str] = None,
                        tags: Optional[list[str]] = None) -> dict[str, Any]:
@@ -232,7 +272,7 @@ class Tools:
         return self.vault.query(question, k=k, write=False, **_filters(folder, type, tags))
 
     # -- writing (absent with --read-only) ---------------------------------------------------------
-    def query(self, question: Annotated[str, Field(max_length=MAX_QUERY, description="A question about the vault's content.")],
+    def query(self, question: Annotated[str, Field(max_length=MAX_QUERY, description="Any language.")],
               k: Annotated[int, Field(ge=1, le=20, description="Passages to answer from.")] = 6,
               write: Annotated[bool, Field(description="File the answer back as queries/<question>.md: say true "
                                                        "when the answer is worth keeping (default: answer only).")] = False,
@@ -241,8 +281,7 @@ class Tools:
               supersede: Annotated[bool, Field(description="The query page written replaces the most similar "
                                                            "active query page (listed in 'similar' either way).")] = False
               ) -> dict[str, Any]:
-        """Answer a question from the vault with [[page#heading]] citations and (write=true) file the
-        answer back as a query page; very similar earlier query pages come back in 'similar'."""
+        """Answer from the vault with [[page#heading]] citations; write=true files it as a query page."""
         if not write:
             return self.query_no_write(question, k, folder, type, tags)
         with self._write:
@@ -263,12 +302,10 @@ class Tools:
 
     def supersede(self, old: Annotated[str, Field(description="The page being replaced.")],
                   new: Annotated[str, Field(description="The page that replaces it.")],
-                  old_sha256: Annotated[str, Field(description="The sha256 read_page gave for `old`: refused when "
-                                                               "the page changed since.")],
-                  new_sha256: Annotated[str, Field(description="The sha256 read_page gave for `new`.")]
+                  old_sha256: Annotated[str, Field(description="From read_page.")],
+                  new_sha256: Annotated[str, Field(description="From read_page.")]
                   ) -> dict[str, Any]:
-        """Record that page `new` replaces page `old` (supersedes / superseded_by in both frontmatters,
-        logged); the old page drops out of default search. Both pages are compare-and-swap checked."""
+        """Record that `new` replaces `old` (both frontmatters, logged); `old` leaves default search."""
         with self._write:
             return self.vault.supersede(old, new, old_sha256=old_sha256, new_sha256=new_sha256)
 
@@ -278,8 +315,8 @@ class Tools:
                        description="sha256 from read_page; required to replace an existing page.")] = None,
                    force: Annotated[bool, Field(description="Replace the page even if it changed since read.")] = False,
                    reason: Annotated[str, Field(max_length=MAX_REASON, description="One line for log.md.")] = "agent write") -> dict[str, Any]:
-        """Create or replace a note (secret-scanned, atomic, logged, indexed at once). Replacing needs
-        the sha256 read_page gave, unless force. raw/ is read-only; 1 MiB per write."""
+        """Create or replace a note (secret-scanned, atomic, logged). Replacing needs read_page's
+        sha256 unless force; raw/ is read-only; 1 MiB at most."""
         from .agent.guards import check_content, check_note_path, expected_hash
         with self._write:
             rel = check_note_path(self.vault, path)
@@ -289,19 +326,16 @@ class Tools:
 
     def edit_page(self, path: Path_,
                   operation: Annotated[Literal["append", "prepend", "replace_section", "find_replace"], Field(
-                      description="append / prepend (after the frontmatter) `content`; replace_section: the text "
-                                  "under `heading` becomes `content`; find_replace: `find` becomes `content`, "
-                                  "refused unless found exactly `expected_count` times.")],
-                  expected_sha256: Annotated[str, Field(description="sha256 from read_page: refused if the page "
-                                                                    "changed since.")],
-                  content: Annotated[str, Field(description="The text to add, or the replacement.")] = "",
-                  heading: Annotated[Optional[str], Field(description="replace_section: the heading's text "
-                                                                      "(or a path 'H1#H2').")] = None,
-                  find: Annotated[Optional[str], Field(description="find_replace: the exact text to find.")] = None,
-                  expected_count: Annotated[int, Field(ge=1, le=10000, description="find_replace: how many "
-                                                                                   "times `find` occurs.")] = 1,
+                      description="prepend goes after the frontmatter; replace_section: the text under `heading` "
+                                  "becomes `content`; find_replace: `find` becomes `content`.")],
+                  expected_sha256: Annotated[str, Field(description="From read_page.")],
+                  content: str = "",
+                  heading: Optional[str] = None,
+                  find: Optional[str] = None,
+                  expected_count: Annotated[int, Field(ge=1, le=10000, description="find_replace refuses "
+                                                                                   "another count.")] = 1,
                   reason: Annotated[str, Field(max_length=MAX_REASON, description="One line for log.md.")] = "agent edit") -> dict[str, Any]:
-        """Change part of a page without re-sending it all (compare-and-swap, secret-scanned, logged)."""
+        """Change part of a page without re-sending it (compare-and-swap, logged)."""
         from .agent.guards import check_size
         check_size("content", content)
         with self._write:
@@ -312,14 +346,14 @@ class Tools:
                   new_path: Annotated[str, Field(description="The new vault-relative path (.md); must not exist.")],
                   expected_sha256: Annotated[str, Field(description="sha256 from read_page.")],
                   reason: Annotated[str, Field(max_length=MAX_REASON, description="One line for log.md.")] = "agent move") -> dict[str, Any]:
-        """Rename a page; the links that point at it in other pages are updated through the writer."""
+        """Rename a page and update the links to it."""
         with self._write:
             return self.vault.move_page(path, new_path, expected_sha256=expected_sha256, reason=reason)
 
     def delete_page(self, path: Path_,
                     expected_sha256: Annotated[str, Field(description="sha256 from read_page.")],
                     reason: Annotated[str, Field(max_length=MAX_REASON, description="One line for log.md.")] = "agent delete") -> dict[str, Any]:
-        """Move a page to the vault's .trash/ (recoverable, as Obsidian does); logged."""
+        """Move a page to the vault's .trash/ (as Obsidian does); logged."""
         with self._write:
             return self.vault.delete_page(path, expected_sha256=expected_sha256, reason=reason)
 
@@ -415,8 +449,13 @@ def build_server(vault, read_only: bool = False, lifespan=None, ready: threading
                        middleware=middleware)
     for name, method, writes in offered:
         server.add_tool(_tool_error(getattr(tools, method), wait_for_lock=not writes, gate=gate), name=name,
+                        description=" ".join((getattr(tools, method).__doc__ or "").split()),
+                        structured_output=False,  # results are dicts: an output schema of {"type": "object"} says nothing
                         annotations=ToolAnnotations(read_only_hint=not writes, destructive_hint=name in DESTRUCTIVE,
                                                     open_world_hint=False))
+        tool = server._tool_manager.get_tool(name)  # the SDK has no hook for the advertised schema
+        if tool is not None:
+            tool.parameters = lean_schema(tool.parameters)
     return server
 
 
