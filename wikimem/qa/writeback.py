@@ -127,16 +127,18 @@ def _listed(value) -> list:
 
 def question_thresholds(identity) -> tuple[float, float] | None:
     """(same, related) cosine thresholds for two questions, calibrated for this embedder
-    (benchmarks/calibrate_questions.py): by its identity key, else another runtime of the same
-    model (the weights decide the cosines), else None (meaning is not used)."""
+    (benchmarks/calibrate_questions.py): by its identity key, else the same model, else the model
+    it is a runtime of (``multilingual-e5-small-q4-onnx-int8`` of ``multilingual-e5-small-q4``: the
+    weights decide the cosines), else None (meaning is not used)."""
     if identity is None:
         return None
     try:
         table = json.loads(QUESTION_CALIBRATION.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    entry = table.get(identity.key) or next((e for e in table.values() if isinstance(e, dict)
-                                             and e.get("model") == identity.model), None)
+    entries = [e for e in table.values() if isinstance(e, dict) and isinstance(e.get("model"), str)]
+    entry = table.get(identity.key) or next((e for e in entries if e["model"] == identity.model), None) \
+        or next((e for e in entries if identity.model.startswith(e["model"] + "-")), None)  # another runtime
     try:
         return float(entry["same_question_cos"]), float(entry["related_question_cos"])
     except (TypeError, KeyError, ValueError):
