@@ -16,17 +16,23 @@ one stays, the full scan would index it too, so the cache still equals a rebuild
 """
 from __future__ import annotations
 
+import inspect
+import logging
 import os
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from watchdog.events import (DirCreatedEvent, DirDeletedEvent, DirMovedEvent, FileAttribEvent, FileClosedEvent,
                              FileCreatedEvent, FileDeletedEvent, FileMovedEvent, FileModifiedEvent,
                              FileSystemEvent, FileSystemEventHandler)
+from watchdog.observers import Observer as PLAIN_OBSERVER
 
 from ..vault.files import ALWAYS_SKIPPED_DIRS, IgnoreRules
+
+log = logging.getLogger(__name__)
 
 IGNORE_FILE = ".wikimemignore"
 
@@ -158,13 +164,20 @@ class PathFilter:
             return False
         return not self.rules.ignored(rel, is_dir)
 
+    def unwatched(self, path: bytes | str) -> bool:
+        """True for a folder (absolute path, as the observer walks it) the scan never indexes:
+        nothing below it needs a watch. The vault root and paths outside it are never skipped."""
+        rel = self.relative(os.fsdecode(path))
+        return rel is not None and not self.indexed(rel, True)
+
 
 class EventHandler(FileSystemEventHandler):
     """watchdog callback: sorts each event into ``Changes`` (runs on watchdog's thread; cheap)."""
 
-    def __init__(self, paths: PathFilter, changes: Changes):
+    def __init__(self, paths: PathFilter, changes: Changes, rules_changed: Callable[[], None] | None = None):
         self.paths = paths
         self.changes = changes
+        self.rules_changed = rules_changed  # called after the ignore rules were reloaded
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         if event.event_type in ("opened", "closed_no_write"):
@@ -182,6 +195,11 @@ class EventHandler(FileSystemEventHandler):
             return
         if rel == IGNORE_FILE:
             self.paths.reload()
+            if self.rules_changed is not None:
+                try:
+                    self.rules_changed()  # watches follow the new rules before the full scan starts
+                except Exception:  # noqa: BLE001 - the full scan below still catches up
+                    log.warning("watch: could not move the watches to the new ignore rules", exc_info=True)
             self.changes.need_full(f"{IGNORE_FILE} changed")
             return
         if not self.paths.indexed(rel, is_dir):
@@ -211,3 +229,162 @@ def expand(root: Path, batch: Batch, cached_under) -> set[str] | None:
             paths.update(f"{rel_dir}/{name}" for name in filenames)
         paths.update(cached_under(folder))  # a folder replaced by another of the same name
     return paths
+
+
+# -- watching only what is indexed -------------------------------------------------------------------
+# watchdog's recursive inotify emitter puts a watch on every folder below the vault: .git/objects,
+# the cache, .obsidian, ignored folders. Each costs one of the user's fs.inotify.max_user_watches
+# (shared by every program), for events dropped here anyway. The classes below change only the walk
+# that places watches (at start, for a new or moved-in folder, after a queue overflow): folders the
+# scan never indexes are pruned from it. watchdog keeps doing everything else (moves, new-folder
+# event replay, overflow rebuild). They reach into watchdog's internals, so they are used only when
+# those internals are the ones written against (watchdog 7.1's InotifyWatchGroup); otherwise the
+# plain observer watches everything, as before, and the events are filtered as before.
+
+def _param_names(func) -> list[str]:
+    try:
+        return list(inspect.signature(func).parameters)
+    except (TypeError, ValueError):
+        return []
+
+
+def _stores(func, *names: str) -> bool:
+    code = getattr(func, "__code__", None)
+    return code is not None and all(n in code.co_names for n in names)
+
+
+def pruning_observer_class():
+    """watchdog's inotify observer with watches only on folders the scan indexes, or None when the
+    installed watchdog is not one this hook knows (not Linux, or other internals)."""
+    try:
+        from watchdog.observers import inotify
+        from watchdog.observers.api import BaseObserver
+    except Exception:  # noqa: BLE001 - no inotify here (or a libc watchdog cannot load)
+        return None
+    group = getattr(inotify, "InotifyWatchGroup", None)
+    emitter = getattr(inotify, "InotifyEmitter", None)
+    observer = getattr(inotify, "InotifyObserver", None)
+    if group is None or emitter is None or observer is None or PLAIN_OBSERVER is not observer:
+        return None
+    try:
+        fields = set(group.__dataclass_fields__)
+    except AttributeError:
+        return None
+    known = (_param_names(getattr(group, "_add_all_callbacks", None)) == ["self", "path"]
+             and _param_names(getattr(group, "_add_callback", None)) == ["self", "path"]
+             and _param_names(getattr(group, "_move_watches", None)) == ["self", "move_src_path", "move_dst_path"]
+             and _param_names(getattr(group, "_remove_callbacks", None)) == ["self", "wds"]
+             and isinstance(getattr(group, "is_active", None), property)
+             and {"path", "is_recursive", "follow_symlink", "_lock", "_active_callbacks_by_path"} <= fields
+             and callable(getattr(emitter, "get_event_mask_from_filter", None))
+             and _stores(emitter.__init__, "_inotify_fd", "_inotify")
+             and _stores(BaseObserver.__init__, "_emitter_class", "_emitter_kwargs"))
+    return _pruning_classes(group, emitter, observer) if known else None
+
+
+_CLASSES: dict = {}
+
+
+def _pruning_classes(group_base, emitter_base, observer_base):
+    key = (group_base, emitter_base, observer_base)
+    if key in _CLASSES:
+        return _CLASSES[key]
+    sep = os.sep.encode()
+
+    class PruningWatchGroup(group_base):
+        """An ``InotifyWatchGroup`` whose recursive walks leave out the folders ``skip`` names."""
+
+        def __init__(self, *args, skip: Callable[[bytes], bool], **kwargs):
+            self._skip = skip
+            super().__init__(*args, **kwargs)  # watches the tree (via _add_all_callbacks)
+
+        def _skipped(self, path: bytes) -> bool:
+            return path != self.path and self._skip(path)
+
+        def _add_all_callbacks(self, path: bytes) -> None:
+            if self._skipped(path):
+                return
+            if not (self.is_recursive and os.path.isdir(path)):
+                super()._add_all_callbacks(path)
+                return
+            self._add_callback(path)
+            self._watch_below(path, None)
+
+        def _watch_below(self, top: bytes, known: dict | None) -> None:
+            """Watch the indexed folders below ``top`` (all of them, or those not in ``known``)."""
+            for root, dirnames, _ in os.walk(top, followlinks=self.follow_symlink):
+                dirnames[:] = [d for d in dirnames if not self._skip(os.path.join(root, d))]
+                for name in dirnames:
+                    full = os.path.join(root, name)
+                    if not self.follow_symlink and os.path.islink(full):
+                        continue
+                    if known is None or full not in known:
+                        self._add_callback(full)
+
+        def _resync(self, top: bytes) -> None:
+            """Match the watches at and below ``top`` to the rules: drop those on folders now
+            ignored, add the indexed folders not watched yet. Call with ``_lock`` held."""
+            prefix = top + sep
+            watched = self._active_callbacks_by_path
+            stale = [wd for p, wd in list(watched.items())
+                     if (p == top or p.startswith(prefix)) and self._skipped(p)]
+            if stale:
+                self._remove_callbacks(stale)
+            if self._skipped(top) or not os.path.isdir(top):
+                return
+            if top not in watched:
+                self._add_callback(top)
+            self._watch_below(top, watched)
+
+        def _move_watches(self, move_src_path: bytes, move_dst_path: bytes) -> bool:
+            moved = super()._move_watches(move_src_path, move_dst_path)
+            if moved and self.is_recursive:
+                # the watches moved with the folder; the rules may say otherwise at its new path
+                # (renamed to a dot-name, or out of reach of a `notes/skip/` pattern)
+                self._resync(move_dst_path)
+            return moved
+
+        def refresh(self) -> None:
+            """The ignore rules changed: re-plan every watch of this group."""
+            with self._lock:
+                if self.is_active and self.is_recursive:
+                    self._resync(self.path)
+
+    class PruningEmitter(emitter_base):
+        def __init__(self, *args, skip: Callable[[bytes], bool] | None = None, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._skip = skip
+
+        def on_thread_start(self) -> None:
+            if self._skip is None:
+                super().on_thread_start()
+                return
+            self._inotify = PruningWatchGroup(
+                self._inotify_fd, os.fsencode(self.watch.path), is_recursive=self.watch.is_recursive,
+                event_mask=self.get_event_mask_from_filter(), follow_symlink=self.watch.follow_symlink,
+                skip=self._skip)
+
+        def refresh(self) -> None:
+            group = self._inotify
+            if isinstance(group, PruningWatchGroup):
+                group.refresh()
+
+    class InotifyObserver(observer_base):  # the name is the status's mode: "inotify"
+        """``InotifyObserver`` placing no watch in folders ``skip_folders(predicate)`` names."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._emitter_class = PruningEmitter
+
+        def skip_folders(self, skip: Callable[[bytes], bool]) -> None:
+            """Before ``schedule``: ``skip(path)`` is True for a folder to leave unwatched."""
+            self._emitter_kwargs["skip"] = skip
+
+        def refresh(self) -> None:
+            """Re-plan the watches after the rules behind ``skip`` changed."""
+            for emitter in list(self.emitters):
+                if isinstance(emitter, PruningEmitter):
+                    emitter.refresh()
+
+    _CLASSES[key] = InotifyObserver
+    return InotifyObserver

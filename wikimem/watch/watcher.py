@@ -13,6 +13,9 @@ Why one thread and not an embedding thread beside a build thread: the cache's wr
 re-entrant per ``Cache`` object, not per thread, so two threads of one process could both enter
 it. Pre-empting the slice between batches keeps the wait short instead.
 
+Only folders the scan indexes are watched (``events.pruning_observer_class``): a ``.git/objects`` tree,
+the cache or an ignored folder costs none of the user's inotify watches.
+
 Falling behind is never silent: an inotify queue overflow (watchdog logs it; a log hook hears it)
 means events were lost, so a full reconcile follows; when the OS watch limit is reached (at start,
 or a watch thread dies later) the watcher switches to watchdog's polling observer. Each is logged
@@ -28,14 +31,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
 from ..errors import LockError, WikimemError
 from . import control
-from .events import EVENT_TYPES, Batch, Changes, EventHandler, PathFilter, expand
+from .events import (EVENT_TYPES, PLAIN_OBSERVER, Batch, Changes, EventHandler, PathFilter, expand,
+                     pruning_observer_class)
 
 log = logging.getLogger(__name__)
+
+Observer = pruning_observer_class() or PLAIN_OBSERVER  # watchdog's, pruned when this watchdog allows it
 
 DEFAULT_DEBOUNCE_MS = 300
 EMBED_SLICE_S = 5.0  # one embed_pending call; an edit arriving meanwhile stops it after the current batch
@@ -88,7 +93,7 @@ class Watcher:
         self.status_file = status_file
         self.changes = Changes(self.debounce_ms / 1000.0)
         self.paths = PathFilter(self.root)
-        self._handler = EventHandler(self.paths, self.changes)
+        self._handler = EventHandler(self.paths, self.changes, rules_changed=self._rewatch)
         self._lock = control.WatchLock(self.root)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -181,6 +186,10 @@ class Watcher:
     def _start_observer(self, polling: bool) -> None:
         if not polling:
             observer = Observer()
+            if hasattr(observer, "skip_folders"):  # no watch in .git/, .wikimem/, ignored folders
+                observer.skip_folders(self.paths.unwatched)
+            else:
+                log.info("watch: this watchdog's observer watches ignored folders too (their events are dropped)")
             try:
                 observer.schedule(self._handler, str(self.root), recursive=True, event_filter=EVENT_TYPES)
                 observer.start()
@@ -196,6 +205,12 @@ class Watcher:
         observer.start()
         self._observer = observer
         self._info["mode"] = "polling"
+
+    def _rewatch(self) -> None:
+        """The ignore rules changed: watch what they now index, unwatch what they now ignore."""
+        refresh = getattr(self._observer, "refresh", None)
+        if refresh is not None:
+            refresh()
 
     @staticmethod
     def _quietly_stop(observer) -> None:
