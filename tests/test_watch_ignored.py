@@ -227,3 +227,26 @@ def test_the_hook_refuses_a_watchdog_it_does_not_know(monkeypatch):
     assert events_mod.pruning_observer_class() is not None  # the installed watchdog is supported
     monkeypatch.delattr(inotify.InotifyWatchGroup, "_add_all_callbacks")
     assert events_mod.pruning_observer_class() is None
+
+
+def test_no_inotify_instance_left_falls_back_to_polling(vault_root, monkeypatch):
+    """At fs.inotify.max_user_instances, creating the observer itself fails (EMFILE): that too is
+    the polling fallback, not a watcher that cannot start."""
+    import errno
+
+    class NoInstances(watcher_mod.Observer):
+        def __init__(self, *args, **kwargs):
+            raise OSError(errno.EMFILE, "inotify instance limit reached")
+
+    monkeypatch.setattr(watcher_mod, "Observer", NoInstances)
+    v = open_vault(vault_root, embedder="fake")
+    w = watcher_mod.Watcher(v, debounce_ms=50, poll_interval=0.2).start()
+    try:
+        assert w.wait_idle(60)
+        info = w.status()
+        assert info["mode"] == "polling" and "instance limit" in info["fallbacks"][0]["reason"]
+        (vault_root / "notes/kiwi.md").write_text("# Kiwi\n\nzebracorn\n")
+        assert until(lambda: _paths(v, "zebracorn") == ["notes/kiwi.md"])
+    finally:
+        w.stop()
+        v.close()

@@ -185,12 +185,13 @@ class Watcher:
     # -- observer ------------------------------------------------------------------------------
     def _start_observer(self, polling: bool) -> None:
         if not polling:
-            observer = Observer()
-            if hasattr(observer, "skip_folders"):  # no watch in .git/, .wikimem/, ignored folders
-                observer.skip_folders(self.paths.unwatched)
-            else:
-                log.info("watch: this watchdog's observer watches ignored folders too (their events are dropped)")
+            observer = None
             try:
+                observer = Observer()  # opens the inotify instance: EMFILE at max_user_instances
+                if hasattr(observer, "skip_folders"):  # no watch in .git/, .wikimem/, ignored folders
+                    observer.skip_folders(self.paths.unwatched)
+                else:
+                    log.info("watch: this watchdog's observer watches ignored folders too (their events are dropped)")
                 observer.schedule(self._handler, str(self.root), recursive=True, event_filter=EVENT_TYPES)
                 observer.start()
                 self._observer = observer
@@ -199,7 +200,8 @@ class Watcher:
             except OSError as exc:
                 self._fallback(f"the OS file-watch limit was reached ({exc.strerror or exc}); raise "
                                "fs.inotify.max_user_watches / max_user_instances to watch natively", "polling")
-                self._quietly_stop(observer)
+                if observer is not None:
+                    self._quietly_stop(observer)
         observer = PollingObserver(timeout=self.poll_interval)
         observer.schedule(self._handler, str(self.root), recursive=True, event_filter=EVENT_TYPES)
         observer.start()
