@@ -363,3 +363,16 @@ def test_edit_move_and_delete_tools(server, vault):
     assert moved["path"] == "notes/Edited.md" and (vault / "notes/Edited.md").exists()
     gone = server.ok("delete_page", {"path": "notes/Edited.md", "expected_sha256": moved["sha256"]})
     assert gone["moved_to"] == ".trash/notes/Edited.md" and not (vault / "notes/Edited.md").exists()
+
+
+def test_pages_are_resources_and_the_workflows_are_prompts(server, vault):
+    """Issue 28 item 9: an agent that has never seen wikimem finds the pages and the wiki's workflows."""
+    read = server.portal.call(server.client.read_resource, "wikimem://page/concepts/Compost.md")
+    assert "Compost" in read.contents[0].text
+    part = server.portal.call(server.client.read_resource, "wikimem://page/concepts/Compost.md?lines=1-2")
+    assert part.contents[0].text.count("\n") == 2
+    prompts = {p.name for p in server.portal.call(server.client.list_prompts).prompts}
+    assert {"ingest_source", "answer_and_file", "lint_and_fix"} <= prompts
+    got = server.portal.call(server.client.get_prompt, "ingest_source", {"path": "raw/articles/x.md"})
+    text = got.messages[0].content.text
+    assert "Read `SCHEMA.md` first" in text and "edit_page" in text and "raw/articles/x.md" in text

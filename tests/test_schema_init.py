@@ -68,9 +68,24 @@ def test_schema_rejects_bad_frontmatter():
 def test_init_creates_and_never_overwrites(tmp_path):
     target = tmp_path / "v"
     report = init_vault(target)
-    assert set(report.created) == {"SCHEMA.md", "index.md", "log.md", "sources/", *(f + "/" for f in VAULT_FOLDERS)}
+    assert set(report.created) == {"SCHEMA.md", "index.md", "log.md", "AGENTS.md", "sources/",
+                                   *(f + "/" for f in VAULT_FOLDERS)}
     (target / "SCHEMA.md").write_text("mine")
     again = init_vault(target)
     assert again.created == () and "SCHEMA.md" in again.existing
     assert (target / "SCHEMA.md").read_text() == "mine"
     _validator("schema-md.json").validate(parse_schema((Path(__file__).parent.parent / "vault_template" / "SCHEMA.md").read_text()).to_dict())
+
+
+def test_agents_md_holds_every_workflow_the_mcp_prompts_offer(tmp_path):
+    """Issue 28 item 9: AGENTS.md (written by init) and the MCP prompts are one text."""
+    from wikimem.agent.workflows import WORKFLOWS, sections, workflow
+    from wikimem.api import open_vault
+    root = tmp_path / "v"
+    init_vault(root)
+    text = (root / "AGENTS.md").read_text()
+    assert set(WORKFLOWS.values()) <= set(sections(text))
+    v = open_vault(root, embedder="none")
+    assert "## Ingest a source" in workflow(v, "ingest_source")
+    (root / "AGENTS.md").write_text(text.replace("Never edit `raw/`", "Our team rule: never edit `raw/`"))
+    assert "Our team rule" in workflow(v, "lint_and_fix")  # the vault's own AGENTS.md wins

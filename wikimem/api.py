@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 VAULT_FOLDERS = ("raw/articles", "raw/papers", "raw/transcripts", "raw/assets", "entities", "concepts",
                  "comparisons", "queries", "memories")
-TEMPLATE_FILES = ("SCHEMA.md", "index.md", "log.md")
+TEMPLATE_FILES = ("SCHEMA.md", "index.md", "log.md", "AGENTS.md")
 
 
 @dataclass(frozen=True)

@@ -36,10 +36,11 @@ FOLDER_TYPES = {
 }
 
 
-# Pages wikimem itself keeps at the vault's root: its catalogue, its log and the communities page.
+# Pages wikimem itself keeps at the vault's root: its catalogue, its log, the communities page and
+# the agents' instructions (AGENTS.md).
 # They repeat what other pages say (an index line, a "Members:" list), so default search, answers
 # and prime leave them out (a flag brings them back).
-META_PAGES = frozenset({"index.md", "log.md", "communities.md"})
+META_PAGES = frozenset({"index.md", "log.md", "communities.md", "AGENTS.md"})
 
 @dataclass(frozen=True)
 class Frontmatter:

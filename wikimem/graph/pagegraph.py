@@ -25,7 +25,7 @@ from ..parse.names import clean_name, find_page
 
 log = logging.getLogger(__name__)
 
-STRUCTURAL_PAGES = frozenset({"index.md", "log.md", "SCHEMA.md", "communities.md"})
+STRUCTURAL_PAGES = frozenset({"index.md", "log.md", "SCHEMA.md", "communities.md", "AGENTS.md"})
 PAGE_EDGE_TYPES = ("links_to", "embeds", "supersedes")
 EDGE_TYPES = PAGE_EDGE_TYPES + ("tagged",)
 
