@@ -250,3 +250,35 @@ def test_no_inotify_instance_left_falls_back_to_polling(vault_root, monkeypatch)
     finally:
         w.stop()
         v.close()
+
+
+def test_polling_does_not_walk_ignored_folders(vault_root, monkeypatch):
+    """The polling fallback's snapshot (every poll) lists no folder the scan ignores: a .git full of
+    objects is not stat'ed every two seconds; new nested folders are still found."""
+    listed: list[str] = []
+    real = events_mod.PathFilter.listdir
+
+    def spy(self, path):
+        listed.append(os.path.relpath(path, vault_root).replace(os.sep, "/"))
+        return real(self, path)
+
+    monkeypatch.setattr(events_mod.PathFilter, "listdir", spy)
+    v = open_vault(vault_root, embedder="fake")
+    w = v.watch(debounce_ms=50, polling=True)
+    w.poll_interval = 0.2
+    w.start()
+    try:
+        assert w.wait_idle(60) and w.status()["mode"] == "polling"
+        (vault_root / "new/a/b").mkdir(parents=True)
+        (vault_root / "new/a/b/x.md").write_text("# X\n\nzebracorn\n")
+        assert until(lambda: _paths(v, "zebracorn") == ["new/a/b/x.md"])
+        assert {".", "notes", "notes/deep/x", "new/a/b"} <= set(listed)
+        assert [rel for rel in listed if _under_ignored(rel)] == []
+        (vault_root / ".wikimemignore").write_text("")  # archive/ indexed from now on, and polled
+        (vault_root / "archive/2019/jan/log.md").write_text("# Log\n\nviolet engine\n")
+        assert until(lambda: _paths(v, "violet engine") == ["archive/2019/jan/log.md"])
+        assert until(lambda: "archive/2019/jan" in listed)
+        assert not any(rel.startswith((".git", ".wikimem")) for rel in listed)
+    finally:
+        w.stop()
+        v.close()

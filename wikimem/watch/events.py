@@ -170,6 +170,19 @@ class PathFilter:
         rel = self.relative(os.fsdecode(path))
         return rel is not None and not self.indexed(rel, True)
 
+    def listdir(self, path: str) -> list[os.DirEntry]:
+        """``os.scandir`` less the folders ``unwatched`` names: what the polling observer's
+        snapshot walks, so a poll does not stat every object in ``.git`` every time."""
+        with os.scandir(path) as entries:
+            return [e for e in entries if not (_is_dir(e) and self.unwatched(e.path))]
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
 
 class EventHandler(FileSystemEventHandler):
     """watchdog callback: sorts each event into ``Changes`` (runs on watchdog's thread; cheap)."""

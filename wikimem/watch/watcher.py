@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from watchdog.observers.polling import PollingObserver
+from watchdog.observers.polling import PollingObserverVFS
 
 from ..errors import LockError, WikimemError
 from . import control
@@ -202,7 +202,7 @@ class Watcher:
                                "fs.inotify.max_user_watches / max_user_instances to watch natively", "polling")
                 if observer is not None:
                     self._quietly_stop(observer)
-        observer = PollingObserver(timeout=self.poll_interval)
+        observer = PollingObserverVFS(os.stat, self.paths.listdir, polling_interval=self.poll_interval)
         observer.schedule(self._handler, str(self.root), recursive=True, event_filter=EVENT_TYPES)
         observer.start()
         self._observer = observer
