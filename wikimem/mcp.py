@@ -84,8 +84,16 @@ class FirstBuildGate:
         if problem is None:
             yield
             return
-        if self.ready is not None:
-            self.ready.wait(LOCK_WAIT_S)
+        if self.ready is not None:  # until the background start has committed a lexical index, not longer
+            deadline = time.monotonic() + LOCK_WAIT_S
+            while not self.ready.is_set() and time.monotonic() < deadline:
+                if self.ready.wait(0.05):
+                    break
+                try:  # a first build's manifest exists before its first commit: wait for that commit
+                    if self.vault.cache.manifest_problem() is None and not self.vault.cache.meta().get("dirty"):
+                        break
+                except Exception:  # noqa: BLE001 - keep waiting the careful way
+                    pass
         with self._lock:
             yield
 

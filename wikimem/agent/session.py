@@ -45,6 +45,13 @@ class WarmSession:
 
     def _warm(self) -> None:
         vault = self.vault
+        if vault.cache.writable() and vault.cache.manifest_problem() is not None:
+            # a vault never indexed: its lexical index first (seconds), so the first search answers
+            # from it at once (degraded, saying so) instead of waiting for the model and the vectors
+            try:
+                vault.index(embed=False, wait=5.0)
+            except LockError:
+                log.info("another process is building the cache; serving what it commits")
         embedder = vault.cache.embedder()  # load the model once, off the request path
         if embedder is not None:
             embedder.embed_query("warm up")

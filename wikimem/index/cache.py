@@ -54,6 +54,10 @@ class Cache(CacheDir):
                         self._embedder_error = str(exc)
         return self._embedder
 
+    def embedder_loaded(self) -> bool:
+        """Whether ``embedder()`` would answer at once (loaded, or known not to load)."""
+        return self._embedder is not None or self._embedder_error is not None
+
     @property
     def embedder_error(self) -> str | None:
         return self._embedder_error

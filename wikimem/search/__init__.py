@@ -118,10 +118,20 @@ def _search(vault, query: str, limit: int, mode: str, filters, per_page: int) ->
     vector: list[tuple[str, float]] = []
     ready = None  # (index, query vector, transcript query vector, allowed ids) once the vector side can run
     if mode in ("hybrid", "vector"):
-        embedder = cache.embedder()
         meta = cache.meta()
+        if vault.settings.embedder != "none" and not (meta.get("artifacts") or {}).get("faiss") \
+                and not cache.embedder_loaded():
+            # no vectors at all yet (a vault indexed a moment ago): answer from the lexical side at
+            # once and say so, rather than wait for the model to load (seconds, more on first use)
+            embedder = None
+            degraded.append("vectors_partial")
+            notices.append("vectors are not built yet; these results are from the lexical side")
+        else:
+            embedder = cache.embedder()
         index = cache.vectors(embedder.identity.dim, meta) if embedder is not None else None
-        if embedder is None:
+        if embedder is None and "vectors_partial" in degraded:
+            pass
+        elif embedder is None:
             degraded.append("vectors_unavailable")
             if cache.embedder_error:
                 notices.append(cache.embedder_error)
