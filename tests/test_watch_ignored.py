@@ -282,3 +282,55 @@ def test_polling_does_not_walk_ignored_folders(vault_root, monkeypatch):
     finally:
         w.stop()
         v.close()
+
+
+def _watch_limit_below(monkeypatch, marker: bytes) -> None:
+    """inotify_add_watch fails with ENOSPC for folders whose path holds ``marker``, as it does for
+    every folder once fs.inotify.max_user_watches is reached."""
+    import errno
+
+    from watchdog.observers.inotify_c import InotifyFD
+
+    real = InotifyFD.add_callback
+
+    def add_callback(self, path, *args, **kwargs):
+        if marker in path:
+            raise OSError(errno.ENOSPC, "inotify watch limit reached")
+        return real(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(InotifyFD, "add_callback", add_callback)
+
+
+def test_watch_limit_reached_below_the_root_falls_back_to_polling(vault_root, monkeypatch):
+    """watchdog 7.1 swallows a failure to watch any folder but the root: at the watch limit part of
+    the vault went unwatched while the status said inotify. Now that is the polling fallback."""
+    _watch_limit_below(monkeypatch, b"/notes/deep")
+    v = open_vault(vault_root, embedder="fake")
+    w = watcher_mod.Watcher(v, debounce_ms=50, poll_interval=0.2).start()
+    try:
+        assert w.wait_idle(60)
+        info = w.status()
+        assert info["mode"] == "polling", info
+        assert "could not be watched" in info["fallbacks"][0]["reason"]
+        (vault_root / "notes/deep/x/pear.md").write_text("# Pear\n\nzebracorn\n")
+        assert until(lambda: _paths(v, "zebracorn") == ["notes/deep/x/pear.md"])
+    finally:
+        w.stop()
+        v.close()
+
+
+def test_watch_limit_reached_for_a_new_folder_falls_back_to_polling(vault_root, monkeypatch):
+    monkeypatch.setattr(watcher_mod, "HEALTH_EVERY_S", 0.2)
+    monkeypatch.setattr(watcher_mod, "POLL_INTERVAL_S", 0.2)
+    v, w, kernel = _start(vault_root)
+    try:
+        w.poll_interval = 0.2
+        _watch_limit_below(monkeypatch, b"/late")
+        (vault_root / "late/a").mkdir(parents=True)
+        assert until(lambda: w.status()["mode"] == "polling")
+        assert "could not watch a new folder" in w.status()["fallbacks"][-1]["reason"]
+        (vault_root / "late/a/x.md").write_text("# X\n\nzebracorn\n")
+        assert until(lambda: _paths(v, "zebracorn") == ["late/a/x.md"])
+    finally:
+        w.stop()
+        v.close()

@@ -309,10 +309,16 @@ def _pruning_classes(group_base, emitter_base, observer_base):
 
         def __init__(self, *args, skip: Callable[[bytes], bool], **kwargs):
             self._skip = skip
+            self.unwatchable = 0  # folders that exist, are readable, and still got no watch
             super().__init__(*args, **kwargs)  # watches the tree (via _add_all_callbacks)
 
         def _skipped(self, path: bytes) -> bool:
             return path != self.path and self._skip(path)
+
+        def _add_callback(self, path: bytes) -> None:
+            super()._add_callback(path)  # a failure below the root is swallowed there, ENOSPC too
+            if path not in self._active_callbacks_by_path and os.path.isdir(path) and os.access(path, os.R_OK):
+                self.unwatchable += 1  # not gone, not unreadable: the watch limit
 
         def _add_all_callbacks(self, path: bytes) -> None:
             if self._skipped(path):
@@ -382,6 +388,10 @@ def _pruning_classes(group_base, emitter_base, observer_base):
             if isinstance(group, PruningWatchGroup):
                 group.refresh()
 
+        def unwatchable(self) -> int:
+            group = self._inotify
+            return group.unwatchable if isinstance(group, PruningWatchGroup) else 0
+
     class InotifyObserver(observer_base):  # the name is the status's mode: "inotify"
         """``InotifyObserver`` placing no watch in folders ``skip_folders(predicate)`` names."""
 
@@ -398,6 +408,11 @@ def _pruning_classes(group_base, emitter_base, observer_base):
             for emitter in list(self.emitters):
                 if isinstance(emitter, PruningEmitter):
                     emitter.refresh()
+
+        def unwatchable(self) -> int:
+            """How many existing, readable folders could not be watched (the OS watch limit):
+            watchdog 7.1 skips such a folder below the watched root without a word."""
+            return sum(e.unwatchable() for e in list(self.emitters) if isinstance(e, PruningEmitter))
 
     _CLASSES[key] = InotifyObserver
     return InotifyObserver

@@ -23,6 +23,7 @@ and listed under ``fallbacks`` in the status.
 """
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import sqlite3
@@ -49,6 +50,12 @@ LOCK_WAIT_S = 2.0  # for another process's writer (a manual `wikimem index`); th
 HEALTH_EVERY_S = 5.0  # idle wake-up to check the observer threads are alive
 POLL_INTERVAL_S = 2.0
 MAX_BACKOFF_S = 30.0
+
+
+def _unwatchable(observer) -> int:
+    """Folders the native observer could not watch (only the pruning observer can tell)."""
+    count = getattr(observer, "unwatchable", None)
+    return count() if count is not None else 0
 
 
 class _Preempted(Exception):
@@ -194,6 +201,8 @@ class Watcher:
                     log.info("watch: this watchdog's observer watches ignored folders too (their events are dropped)")
                 observer.schedule(self._handler, str(self.root), recursive=True, event_filter=EVENT_TYPES)
                 observer.start()
+                if _unwatchable(observer):
+                    raise OSError(errno.ENOSPC, f"{_unwatchable(observer)} folder(s) could not be watched")
                 self._observer = observer
                 self._info["mode"] = type(observer).__name__.replace("Observer", "").lower() or "native"
                 return
@@ -227,9 +236,10 @@ class Watcher:
         observer = self._observer
         if observer is None or self._info["mode"] == "polling" or self._stop.is_set():
             return
-        if observer.is_alive() and all(e.is_alive() for e in observer.emitters):
+        if observer.is_alive() and all(e.is_alive() for e in observer.emitters) and not _unwatchable(observer):
             return
-        self._fallback("the native file watcher stopped (often the OS watch limit)", "polling")
+        self._fallback("the native file watcher stopped or could not watch a new folder (often the OS watch "
+                       "limit)", "polling")
         self._quietly_stop(observer)
         self._start_observer(polling=True)
         self.changes.need_full("switched to polling; events may have been missed")
