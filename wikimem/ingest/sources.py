@@ -109,8 +109,9 @@ def ingest(vault, paths: Iterable[str | os.PathLike[str]], kind: str | None = No
     items = []
     for given in _expand(paths):
         path = Path(given).expanduser()
-        if not path.is_file():
-            items.append(IngestItem(str(given), kind or "?", "failed", message="no such file"))
+        problem = _not_a_source(path)
+        if problem:
+            items.append(IngestItem(str(given), kind or "?", "failed", message=problem))
             continue
         try:
             this_kind = kind or guess_kind(path)
@@ -197,7 +198,43 @@ def add_raw(vault, rel: str, data: bytes) -> None:
 
 
 # -- files ---------------------------------------------------------------------------------------
+ASSET_MAX_BYTES = 1 << 30  # an image, a PDF or a recording: copied as it is, up to 1 GiB
+
+
+def _not_a_source(path: Path) -> str | None:
+    """Why ``path`` cannot be ingested as given, or None."""
+    import stat as stat_mod
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if not stat_mod.S_ISREG(st.st_mode):
+        return ("not a regular file (a device, a FIFO or a socket); ingest copies files" if not path.is_dir()
+                else "a folder with no files to ingest")
+    return None
+
+
+def _check_input(vault, path: Path, kind: str) -> None:
+    """Refuse before copying: a file over the size the vault reads, or binary data given as text
+    (a 30 MB binary as --kind article wrote 48 MiB of U+FFFD into raw/)."""
+    size = path.stat().st_size
+    pdf = path.suffix.lower() == ".pdf"
+    text_kind = kind in ("article", "paper") and not pdf
+    limit = vault.files.max_bytes if text_kind else max(vault.files.max_bytes, 256 << 20) if pdf else ASSET_MAX_BYTES
+    if size > limit:
+        raise UsageError(f"{path.name}: {size / (1 << 20):.1f} MB, over the {limit / (1 << 20):.0f} MB a source of "
+                         f"this kind may be" + (" (max_file_mb in .wikimem/config.toml)" if text_kind else ""))
+    if text_kind:
+        with open(path, "rb") as fh:
+            head = fh.read(8192)
+        if b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 text has NULs too
+            raise UsageError(f"{path.name}: binary data, not text; ingest it with --kind asset to keep it as it is")
+
+
 def _ingest_file(vault, path: Path, kind: str, llm: dict[str, Any] | None = None) -> IngestItem:
+    _check_input(vault, path, kind)
     data = path.read_bytes()
     existing = find_in_raw(vault, data)
     if existing and (kind == "asset" or not existing.startswith(tuple(KIND_FOLDERS[k] for k in ("article", "paper")))
