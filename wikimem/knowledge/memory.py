@@ -208,7 +208,8 @@ def _remember(v, fact: str, kind: str, about: str | None, source: str | None, dr
         warnings.append(notice)
     for attempt in (1, 2):
         existing = _memories_like(v, fact, kind)
-        matches = compare(embedder, thresholds, fact, {p: b for p, (b, _pg) in existing.items()})
+        given = {p for p, (_b, pg) in existing.items() if _declared_same_subject(about, pg)}
+        matches = compare(embedder, thresholds, fact, {p: b for p, (b, _pg) in existing.items()}, given)
         similar = [(m.path, m.similarity) for m in matches if m.label != "different"]
         dup = next((m for m in matches if m.label == "duplicate" and _same_subject(about, existing[m.path][1])), None)
         if dup is not None:
@@ -255,6 +256,12 @@ def _same_subject(about: str | None, page) -> bool:
     theirs = _link_key(page.frontmatter.get("about"))
     mine = _link_key(about)
     return mine is None or theirs is None or mine == theirs
+
+
+def _declared_same_subject(about: str | None, page) -> bool:
+    """Both memories name one ``about``: the subject is given, so names in the fact may change."""
+    mine = _link_key(about)
+    return mine is not None and mine == _link_key(page.frontmatter.get("about"))
 
 
 # -- proposals from a conversation --------------------------------------------------------------

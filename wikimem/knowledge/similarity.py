@@ -6,7 +6,8 @@ embedder compresses cosines differently (the default one scores unrelated passag
 paraphrase ~0.92), so they are calibrated per embedder identity on a labelled pair set
 (``benchmarks/similarity_pairs.json``, ``benchmarks/calibrate_similarity.py``) and stored in
 ``calibration.json`` beside this module, keyed by the identity key. An embedder without a
-calibration falls back to the lexical-only thresholds, and says so.
+calibration uses that of another runtime of the same model (same model name but for a
+quantisation or runtime suffix, same dimension), else the lexical-only thresholds, and says so.
 """
 from __future__ import annotations
 
@@ -43,13 +44,16 @@ class Thresholds:
     update_cos: float
     update_lex: float
 
-    def classify(self, cos: float | None, lex: float, same_numbers: bool = True) -> str:
+    def classify(self, cos: float | None, lex: float, same_numbers: bool = True, same_subject: bool = True,
+                 may_be_same_subject: bool = True) -> str:
         """``same_numbers``: both texts state the same numbers. Embeddings barely move when only a
-        value changes ("runs 5 km" -> "runs 10 km"), so different numbers are never a duplicate."""
+        value changes ("runs 5 km" -> "runs 10 km"), so different numbers are never a duplicate.
+        ``same_subject`` / ``may_be_same_subject``: ``subjects_agree`` strictly / loosely: facts of
+        one shape about another code or name are neither a duplicate nor an update."""
         c = 1.0 if cos is None else cos
-        if c >= self.duplicate_cos and lex >= self.duplicate_lex and same_numbers:
+        if c >= self.duplicate_cos and lex >= self.duplicate_lex and same_numbers and same_subject:
             return "duplicate"
-        if c >= self.update_cos and lex >= self.update_lex:
+        if c >= self.update_cos and lex >= self.update_lex and may_be_same_subject:
             return "update"
         return "different"
 
@@ -103,6 +107,106 @@ def numbers(text: str) -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
+# -- the subject: names and codes that must agree ------------------------------------------------
+# Facts of one shape about different things ("codename A1 uses the blue theme" / "codename A2 uses the
+# green theme", "Alice prefers dark mode" / "Bob prefers dark mode") score like an update or even a
+# duplicate on both signals: embeddings and word overlap see the shape, not the subject. What tells
+# them apart is the distinguishing tokens, so those must agree:
+#   codes   letters with digits (A1, S-3, X200; not 10am, 5km, v2 which are values) and labelled
+#           numbers (room 12, Gate 4, #12, No. 5, 12号楼, 第14个): both texts naming codes must name
+#           the same (for a duplicate, neither may name one the other does not);
+#   names   capitalised words (not a weekday, month or common sentence opener), Chinese person, place
+#           and organisation names (rjieba tags), quoted strings: for an update the two texts must
+#           share one ("Bob replaced Alice as lead" updates "Alice is the lead"; "Bob ..." does not
+#           update "Alice ..."); for a duplicate each text's names must all occur in the other.
+# A value that changes (100 -> 500 requests, Tuesday -> Thursday, 六月一日 -> 七月十五日) is no code or
+# name, so updates of values are unaffected. When both memories name the same ``about`` the subject
+# is given and this check is not made (memory.py).
+FACT_CHARS = 400  # longer texts are pages, not atomic facts: the names/codes check is for facts
+_WEEKDAYS_MONTHS = frozenset("""monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur
+thurs fri sat sun january february march april may june july august september october november december jan feb
+mar apr jun jul aug sep sept oct nov dec""".split())
+_OPENERS = frozenset("""always never use keep run please make do don't dont remember note prefer avoid add write
+answer reply ask check start stop put set send call read try let only every each all some most many our my your
+their his her its this that these those there here today tomorrow yesterday now then also when while if after
+before since because yes no not new old next last first in on at by for from to with of as and or but so
+""".split())
+_LABEL_WORDS = frozenset("""room floor building ticket issue order gate platform table flat apartment unit suite
+server node host team group line bus route level zone sprint case lot bay desk seat box lab ward bed terminal
+block sector rack cluster region shard queue channel store branch office station track stage phase step""".split())
+_CODE = re.compile(r"(?<![\w.])([A-Za-z]+[-_]?\d+[A-Za-z\d]*)(?!\w|[.,]\d)")
+_VERSION = re.compile(r"[vV]\d+")
+_LABELLED = re.compile(r"(?<![\w])([A-Za-z]+)\s+(\d+[A-Za-z]?)(?!\w|[.,:]\d)|(?:#|\bNo\.\s?)(\d+)|"
+                       r"(?<!月)(?<!\d)(\d+)号(?!\d)|第\s*(\d+|[一二三四五六七八九十百]+)")
+_CAPITAL = re.compile(r"(?<![A-Za-z0-9'])([A-Z][A-Za-z0-9'-]*)")
+_QUOTED = re.compile(r'"([^"]{1,60})"|“([^”]{1,60})”|「([^」]{1,60})」|『([^』]{1,60})』|《([^》]{1,60})》|`([^`]{1,60})`')
+_SENTENCE_START = re.compile(r"(?:\A|[.!?。！？:;\n]|(?:\A|\n)\s*[-*#>]+)\s*\Z")
+_ZH_NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt"})
+
+
+def subject_tokens(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(codes, names) that distinguish what ``text`` is about, casefolded (see the note above)."""
+    text = unicodedata.normalize("NFKC", text)
+    codes = {m.group(1).casefold().replace("-", "").replace("_", "") for m in _CODE.finditer(text)
+             if not _VERSION.fullmatch(m.group(1)) and not re.fullmatch(r"\d+[a-z]+", m.group(1))}
+    for m in _LABELLED.finditer(text):
+        if m.group(1):
+            word = m.group(1).casefold()
+            if word in _LABEL_WORDS or (m.group(1)[0].isupper() and word not in _WEEKDAYS_MONTHS
+                                        and word not in _OPENERS):
+                codes.add(f"{word} {m.group(2).casefold()}")
+        else:
+            codes.add(f"#{m.group(3) or m.group(4) or m.group(5)}")
+    names = set()
+    for m in _CAPITAL.finditer(text):
+        word = m.group(1).strip("'-")
+        low = word.casefold()
+        if not word or low in _WEEKDAYS_MONTHS or low in codes or _CODE.fullmatch(word):
+            continue
+        if _SENTENCE_START.search(text[:m.start()]) and (low in _OPENERS or low in _stop_words()):
+            continue
+        names.add(low)
+    for m in _QUOTED.finditer(text):
+        names.add(" ".join(next(g for g in m.groups() if g).casefold().split()))
+    if re.search(r"[\u3400-\u9fff]", text):
+        from rjieba import tag
+        names.update(w.casefold() for w, t in tag(text) if t in _ZH_NAME_TAGS and len(w) > 1)
+    return frozenset(codes), frozenset(names)
+
+
+@lru_cache(maxsize=1)
+def _stop_words() -> frozenset[str]:
+    from ..index.analysis import STOP_WORDS
+    return STOP_WORDS
+
+
+def _mentions(name: str, text: str) -> bool:
+    """``name`` occurs in the casefolded ``text`` (as a whole word when it is Latin)."""
+    if re.search(r"[\u3400-\u9fff]", name):
+        return name in text
+    return re.search(rf"(?<![a-z0-9]){re.escape(name)}(?![a-z0-9])", text) is not None
+
+
+def subjects_agree(a: str, b: str, strict: bool = False) -> bool:
+    """Whether ``a`` and ``b`` can be about the same subject: their codes agree and their names
+    overlap (``strict``, for duplicates: every name of each occurs in the other). Only facts are
+    judged so: a text longer than FACT_CHARS (a page) names many things besides its subject, and
+    two pages always agree here."""
+    if len(a) > FACT_CHARS or len(b) > FACT_CHARS:
+        return True
+    (ca, na), (cb, nb) = subject_tokens(a), subject_tokens(b)
+    if ca and cb and ca != cb:
+        return False
+    if strict and (ca or cb) and ca != cb:
+        return False
+    fa, fb = unicodedata.normalize("NFKC", a).casefold(), unicodedata.normalize("NFKC", b).casefold()
+    if strict:
+        return all(_mentions(n, fb) for n in na) and all(_mentions(n, fa) for n in nb)
+    if na and nb:
+        return bool(na & nb) or any(_mentions(n, fb) for n in na) or any(_mentions(n, fa) for n in nb)
+    return True
+
+
 def lexical_overlap(a: str, b: str) -> float:
     """Jaccard overlap of analyzer tokens (stop words kept out, stems in)."""
     from ..index.analysis import tokens
@@ -132,11 +236,42 @@ def _calibrations() -> dict:
 _FALLBACK = Thresholds(LEXICAL, 0.0, 0.75, 0.0, 0.35)
 
 
+_MODEL_SUFFIX = re.compile(r"(?:[-_.](?:q\d+|int\d+|fp\d+|f\d+|onnx|gguf|quantized))+$", re.I)
+
+
+def _model_family(model: str) -> str:
+    """The model a file or runtime implements: "multilingual-e5-small-q4" and
+    "multilingual-e5-small-onnx" are both "multilingual-e5-small"."""
+    return _MODEL_SUFFIX.sub("", model.strip().rsplit("/", 1)[-1]).casefold()
+
+
+def _same_model_entry(data: dict, identity) -> tuple[str, dict] | None:
+    """The calibration of another runtime of the same model (same model family and dimension):
+    the cosines of one model barely move between runtimes, so its thresholds hold (the newest
+    calibration wins when several do)."""
+    family, dim = _model_family(identity.model), str(identity.dim)
+    found = []
+    for key, entry in data.items():
+        parts = key.split(":")
+        if len(parts) >= 4 and "thresholds" in entry and parts[-1] == dim and _model_family(parts[1]) == family:
+            found.append((str(entry.get("calibrated", "")), key, entry))
+    if not found:
+        return None
+    _, key, entry = max(found)
+    return key, entry
+
+
 def thresholds_for(embedder) -> tuple[Thresholds, str | None]:
-    """(thresholds, notice): the embedder's calibration, else the lexical-only one with a notice."""
+    """(thresholds, notice): the embedder's calibration, else that of another runtime of the same
+    model, else the lexical-only one with a notice."""
     data = _calibrations()
     key = embedder.identity.key if embedder is not None else LEXICAL
     entry = data.get(key)
+    if entry is None and embedder is not None:
+        same = _same_model_entry(data, embedder.identity)
+        if same is not None:
+            log.info("similarity: no calibration for %s; using that of the same model, %s", key, same[0])
+            return Thresholds(same[0], **same[1]["thresholds"]), None
     if entry is None:
         notice = None if embedder is None else (
             f"no similarity calibration for embedder {key}; duplicates and updates are judged by lexical "
@@ -155,11 +290,14 @@ def thresholds_to_dict(t: Thresholds) -> dict:
 
 
 # -- comparing a text with pages ----------------------------------------------------------------
-def compare(embedder, thresholds: Thresholds, text: str, others: dict[str, str]) -> list[Match]:
+def compare(embedder, thresholds: Thresholds, text: str, others: dict[str, str],
+            same_subject: frozenset[str] | set[str] = frozenset()) -> list[Match]:
     """Classify ``text`` against each of ``others`` (path -> text), most similar first. Texts
     equal after ``normalise`` are duplicates whatever the signals say. Both labels need a minimum
     lexical overlap, so only the texts that reach it are embedded (an embedding costs ~0.1-0.5 s
-    with the default embedder; a lexical overlap microseconds)."""
+    with the default embedder; a lexical overlap microseconds). ``same_subject``: paths known to be
+    about the same subject as ``text`` (the same ``about``), so their names and codes may change in
+    an update."""
     norm = normalise(text)
     floor = min(thresholds.duplicate_lex, thresholds.update_lex)
     lex = {p: lexical_overlap(text, t) for p, t in others.items()}
@@ -173,7 +311,9 @@ def compare(embedder, thresholds: Thresholds, text: str, others: dict[str, str])
         if p in exact:
             label = "duplicate"
         elif p in embed:
-            label = thresholds.classify(c, lex[p], numbers(text) == numbers(others[p]))
+            label = thresholds.classify(c, lex[p], numbers(text) == numbers(others[p]),
+                                        subjects_agree(text, others[p], strict=True),
+                                        p in same_subject or subjects_agree(text, others[p]))
         else:
             label = "different"
         out.append(Match(p, label, c, lex[p]))
