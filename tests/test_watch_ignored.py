@@ -334,3 +334,20 @@ def test_watch_limit_reached_for_a_new_folder_falls_back_to_polling(vault_root, 
     finally:
         w.stop()
         v.close()
+
+
+def test_the_rebuild_after_a_queue_overflow_stays_pruned(vault_root):
+    """After IN_Q_OVERFLOW watchdog drops and re-walks every watch of the group (and the watcher
+    reconciles): the re-walk leaves the ignored folders out too."""
+    v, w, kernel = _start(vault_root)
+    try:
+        before = kernel.watched()
+        (emitter,) = w._observer.emitters
+        emitter._inotify.on_queue_overflow()  # what watchdog calls when the kernel says IN_Q_OVERFLOW
+        assert until(lambda: w.status()["fallbacks"] and w.status()["fallbacks"][-1]["action"] == "full reconcile")
+        assert kernel.watched() == before == [".", "notes", "notes/deep", "notes/deep/x"]
+        (vault_root / "notes/deep/x/pear.md").write_text("# Pear\n\nzebracorn\n")
+        assert until(lambda: _paths(v, "zebracorn") == ["notes/deep/x/pear.md"])
+    finally:
+        w.stop()
+        v.close()

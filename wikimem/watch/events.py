@@ -13,6 +13,9 @@ Paths the scan never indexes are dropped here with the scan's own rules (dot-nam
 to its own cache writes or to an editor's hidden swap files. Other temporary files (``note.md~``,
 vim's ``4913``) are handled like any file: usually gone again before the quiet period ends, and if
 one stays, the full scan would index it too, so the cache still equals a rebuild.
+
+The same rules decide what is watched at all (``pruning_observer_class``, ``PathFilter.listdir``):
+no inotify watch and no polling walk below a folder the scan never indexes.
 """
 from __future__ import annotations
 
@@ -252,7 +255,8 @@ def expand(root: Path, batch: Batch, cached_under) -> set[str] | None:
 # scan never indexes are pruned from it. watchdog keeps doing everything else (moves, new-folder
 # event replay, overflow rebuild). They reach into watchdog's internals, so they are used only when
 # those internals are the ones written against (watchdog 7.1's InotifyWatchGroup); otherwise the
-# plain observer watches everything, as before, and the events are filtered as before.
+# plain observer watches everything, as before, and the events are filtered as before. They also
+# count the folders watchdog could not watch but did not say so (the watch limit): see unwatchable().
 
 def _param_names(func) -> list[str]:
     try:
