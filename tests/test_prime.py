@@ -53,15 +53,16 @@ def test_terms_drop_stop_words_and_stem():
 def test_briefing_has_domain_memories_and_relevant_pages(vault):
     b = vault.prime_context(cwd="/home/me/code/hivelog", prompt="when should I treat varroa mites?")
     kinds = [i.kind for i in b.items]
-    assert kinds[:2] == ["persona", "instruction"]  # standing orders first; the plain memory is not one
-    assert "memories/fact.md" not in [i.path for i in b.items]
+    assert kinds[:3] == ["persona", "instruction", "fact"]  # standing orders first, then the plain memory
+    assert "memories/fact.md" in [i.path for i in b.items if i.kind == "fact"]
     pages = [i.path for i in b.pages]
     assert pages[0] == "concepts/Varroa.md"  # the prompt's page outranks the project's
     assert "projects/hivelog.md" in pages
     assert "concepts/Queen rearing.md" not in pages
     assert b.domain.startswith("Beekeeping")
     text = b.to_text()
-    assert "[[Varroa]]" in text and "[[hivelog]]" in text and "[[persona]] (Who I am)" in text
+    assert "[[Varroa]]" in text and "[[hivelog]]" in text
+    assert text.count("I keep six hives in Kent.") == 1 and "[[persona]]" not in text  # the fact once, no slug
     assert not b.empty and b.tokens <= 1500
 
 

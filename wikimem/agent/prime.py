@@ -1,17 +1,29 @@
 """The session-start briefing (``prime_context``): what an agent should know before its first step.
 
-Contents, in this order, within a token budget:
+A layered wake-up within a token budget, in this order:
 1. the vault's domain (SCHEMA.md ``## Domain``);
-2. ``persona`` and ``instruction`` memories (notes under ``memories/`` whose frontmatter says
-   ``kind: persona`` / ``kind: instruction``), always included: they are standing orders;
-3. the pages most relevant to the working directory's project name and to the first prompt,
+2. identity: ``persona`` memories (notes under ``memories/`` whose frontmatter says ``kind: persona``);
+3. instructions: ``instruction`` memories -- standing orders;
+4. decisions: ``decision`` memories, then recent facts: other memories, each layer by
+   importance (frontmatter ``importance: high | normal | low`` or a number) and then newest first
+   (``created`` / ``updated`` / ``date``);
+5. the pages most relevant to the working directory's project name and to the first prompt,
    highest relevance first, each with its wikilink.
+
+Each memory is printed once, as its text (its note name repeats the fact, its title too). The
+budget is filled greedily, layer by layer: an item that does not fit is skipped and smaller ones
+after it still go in, so a lower layer never displaces a higher one and no room is left that a
+skipped item would have fitted; page excerpts may be shortened to fit, memories never are (a cut
+instruction can say the opposite of the whole one). What did not fit is said ("3 more facts did
+not fit in 300 tokens").
 
 Relevance bar: search ranks candidates, but its fused scores are relative to each query, so a
 page is kept only if its own text (title, heading, chunk, path) contains at least half of the
-query's content words (Snowball stems; CJK by character bigram) — the project name must appear
-in full. A prompt about something the vault does not hold yields no pages, and the briefing says
-so instead of padding itself with noise. The briefing never raises: a problem becomes a notice.
+query's content words (Snowball stems; CJK by character bigram) -- the project name must appear
+in full. Turns of an imported session that are tool calls, tool results or boilerplate ("The file
+has been updated") are never briefed. A prompt about something the vault does not hold yields no
+pages, and the briefing says so instead of padding itself with noise. The briefing never raises:
+a problem becomes a notice.
 """
 from __future__ import annotations
 
@@ -26,7 +38,14 @@ from .pages import excerpt, manifest, wikilink
 
 log = logging.getLogger(__name__)
 
-MEMORY_KINDS = ("persona", "instruction")
+MEMORY_KINDS = ("persona", "instruction")  # the standing layers
+LAYERS = ("persona", "instruction", "decision", "fact", "page")
+HEADINGS = {"persona": "Identity", "instruction": "Instructions", "decision": "Decisions", "fact": "Recent facts",
+            "page": "Relevant pages"}
+NOUNS = {"persona": ("identity line", "identity lines"), "instruction": ("instruction", "instructions"),
+         "decision": ("decision", "decisions"), "fact": ("fact", "facts"), "page": ("page", "pages")}
+RECENT = 20  # decisions and facts gathered per layer (the budget decides how many are briefed)
+IMPORTANCE = {"critical": 3, "high": 2, "important": 2, "normal": 1, "medium": 1, "low": 0}
 MIN_COVERAGE = 0.5  # share of the prompt's content words a page must contain
 PROMPT_HITS = 8
 PROJECT_HITS = 5
@@ -119,20 +138,27 @@ def project_name(cwd: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class BriefItem:
-    kind: str  # persona | instruction | page
+    kind: str  # persona | instruction | decision | fact | page
     path: str
     title: str
     text: str
-    relevance: float | None = None  # pages: share of query words found (memories: None, always in)
+    relevance: float | None = None  # pages: share of query words found (memories: None)
     matched: tuple[str, ...] = ()  # which query the page answered: project and/or prompt
+    date: str | None = None  # memories: the day it was written (YYYY-MM-DD)
+    importance: float = 1.0
 
     @property
     def wikilink(self) -> str:
         return wikilink(self.path)
 
+    @property
+    def memory(self) -> bool:
+        return self.path.startswith("memories/")
+
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "path": self.path, "title": self.title, "wikilink": self.wikilink,
-                "text": self.text, "relevance": self.relevance, "matched": list(self.matched)}
+                "text": self.text, "relevance": self.relevance, "matched": list(self.matched), "date": self.date,
+                "importance": self.importance}
 
 
 @dataclass(frozen=True)
@@ -144,6 +170,8 @@ class Briefing:
     budget_tokens: int
     text: str
     notices: tuple[str, ...] = field(default_factory=tuple)
+    omitted: tuple[tuple[str, int], ...] = ()  # (kind, how many) left out for the budget
+    pages_found: int | None = None  # pages that cleared the relevance bar (briefed or not)
 
     @property
     def tokens(self) -> int:
@@ -155,13 +183,13 @@ class Briefing:
 
     @property
     def empty(self) -> bool:
-        """No page cleared the relevance bar."""
-        return not self.pages
+        """No page cleared the relevance bar (pages left out for the budget did clear it)."""
+        return not self.pages and not self.pages_found
 
     def to_dict(self) -> dict[str, Any]:
         return {"domain": self.domain, "project": self.project, "prompt": self.prompt, "empty": self.empty,
                 "budget_tokens": self.budget_tokens, "tokens": self.tokens, "notices": list(self.notices),
-                "items": [i.to_dict() for i in self.items], "text": self.to_text()}
+                "omitted": dict(self.omitted), "items": [i.to_dict() for i in self.items], "text": self.to_text()}
 
     def to_text(self) -> str:
         return self.text
@@ -174,24 +202,41 @@ class Briefing:
 def _empty_line(project: str | None, prompt: str | None) -> str:
     about = " and ".join(x for x in (f"project {project!r}" if project else "",
                                      "this prompt" if prompt else "") if x) or "this session"
-    return f"No vault page clears the relevance bar for {about}; nothing else to brief."
+    return f"No vault page clears the relevance bar for {about}."
 
 
-def render(domain: str, items, project: str | None, prompt: str | None, notices=()) -> str:
+def omitted_line(omitted, budget: int) -> str:
+    """"3 more facts and 1 more page did not fit in 300 tokens (a larger budget briefs them).\""""
+    parts = [f"{n} more {NOUNS[k][n != 1]}" for k, n in omitted if n]
+    if not parts:
+        return ""
+    said = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"({said} did not fit in {budget} tokens; a larger budget briefs them.)"
+
+
+def _line(item: BriefItem) -> str:
+    if item.memory:  # the fact itself, once: its note name and title only repeat it
+        return f"- {item.date}: {item.text}" if item.date and item.kind in ("decision", "fact") else f"- {item.text}"
+    link = wikilink(item.path)
+    named = link if item.title == link[2:-2] else f"{link} ({item.title})"
+    return f"- {named}: {item.text}".rstrip(": ")
+
+
+def render(domain: str, items, project: str | None, prompt: str | None, notices=(), omitted=(), budget: int = 0,
+           pages_found: int | None = None) -> str:
     lines = ["# Vault briefing (wikimem)"]
     if domain:
         lines.append(f"Domain: {domain}")
-    for kind, heading in (("persona", "Persona"), ("instruction", "Instructions"), ("page", "Relevant pages")):
+    for kind in LAYERS:
         chosen = [i for i in items if i.kind == kind]
-        if not chosen:
-            continue
-        lines.append(f"## {heading}")
-        for item in chosen:
-            link = wikilink(item.path)
-            named = link if item.title == link[2:-2] else f"{link} ({item.title})"
-            lines.append(f"- {named}: {item.text}".rstrip(": "))
-    if not any(i.kind == "page" for i in items):
+        if chosen:
+            lines.append(f"## {HEADINGS[kind]}")
+            lines.extend(_line(i) for i in chosen)
+    if not any(i.kind == "page" for i in items) and not pages_found:
         lines.append(_empty_line(project, prompt))
+    said = omitted_line(omitted, budget)
+    if said:
+        lines.append(said)
     lines.extend(f"(note: {n})" for n in notices)
     return "\n".join(lines) + "\n"
 
@@ -205,8 +250,27 @@ def _memory_paths(vault) -> list[str]:
     return [f.path for f in vault.files.scan().notes if f.path.startswith("memories/")]
 
 
-def standing_memories(vault) -> list[BriefItem]:
-    """Persona memories first, then instructions, each sorted by path."""
+def _importance(value) -> float:
+    if isinstance(value, bool) or value is None:
+        return 1.0
+    if isinstance(value, (int, float)):
+        return float(value)
+    return float(IMPORTANCE.get(str(value).strip().lower(), 1.0))
+
+
+def _date(front) -> str | None:
+    for key in ("created", "updated", "date"):
+        value = front.get(key)
+        if value:
+            text = value.isoformat() if hasattr(value, "isoformat") else str(value)
+            return text[:10]
+    return None
+
+
+def memory_layers(vault) -> list[BriefItem]:
+    """Active memories as briefing items, in layer order: identity, instructions, decisions, facts;
+    within a layer most important first, then newest first (then by path). Decisions and facts are
+    cut to the RECENT most important/newest."""
     from ..parse import parse_page
     found: list[BriefItem] = []
     for path in _memory_paths(vault):
@@ -216,15 +280,62 @@ def standing_memories(vault) -> list[BriefItem]:
             log.warning("skipping memory %s: %s", path, exc)
             continue
         page = parse_page(path, note.text, note.sha256)
+        if page.status == "superseded":
+            continue
         kind = str(page.frontmatter.get("kind") or "").strip().lower()
-        if kind in MEMORY_KINDS and page.status != "superseded":
-            found.append(BriefItem(kind, path, page.title, " ".join(page.body.split())))
-    return sorted(found, key=lambda i: (MEMORY_KINDS.index(i.kind), i.path))
+        kind = kind if kind in ("persona", "instruction", "decision") else "fact"
+        text = " ".join(page.body.split())
+        if text:
+            found.append(BriefItem(kind, path, page.title, text, date=_date(page.frontmatter),
+                                   importance=_importance(page.frontmatter.get("importance",
+                                                                               page.frontmatter.get("priority")))))
+    found.sort(key=lambda i: i.path)
+    found.sort(key=lambda i: i.date or "", reverse=True)
+    found.sort(key=lambda i: (LAYERS.index(i.kind), -i.importance))
+    out, per_kind = [], {}
+    for item in found:
+        per_kind[item.kind] = per_kind.get(item.kind, 0) + 1
+        if item.kind in MEMORY_KINDS or per_kind[item.kind] <= RECENT:
+            out.append(item)
+    return out
+
+
+def standing_memories(vault) -> list[BriefItem]:
+    """Persona memories first, then instructions."""
+    return [i for i in memory_layers(vault) if i.kind in MEMORY_KINDS]
 
 
 def _coverage(wanted: set[str], hit) -> tuple[float, int]:
     found = len(_found(wanted, " ".join((hit.title, " ".join(hit.heading_path), hit.text, hit.path.replace("/", " ")))))
     return (found / len(wanted) if wanted else 0.0), found
+
+
+_TURN_HEAD = re.compile(r"^\s*\*\*([^*\n]{1,60})\*\*(?:\s*\([^)\n]*\))?\s*:\s*")
+_BLOCK_ID = re.compile(r"\s\^[A-Za-z0-9-]+\s*$")
+_TOOLISH = re.compile(r"^\[(?:tool[ _](?:result|call|use|output)|function[ _](?:call|result))\b|^<(?:system-reminder|"
+                      r"command-|local-command|tool_)", re.I)
+_BOILERPLATE = re.compile(r"^(?:the file .{0,300}? has been (?:updated|created|modified|written|saved)\b|"
+                          r"(?:file|changes?) (?:created|updated|saved|applied) successfully|ok|okay|done|"
+                          r"\(no (?:output|content)\)|command (?:ran|completed|finished)(?: successfully)?|"
+                          r"(?:i'll|let me) (?:read|look at|check|open|run) .{0,80}|tool ran without output.*)[.!]?$",
+                          re.I | re.S)
+TOOL_SPEAKERS = frozenset({"tool", "system", "function", "tool result", "tool use"})
+
+
+def useful_text(text: str) -> str:
+    """``text`` without the turns of an imported session that brief nothing: tool calls and tool
+    results, system turns and boilerplate ("The file has been updated", "Done."); "" when nothing
+    is left."""
+    kept = []
+    for para in re.split(r"\n\s*\n", text):
+        m = _TURN_HEAD.match(para)
+        said = _BLOCK_ID.sub("", para[m.end():] if m else para).strip()
+        if m and m.group(1).strip().casefold() in TOOL_SPEAKERS:
+            continue
+        if not said or _TOOLISH.match(said) or _BOILERPLATE.match(said):
+            continue
+        kept.append(_BLOCK_ID.sub("", para).strip())
+    return "\n\n".join(kept)
 
 
 def _prose(text: str) -> str:
@@ -234,7 +345,7 @@ def _prose(text: str) -> str:
 
 def relevant_pages(vault, project: str | None, prompt: str | None, skip: set[str]) -> list[BriefItem]:
     """Pages clearing the relevance bar for the project name or the prompt, best first."""
-    best: dict[str, tuple[float, int, Any, set[str]]] = {}
+    best: dict[str, tuple[float, int, Any, set[str], str]] = {}
     queries = [("project", project, PROJECT_HITS, 1.0), ("prompt", prompt, PROMPT_HITS, MIN_COVERAGE)]
     for label, query, limit, bar in queries:
         wanted = terms(query or "")
@@ -244,39 +355,62 @@ def relevant_pages(vault, project: str | None, prompt: str | None, skip: set[str
         for rank, hit in enumerate(result.hits):
             if hit.path in skip or hit.path in VAULT_FILES:
                 continue
+            prose = useful_text(_prose(hit.text))
+            if not prose.strip():
+                continue  # a tool result or boilerplate turn: never briefed
             share, found = _coverage(wanted, hit)
             if found == 0 or share < bar:
                 continue
             seen = best.get(hit.path)
             matched = (seen[3] if seen else set()) | {label}
             if seen is None or (share, -rank) > (seen[0], -seen[1]):
-                best[hit.path] = (share, rank, hit, matched)
+                best[hit.path] = (share, rank, hit, matched, prose)
             else:
-                best[hit.path] = (*seen[:3], matched)
+                best[hit.path] = (*seen[:3], matched, seen[4])
 
     def weight(share: float, matched: set[str]) -> float:  # the prompt is today's task: it outranks the project
         return share * (1.0 if "prompt" in matched else 0.9) + 0.25 * (len(matched) - 1)
     ordered = sorted(best.values(), key=lambda v: (-weight(v[0], v[3]), v[1], v[2].path))
-    return [BriefItem("page", hit.path, hit.title, excerpt(_prose(hit.text), ITEM_CHARS), round(share, 3),
-                      tuple(sorted(matched))) for share, _rank, hit, matched in ordered]
+    return [BriefItem("page", hit.path, hit.title, excerpt(prose, ITEM_CHARS), round(share, 3),
+                      tuple(sorted(matched))) for share, _rank, hit, matched, prose in ordered]
 
 
-def _budgeted(domain: str, items: list[BriefItem], project, prompt, notices, budget: int) -> tuple[str, list[BriefItem]]:
-    """Items in order while they fit; the first that does not fit is shortened, and the rest dropped."""
+def _budgeted(domain: str, items: list[BriefItem], project, prompt, notices, budget: int,
+              pages_found: int) -> tuple[str, list[BriefItem], list[tuple[str, int]]]:
+    """Greedy by layer, then by rank: each item goes in when it fits (a page excerpt may be
+    shortened to fit, down to MIN_ITEM_TOKENS); one that does not is skipped and the next, perhaps
+    smaller, is tried. Room for the line saying what was left out is kept while items are chosen.
+    Returns (domain, kept items, [(kind, count left out)])."""
     domain = fit(domain, min(DOMAIN_TOKENS, max(budget // 4, 0)))
+
+    def cost(chosen, left_out) -> int:
+        return count_tokens(render(domain, chosen, project, prompt, notices, _tally(left_out), budget, pages_found))
     kept: list[BriefItem] = []
-    for item in items:
-        trial = kept + [item]
-        over = count_tokens(render(domain, trial, project, prompt, notices)) - budget
-        if over > 0:
+    skipped: list[BriefItem] = []
+    if cost(items, []) <= budget:
+        return domain, list(items), []
+    for n, item in enumerate(items):
+        rest = skipped + items[n + 1:]  # the omission line as long as it may still get
+        over = cost(kept + [item], rest) - budget
+        if over > 0 and item.kind == "page":
             room = count_tokens(item.text) - over
-            if room < MIN_ITEM_TOKENS:
-                break  # the budget is spent: lower-ranked items do not jump the queue
-            item = BriefItem(item.kind, item.path, item.title, fit(item.text, room), item.relevance, item.matched)
-            if count_tokens(render(domain, kept + [item], project, prompt, notices)) > budget:
-                break
-        kept.append(item)
-    return domain, kept
+            if room >= MIN_ITEM_TOKENS:
+                short = BriefItem(item.kind, item.path, item.title, fit(item.text, room), item.relevance,
+                                  item.matched, item.date, item.importance)
+                if cost(kept + [short], rest) <= budget:
+                    item, over = short, 0
+        if over > 0:
+            skipped.append(item)
+        else:
+            kept.append(item)
+    return domain, kept, _tally(skipped)
+
+
+def _tally(items) -> list[tuple[str, int]]:
+    counts: dict[str, int] = {}
+    for i in items:
+        counts[i.kind] = counts.get(i.kind, 0) + 1
+    return [(k, counts[k]) for k in LAYERS if k in counts]
 
 
 def prime_context(vault, cwd: str | None = None, prompt: str | None = None, budget_tokens: int = 1500) -> Briefing:
@@ -291,7 +425,7 @@ def prime_context(vault, cwd: str | None = None, prompt: str | None = None, budg
     except Exception as exc:  # noqa: BLE001 - the briefing never raises
         notices.append(f"SCHEMA.md unreadable: {exc}")
     try:
-        memories = standing_memories(vault)
+        memories = memory_layers(vault)
     except Exception as exc:  # noqa: BLE001
         log.debug("memories unavailable", exc_info=True)
         notices.append(f"memories unavailable: {exc}")
@@ -300,15 +434,17 @@ def prime_context(vault, cwd: str | None = None, prompt: str | None = None, budg
     except Exception as exc:  # noqa: BLE001
         log.debug("search unavailable", exc_info=True)
         notices.append(f"search unavailable: {exc}")
-    domain, kept = _budgeted(domain, memories + pages, project, prompt, notices, budget)
-    text = fit(render(domain, kept, project, prompt, notices), budget)  # only a tiny budget cuts here
-    return Briefing(domain, tuple(kept), project, prompt, budget, text, tuple(notices))
+    domain, kept, omitted = _budgeted(domain, memories + pages, project, prompt, notices, budget, len(pages))
+    text = render(domain, kept, project, prompt, notices, omitted, budget, len(pages))
+    text = fit(text, budget)  # only a budget too small for the headings cuts here
+    return Briefing(domain, tuple(kept), project, prompt, budget, text, tuple(notices), tuple(omitted), len(pages))
 
 
 def failed_briefing(problem: str, cwd: str | None = None, prompt: str | None = None,
                     budget_tokens: int = 1500) -> Briefing:
-    """The briefing when the vault itself cannot be opened (the hook must still print something)."""
-    notices = (problem,)
+    """The briefing when the vault itself cannot be opened (a hook must still print something, and
+    say why, without claiming that nothing in the vault is relevant: nothing was looked at)."""
     project = project_name(cwd)
-    text = fit(render("", (), project, prompt, notices), budget_tokens)
-    return Briefing("", (), project, (prompt or None), budget_tokens, text, notices)
+    text = fit(f"# Vault briefing (wikimem)\nNo briefing: {problem}. Point --vault or WIKIMEM_VAULT at the vault "
+               "folder (`wikimem init` makes one).\n", budget_tokens)
+    return Briefing("", (), project, (prompt or None), budget_tokens, text, (problem,), (), 0)
