@@ -162,6 +162,15 @@ def test_supersede_undoes_new_when_the_second_write_hits_an_oserror(make_vault, 
         return real(path, data, before_replace=before_replace)
 
     monkeypatch.setattr(files_mod, "atomic_write_bytes", disk_full_for_old)
+    from wikimem.vault import safe_write
+    real_safe = safe_write.write_in_vault
+
+    def disk_full_for_old_safe(root_, parts, data, **kw):  # notes are written through folder descriptors
+        if parts[-1] == "Old.md":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_safe(root_, parts, data, **kw)
+
+    monkeypatch.setattr(safe_write, "write_in_vault", disk_full_for_old_safe)
     v = _open(root)
     try:
         v.index()

@@ -104,3 +104,21 @@ def test_swapping_a_folder_for_a_symlink_while_writing_never_writes_outside(tmp_
         swapper.join()
     assert list(outside.iterdir()) == [], "a write landed outside the vault"
     assert written > 0 and written + refused == i
+
+
+def test_the_vault_writer_goes_through_it(make_vault):
+    """Issue 27 item 15: MCP write_page through a symlinked note replaced the symlink with a regular
+    file; issue 27 item 22: a case-only twin (NOTES.md beside notes.md) is refused like a
+    normalisation twin."""
+    from wikimem.api import open_vault
+    root = make_vault({"notes/real.md": "# Real\n"})
+    (root / "notes/link.md").symlink_to("real.md")
+    v = open_vault(root, embedder="none")
+    sha = v.files.read_note("notes/link.md").sha256
+    v.write_page("notes/link.md", "# Real\n\nEdited through the link.\n", expected_sha256=sha)
+    assert (root / "notes/link.md").is_symlink()
+    assert "Edited through the link." in (root / "notes/real.md").read_text()
+    v.write_page("notes/case.md", "# c\n")
+    with pytest.raises(ConflictError, match="another case"):
+        v.write_page("notes/CASE.md", "# C\n")
+    assert not (root / "notes/CASE.md").exists()

@@ -334,9 +334,22 @@ class VaultFiles:
         data = (BOM if bom else b"") + body.encode("utf-8")
         _check_bytes(rel, data)
         self._check_unchanged(rel, path, expected_sha256)
+        self._write(rel, path, data, expected_sha256, allow_raw=False)
+        return sha256_bytes(data)
+
+    def _write(self, rel: str, path: Path, data: bytes, expected_sha256: str | None, allow_raw: bool) -> None:
+        """Write through folder descriptors where the platform allows (vault/safe_write.py: a
+        symlink swapped in after the checks above cannot send the write outside the vault, and a
+        symlinked note is written where it points); by path elsewhere."""
+        from . import safe_write
+        twin_check = (lambda: self._check_twin(rel, path)) if expected_sha256 is None else None
+        if safe_write.supported():
+            safe_write.write_in_vault(self.root, rel_parts(rel), data, expected_sha256=expected_sha256,
+                                      mode_for_new=0o666 & ~process_umask(), allow_raw=allow_raw,
+                                      before_replace=twin_check, rel=rel)
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(path, data, before_replace=lambda: self._check_unchanged(rel, path, expected_sha256))
-        return sha256_bytes(data)
 
     def create_note(self, rel: str, text: str) -> str:
         """Create a new note atomically; never replaces an existing file. Allowed under raw/
@@ -345,20 +358,27 @@ class VaultFiles:
         _check_text(rel, text)
         data = text.encode("utf-8")
         _check_bytes(rel, data)
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._check_unchanged(rel, path, None)
-        atomic_write_bytes(path, data, before_replace=lambda: self._check_unchanged(rel, path, None))
+        self._write(rel, path, data, None, allow_raw=True)
         return sha256_bytes(data)
+
+    @staticmethod
+    def _check_twin(rel: str, path: Path) -> None:
+        twin = _normalisation_twin(path)
+        if twin is not None:
+            raise ConflictError(f"{rel}: a file named {shown_name(twin)} is already there, the same name in "
+                                "another Unicode form (macOS would take them for one file); not creating a second")
+        twin = _case_twin(path)
+        if twin is not None:
+            raise ConflictError(f"{rel}: a file named {shown_name(twin)} is already there, the same name in another "
+                                "case (macOS and Windows would take them for one file); not creating a second")
 
     @staticmethod
     def _check_unchanged(rel: str, path: Path, expected_sha256: str | None) -> None:
         if expected_sha256 is None:
             if path.exists():
                 raise ConflictError(f"{rel}: file already exists; refusing to overwrite it")
-            twin = _normalisation_twin(path)
-            if twin is not None:
-                raise ConflictError(f"{rel}: a file named {shown_name(twin)} is already there, the same name in "
-                                    "another Unicode form (macOS would take them for one file); not creating a second")
+            VaultFiles._check_twin(rel, path)
             return
         try:
             current = sha256_bytes(path.read_bytes())
@@ -402,6 +422,20 @@ def _normalisation_twin(path: Path) -> str | None:
         other = unicodedata.normalize(form, path.name)
         if other != path.name and (path.parent / other).exists():
             return other
+    return None
+
+
+def _case_twin(path: Path) -> str | None:
+    """Another entry in ``path``'s folder whose name differs from it only in case, or None (a
+    listing of the folder: a write that creates a note only)."""
+    try:
+        wanted = path.name.casefold()
+        with os.scandir(path.parent) as entries:
+            for entry in entries:
+                if entry.name != path.name and entry.name.casefold() == wanted:
+                    return entry.name
+    except OSError:
+        return None
     return None
 
 
