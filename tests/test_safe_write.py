@@ -122,3 +122,43 @@ def test_the_vault_writer_goes_through_it(make_vault):
     with pytest.raises(ConflictError, match="another case"):
         v.write_page("notes/CASE.md", "# C\n")
     assert not (root / "notes/CASE.md").exists()
+
+
+def test_agent_writes_raced_by_a_symlink_swap_never_land_outside(make_vault, tmp_path):
+    """The issue's own scenario, through the MCP write path (check_note_path + Vault.write_page)."""
+    from wikimem.agent.guards import check_note_path
+    from wikimem.api import open_vault
+    from wikimem.errors import WikimemError
+    root = make_vault({"inside/keep.md": "# k\n"})
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    v = open_vault(root, embedder="none")
+    stop = threading.Event()
+
+    def swap():
+        sub, parked = root / "inside" / "sub", root / "inside" / "parked"
+        parked.mkdir()
+        while not stop.is_set():
+            try:
+                if sub.is_symlink():
+                    sub.unlink()
+                    os.rename(parked, sub)
+                else:
+                    if sub.exists():
+                        os.rename(sub, parked)
+                    sub.symlink_to(outside, target_is_directory=True)
+            except OSError:
+                pass
+
+    swapper = threading.Thread(target=swap)
+    swapper.start()
+    try:
+        for i in range(150):
+            try:
+                v.write_page(check_note_path(v, f"inside/sub/n{i}.md"), "# n\n", check_similar=False)
+            except (WikimemError, OSError):
+                pass
+    finally:
+        stop.set()
+        swapper.join()
+    assert list(outside.iterdir()) == []
