@@ -153,7 +153,7 @@ def test_agent_writes_raced_by_a_symlink_swap_never_land_outside(make_vault, tmp
     swapper = threading.Thread(target=swap)
     swapper.start()
     try:
-        for i in range(150):
+        for i in range(60):
             try:
                 v.write_page(check_note_path(v, f"inside/sub/n{i}.md"), "# n\n", check_similar=False)
             except (WikimemError, OSError):
