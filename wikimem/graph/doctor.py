@@ -158,6 +158,16 @@ def check_embedder(vault, recorded: str | None) -> Check:
                  + ("" if recorded else " (no vectors recorded in the cache yet)"))
 
 
+def check_leftovers(vault) -> Check:
+    """Temp files of atomic writes that a killed process left in note folders (.wikimem-*.tmp)."""
+    leftovers = vault.files.scan().leftovers
+    if not leftovers:
+        return Check("temp files", "ok", "no temp files left by interrupted writes")
+    shown = ", ".join(leftovers[:3]) + (" ..." if len(leftovers) > 3 else "")
+    return Check("temp files", "warn", f"{len(leftovers)} temp file(s) left by interrupted writes: {shown}",
+                 f"wikimem index {_q(vault.root)}  (removes those older than 10 minutes)")
+
+
 def check_cache(vault) -> tuple[Check, dict]:
     cache = vault.cache
     root = _q(vault.root)
@@ -268,6 +278,7 @@ def diagnose(path: str | os.PathLike[str] | None = None, vault=None, **overrides
         checks.append(_guard("lock", lambda: check_lock(vault)))
         checks.append(_guard("watcher", lambda: check_watcher(vault.root)))
         checks.append(_guard("disk", lambda: check_disk(vault.root)))
+        checks.append(_guard("temp files", lambda: check_leftovers(vault)))
         if cache_check.status == "ok":
             checks.append(_guard("freshness", lambda: check_stale(vault)))
         return DoctorReport(str(vault.root), tuple(checks), versions)

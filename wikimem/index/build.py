@@ -233,6 +233,10 @@ def _scan(plan: BuildPlan) -> None:
     scan = files.scan()
     plan.files = list(scan.files)
     plan.report.skipped = [{"path": s.path, "kind": s.kind, "reason": s.reason} for s in scan.skipped]
+    removed = files.sweep_leftovers(scan.leftovers)  # we hold the writer lock: no write of ours is under way
+    if removed:
+        plan.report.notices.append(f"removed {len(removed)} temp file(s) that killed writes left behind "
+                                   f"(.wikimem-*.tmp: {', '.join(removed[:3])}{' ...' if len(removed) > 3 else ''})")
     plan.old = {r[0]: r for r in plan.cache.db.execute("SELECT path, size, mtime_ns, sha256, note FROM files")}
 
 

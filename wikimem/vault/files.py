@@ -22,6 +22,9 @@ from ..model import Skipped
 
 log = logging.getLogger(__name__)
 
+TEMP_NAME = re.compile(r"^\.wikimem-[0-9A-Za-z_]+\.tmp$")  # atomic_write_bytes' and safe_write's temp files
+LEFTOVER_AGE_S = 600.0  # a write's temp file lives for well under a second; one this old is a killed write's
+
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 ALWAYS_SKIPPED_DIRS = {".obsidian", ".trash", ".git", ".wikimem"}
 NOTE_SUFFIXES = (".md", ".markdown")
@@ -90,6 +93,7 @@ class NoteFile:
 class ScanResult:
     files: tuple[FileInfo, ...]
     skipped: tuple[Skipped, ...]
+    leftovers: tuple[str, ...] = ()  # temp files of atomic writes a killed process left (.wikimem-*.tmp)
 
     @property
     def notes(self) -> tuple[FileInfo, ...]:
@@ -201,6 +205,7 @@ class VaultFiles:
         rules = IgnoreRules.load(self.root)
         files: list[FileInfo] = []
         skipped: list[Skipped] = []
+        leftovers: list[str] = []
         seen_dirs: set[tuple[int, int]] = set()
 
         def walk(dir_path: Path, rel_dir: str) -> None:
@@ -241,6 +246,8 @@ class VaultFiles:
                     walk(Path(entry.path), rel)
                     continue
                 if name.startswith(".") or rules.ignored(rel, False):
+                    if TEMP_NAME.match(name):
+                        leftovers.append(rel)
                     continue
                 try:
                     fst = entry.stat()
@@ -256,7 +263,27 @@ class VaultFiles:
                 files.append(FileInfo(rel, fst.st_size, fst.st_mtime_ns))
 
         walk(self.root, "")
-        return ScanResult(tuple(files), tuple(skipped))
+        try:  # wikimem writes .obsidian/graph.json too; its folder is never walked
+            leftovers.extend(f".obsidian/{n}" for n in sorted(os.listdir(self.root / ".obsidian")) if TEMP_NAME.match(n))
+        except OSError:
+            pass
+        return ScanResult(tuple(files), tuple(skipped), tuple(leftovers))
+
+    def sweep_leftovers(self, leftovers, older_than_s: float = LEFTOVER_AGE_S) -> list[str]:
+        """Remove the temp files of writes that can no longer finish (older than any write takes);
+        returns the ones removed."""
+        import time as _time
+        removed = []
+        cutoff = _time.time() - older_than_s
+        for rel in leftovers:
+            path = self.root / rel
+            try:
+                if path.is_file() and not path.is_symlink() and path.stat().st_mtime < cutoff:
+                    path.unlink()
+                    removed.append(rel)
+            except OSError:
+                continue
+        return removed
 
     # -- reading -------------------------------------------------------------------------
     def read_bytes(self, rel: str) -> bytes:
