@@ -184,3 +184,36 @@ def test_random_supersedes_never_cycle_and_history_is_the_same_from_every_member
             assert [pages[p].status for p in paths] == ["superseded"] * (len(paths) - 1) + ["active"]
     finally:
         shutil.rmtree(tmp)
+
+
+def test_lint_fix_links_superseded_by_to_the_path_not_the_title(tmp_path):
+    """Issue 27 item 11: WM304's fix wrote the new page's title, a broken link or one to another page."""
+    from wikimem.api import open_vault
+    root = tmp_path / "v"
+    (root / "notes").mkdir(parents=True)
+    (root / "SCHEMA.md").write_text("# S\n")
+    (root / "notes/old.md").write_text("# Old\n")
+    (root / "notes/new.md").write_text("---\ntitle: Shiny Title\nsupersedes: \"[[old]]\"\n---\n# New\n")
+    v = open_vault(root, embedder="none")
+    v.index()
+    v.lint(fix=True)
+    text = (root / "notes/old.md").read_text()
+    assert 'superseded_by: "[[notes/new]]"' in text or "superseded_by: '[[notes/new]]'" in text or \
+        "superseded_by: '[[notes/new]]'" in text or "[[notes/new]]" in text
+    assert "Shiny Title" not in text
+
+
+@pytest.mark.parametrize("name", ["a|b.md", "c#d.md", "e^f.md"])
+def test_supersede_refuses_names_a_wikilink_cannot_hold(tmp_path, name):
+    """Issue 27 item 12: such a name wrote links that never resolve."""
+    from wikimem.api import open_vault
+    from wikimem.errors import UsageError
+    root = tmp_path / "v"
+    (root / "notes").mkdir(parents=True)
+    (root / "notes" / name).write_text("# Odd\n")
+    (root / "notes/new.md").write_text("# New\n")
+    v = open_vault(root, embedder="none")
+    v.index()
+    with pytest.raises(UsageError, match="cannot be a"):
+        v.supersede(f"notes/{name}", "notes/new.md")
+    assert "supersedes" not in (root / "notes/new.md").read_text()

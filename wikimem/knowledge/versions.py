@@ -136,6 +136,9 @@ def _find(v, pages: Mapping[str, Page], rel: str, role: str) -> str:
                      what=f"{role} page" if role else "page")
 
 
+UNLINKABLE = "|#^[]"  # characters a wikilink target cannot hold
+
+
 def _link_name(path: str, pages: Mapping[str, Page]) -> str:
     """The shortest unambiguous wikilink target: the basename, or the path when names clash."""
     stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
@@ -181,6 +184,12 @@ def supersede(v, old: str, new: str) -> SupersedeResult:
     if newer:
         raise VersionChainError(f"{new} is itself superseded by {newer[0]}; name the newest version as NEW")
 
+    for rel in (old, new):
+        unlinkable = sorted(set(rel) & set(UNLINKABLE))
+        if unlinkable:  # Obsidian cannot link to such a name: the chain would not resolve
+            raise UsageError(f"{rel}: a name holding {' '.join(unlinkable)} cannot be a [[wikilink]] (Obsidian reads "
+                             "| as the shown text, # as a heading, ^ as a block); rename the page first "
+                             "(MCP move_page updates the links to it)")
     new_page = pages[new]
     old_link = f"[[{_link_name(old, pages)}]]"
     existing = fm.as_list(new_page.frontmatter.get("supersedes"))

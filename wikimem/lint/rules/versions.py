@@ -78,8 +78,9 @@ def superseded_not_marked(ctx):
             continue
         new_title = ctx.pages[newer[0]].title if newer[0] in ctx.pages else newer[0]
         fix = None
-        if len(newer) == 1:
-            fix = Fix("mark_superseded", (old, page.sha256, f"[[{new_title}]]"), f"mark superseded by {newer[0]}")
+        if len(newer) == 1:  # the link names the page by its path: its title may be no page's name at all
+            target = newer[0][:-3] if newer[0].lower().endswith(".md") else newer[0]
+            fix = Fix("mark_superseded", (old, page.sha256, f"[[{target}]]"), f"mark superseded by {newer[0]}")
         yield ctx.finding(old, ctx.key_line(page, "status"),
                           f"superseded by [[{new_title}]] ({newer[0]}) but not marked status: superseded", fix=fix)
 
