@@ -207,10 +207,11 @@ def subjects_agree(a: str, b: str, strict: bool = False) -> bool:
     return True
 
 
-def lexical_overlap(a: str, b: str) -> float:
-    """Jaccard overlap of analyzer tokens (stop words kept out, stems in)."""
+def lexical_overlap(a: str, b: str, ta: set[str] | None = None) -> float:
+    """Jaccard overlap of analyzer tokens (stop words kept out, stems in). ``ta``: ``a``'s tokens,
+    when the caller compares one text with many (a 1 MiB page was tokenized once per candidate)."""
     from ..index.analysis import tokens
-    ta, tb = set(tokens(a)), set(tokens(b))
+    ta, tb = (set(tokens(a)) if ta is None else ta), set(tokens(b))
     if not ta and not tb:
         return 1.0 if normalise(a) == normalise(b) else 0.0
     return len(ta & tb) / len(ta | tb)
@@ -299,9 +300,11 @@ def compare(embedder, thresholds: Thresholds, text: str, others: dict[str, str],
     with the default embedder; a lexical overlap microseconds). ``same_subject``: paths known to be
     about the same subject as ``text`` (the same ``about``), so their names and codes may change in
     an update."""
+    from ..index.analysis import tokens
     norm = normalise(text)
     floor = min(thresholds.duplicate_lex, thresholds.update_lex)
-    lex = {p: lexical_overlap(text, t) for p, t in others.items()}
+    mine = set(tokens(text))
+    lex = {p: lexical_overlap(text, t, mine) for p, t in others.items()}
     exact = {p for p, t in others.items() if normalise(t) == norm}
     embed = sorted(p for p in others if p not in exact and lex[p] >= floor)
     use = embedder if thresholds.key != LEXICAL else None
