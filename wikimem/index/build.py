@@ -11,8 +11,9 @@ corrupt or from another version) is written beside the live manifest and swapped
 committed, so readers keep the old results meanwhile.
 
 ``paths``: a watcher or a write-back that knows which files changed passes them, and only those
-are stat'ed, read and re-indexed (a folder among them, or a path that is no longer a plain file,
-falls back to the full scan, which stays the default and the reconcile path).
+are stat'ed, hashed (even when size and mtime match) and re-indexed (a folder among them, or a path
+that is no longer a plain file, falls back to the full scan, which stays the default and the
+reconcile path; it trusts size+mtime, and a watcher's idle health pass re-hashes a rotating slice).
 """
 from __future__ import annotations
 
@@ -279,12 +280,17 @@ def _utf8(text: str) -> bool:
 # -- stage 3: what changed, parsed --------------------------------------------------------------------
 def _diff_and_parse(plan: BuildPlan) -> None:
     vault, report = plan.vault, plan.report
+    named = plan.paths is not None  # a watcher's event or a write-back: hash them, whatever their stat says
     for i, info in enumerate(plan.files):
         prev = plan.old.get(info.path)
-        # unchanged, unless it is an attachment recorded with no hash (unreadable then): hashed again
+        # unchanged, unless it is an attachment recorded with no hash (unreadable then): hashed again.
+        # Size and mtime are a hint, never proof: an edit can keep both (same length, mtime put back
+        # by a sync tool or `touch -r`), so a path named to the build is hashed when its stat matches,
+        # and read and parsed only when its bytes differ (issue 27 item 7).
         if prev and prev[1] == info.size and prev[2] == info.mtime_ns and (prev[3] or info.is_note):
-            plan.seen.add(info.path)
-            continue
+            if not named or vault.files.file_sha256(info.path) in ("", prev[3]):
+                plan.seen.add(info.path)
+                continue
         if not info.is_note:
             # "" when it cannot be read now (permissions, an online-only file): still recorded, so
             # links to it resolve
