@@ -40,12 +40,17 @@ def cache_dir(root: Path) -> Path:
 
 
 class WatchLock:
-    """The one-watcher-per-vault lock."""
+    """The one-watcher-per-vault lock, and a handle on the folder that holds it.
+
+    ``dir_fd`` is the cache folder opened at ``acquire``: the watcher's files are written through
+    it, so a vault moved away under a watcher gets its last status in its new place and nothing is
+    ever created at the old path, and a deleted cache folder takes no write at all."""
 
     def __init__(self, root: Path):
         self.dir = cache_dir(root)
         self.path = self.dir / LOCK
         self.fd: int | None = None
+        self.dir_fd: int | None = None
 
     def acquire(self) -> None:
         ensure_cache_folder(self.dir)
@@ -70,21 +75,82 @@ class WatchLock:
                 os.close(fd)
                 raise LockError(f"a watcher (pid {holder or 'unknown'}) is already watching {self.dir.parent}; "
                                 "stop it with 'wikimem watch --stop'") from None
+        self._took(fd)
+
+    def _took(self, fd: int) -> None:
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
         self.fd = fd
-        write_atomic(self.dir / PIDFILE, f"{os.getpid()}\n")
+        self._close_dir()
+        self.dir_fd = os.open(self.dir, os.O_RDONLY | os.O_DIRECTORY)
+        self.write(PIDFILE, f"{os.getpid()}\n")
+
+    def write(self, name: str, text: str) -> None:
+        """Write ``name`` in the cache folder this lock was taken in (wherever it is now)."""
+        if self.dir_fd is None:
+            raise OSError(errno.EBADF, "the watch lock is not held")
+        write_atomic(Path(name), text, dir_fd=self.dir_fd)
+
+    def intact(self) -> bool:
+        """Whether ``watch.lock`` at its path is still the file this lock holds (not deleted with
+        the cache folder, nor replaced)."""
+        if self.fd is None:
+            return False
+        try:
+            here, held = os.stat(self.path), os.fstat(self.fd)
+        except OSError:
+            return False
+        return (here.st_dev, here.st_ino) == (held.st_dev, held.st_ino)
+
+    def retake(self) -> int | None:
+        """The lock file went (``rm -rf .wikimem``): make it again and lock it, so ``--status``,
+        ``--stop`` and a second ``--daemon`` find this watcher. Returns None when done, or the pid
+        of another watcher that locked the new file first (this lock is then let go, and nothing
+        of the other's is touched)."""
+        ensure_cache_folder(self.dir)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            os.close(fd)
+            if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                raise
+            self.abandon()
+            return int(holder) if holder.isdigit() else -1
+        old = self.fd
+        self._took(fd)
+        if old is not None:
+            with contextlib.suppress(OSError):
+                os.close(old)
+        return None
+
+    def abandon(self) -> None:
+        """Let go without touching any file (another watcher owns them now)."""
+        for fd in (self.fd, self.dir_fd):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.fd = self.dir_fd = None
+
+    def _close_dir(self) -> None:
+        if self.dir_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.dir_fd)
+            self.dir_fd = None
 
     def release(self) -> None:
         if self.fd is None:
             return
-        with contextlib.suppress(OSError):
-            if read_pid(self.dir / PIDFILE) == os.getpid():
-                (self.dir / PIDFILE).unlink()
+        if self.dir_fd is not None:
+            with contextlib.suppress(OSError):
+                if read_pid(PIDFILE, dir_fd=self.dir_fd) == os.getpid():
+                    os.unlink(PIDFILE, dir_fd=self.dir_fd)
         with contextlib.suppress(OSError):
             os.ftruncate(self.fd, 0)
         os.close(self.fd)  # closing releases the flock
         self.fd = None
+        self._close_dir()
 
 
 def holder(root: Path) -> int | None:
@@ -93,26 +159,36 @@ def holder(root: Path) -> int | None:
     return flock_holder(cache_dir(root) / LOCK)
 
 
-def read_pid(path: Path) -> int | None:
+def read_pid(path: Path | str, dir_fd: int | None = None) -> int | None:
     try:
-        text = path.read_text(encoding="ascii").strip()
+        fd = os.open(path, os.O_RDONLY, dir_fd=dir_fd)
+        with os.fdopen(fd, "rb") as fh:
+            text = fh.read(64).decode("ascii").strip()
     except (OSError, UnicodeDecodeError):
         return None
     return int(text) if text.isdigit() else None
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str, dir_fd: int | None = None) -> None:
     """Readers see the old file or the new one, never half of one. No fsync: this is status, and a
     crash loses nothing the next watcher does not rewrite. The temporary name is per thread: the
-    worker and watchdog's thread (reporting lost events) may both write the status at once."""
+    worker and watchdog's thread (reporting lost events) may both write the status at once.
+    ``dir_fd``: ``path`` is a name in that open folder (nothing is created if it was deleted)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, dir_fd=dir_fd)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
 
 
-def write_status(root: Path, status: dict[str, Any]) -> None:
+def write_status(root: Path, status: dict[str, Any], lock: WatchLock | None = None) -> None:
+    """``lock``: write through the folder the watcher took its lock in (see ``WatchLock``)."""
+    text = json.dumps(status, ensure_ascii=False, indent=1, default=str)
     with contextlib.suppress(OSError):  # a read-only or vanished cache folder must not stop the watcher
-        write_atomic(cache_dir(root) / STATUS, json.dumps(status, ensure_ascii=False, indent=1, default=str))
+        if lock is not None:
+            lock.write(STATUS, text)
+        else:
+            write_atomic(cache_dir(root) / STATUS, text)
 
 
 def read_status(root: Path) -> dict[str, Any]:

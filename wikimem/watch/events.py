@@ -38,6 +38,7 @@ from ..vault.files import ALWAYS_SKIPPED_DIRS, IgnoreRules
 log = logging.getLogger(__name__)
 
 IGNORE_FILE = ".wikimemignore"
+CACHE_DIR = ".wikimem"
 
 # What the observer asks the OS for. Opens and read-only closes are left out: every build reads
 # the notes it indexes, and those reads must not wake the watcher.
@@ -190,10 +191,14 @@ def _is_dir(entry: os.DirEntry) -> bool:
 class EventHandler(FileSystemEventHandler):
     """watchdog callback: sorts each event into ``Changes`` (runs on watchdog's thread; cheap)."""
 
-    def __init__(self, paths: PathFilter, changes: Changes, rules_changed: Callable[[], None] | None = None):
+    def __init__(self, paths: PathFilter, changes: Changes, rules_changed: Callable[[], None] | None = None,
+                 outside: Callable[[], None] | None = None):
         self.paths = paths
         self.changes = changes
         self.rules_changed = rules_changed  # called after the ignore rules were reloaded
+        # called when the vault folder itself or the cache folder went (the watcher looks at once
+        # whether it still holds them, instead of at its next idle check)
+        self.outside = outside
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         if event.event_type in ("opened", "closed_no_write"):
@@ -207,7 +212,9 @@ class EventHandler(FileSystemEventHandler):
 
     def _one(self, path: str, is_dir: bool, gone: bool) -> None:
         rel = self.paths.relative(path)
-        if rel is None:
+        if rel is None or (gone and rel == CACHE_DIR):
+            if self.outside is not None and (gone or rel is not None):
+                self.outside()
             return
         if rel == IGNORE_FILE:
             self.paths.reload()

@@ -67,6 +67,8 @@ def status_line(info: dict[str, Any]) -> str:
         parts.append("lexical only")
     if info.get("fallbacks"):
         parts.append(f"fallback: {info['fallbacks'][-1]['action']}")
-    if info.get("last_error"):
+    if info.get("stopped_because"):
+        parts.append(f"stopped because {info['stopped_because']}")
+    elif info.get("last_error"):
         parts.append(f"error: {info['last_error']}")
     return " | ".join(parts)

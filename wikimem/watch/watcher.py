@@ -16,6 +16,18 @@ it. Pre-empting the slice between batches keeps the wait short instead.
 Only folders the scan indexes are watched (``events.pruning_observer_class``): a ``.git/objects`` tree,
 the cache or an ignored folder costs none of the user's inotify watches.
 
+Size and mtime are a hint, never proof: a build given the paths of an event hashes them, and the
+idle health pass (every ``HEALTH_EVERY_S``) hashes a rotating slice of the manifest's files
+(``VERIFY_FILES``, at most ``VERIFY_BYTES``), so an edit that kept both and reached no event (made
+while nobody watched) is found within one cycle over the vault (at 10k notes: ~8 minutes).
+
+The watcher holds on to what it watches: when the vault folder is moved, deleted or replaced (its
+device and inode are not the ones it started with) it stops, writing nothing at the old path (its
+last status goes to the cache folder it opened, wherever that is now; ``stopped_because`` says
+why). When its own files in ``.wikimem/`` vanish (``rm -rf .wikimem``) it makes them again and
+locks the new ``watch.lock``, so ``--status``, ``--stop`` and a second ``--daemon`` still find it,
+and rebuilds the cache; if another watcher locked the new file first, this one stops.
+
 Falling behind is never silent: an inotify queue overflow (watchdog logs it; a log hook hears it)
 means events were lost, so a full reconcile follows; when the OS watch limit is reached (at start,
 or a watch thread dies later) the watcher switches to watchdog's polling observer. Each is logged
@@ -23,6 +35,7 @@ and listed under ``fallbacks`` in the status.
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
@@ -47,9 +60,21 @@ DEFAULT_DEBOUNCE_MS = 300
 EMBED_SLICE_S = 5.0  # one embed_pending call; an edit arriving meanwhile stops it after the current batch
 EMBED_AFTER_QUIET_S = 1.5  # the backlog resumes after this long without events
 LOCK_WAIT_S = 2.0  # for another process's writer (a manual `wikimem index`); then retry
-HEALTH_EVERY_S = 5.0  # idle wake-up to check the observer threads are alive
+HEALTH_EVERY_S = 5.0  # idle wake-up to check the observer threads are alive and re-hash a slice of files
+HOLD_EVERY_S = 1.0  # idle wake-up to check the vault folder and the watcher's own files are still there
+VERIFY_FILES = 100  # files hashed per health pass (a 10k-note vault is re-hashed every ~8 minutes)
+VERIFY_BYTES = 8 * 1024 * 1024  # and at most this much read per pass
 POLL_INTERVAL_S = 2.0
 MAX_BACKOFF_S = 30.0
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of a folder, None when it is gone."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _unwatchable(observer) -> int:
@@ -100,7 +125,8 @@ class Watcher:
         self.status_file = status_file
         self.changes = Changes(self.debounce_ms / 1000.0)
         self.paths = PathFilter(self.root)
-        self._handler = EventHandler(self.paths, self.changes, rules_changed=self._rewatch)
+        self._handler = EventHandler(self.paths, self.changes, rules_changed=self._rewatch,
+                                     outside=self._wake)
         self._lock = control.WatchLock(self.root)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -112,12 +138,17 @@ class Watcher:
         self._busy = False
         self._reconciled = False
         self._failures = 0
+        self._root_id: tuple[int, int] | None = None
+        self._teardown_lock = threading.RLock()
+        self._last_health = time.monotonic()
+        self._verify_after = ""  # the rotating hash check's place in the manifest (path order)
         self._info: dict[str, Any] = {
             "vault": str(self.root), "pid": os.getpid(), "state": "stopped", "mode": None,
             "started_at": None, "debounce_ms": self.debounce_ms, "builds": 0, "last_build": None,
             "pages": None, "chunks": None, "vectors": None, "vectors_wanted": None, "coverage": None,
             "passage_coverage": None,
             "embedded": 0, "slice": None, "embedder": None, "fallbacks": [], "last_error": None,
+            "verified": {"files": 0, "cycles": 0, "mismatches": 0}, "stopped_because": None,
         }
 
     # -- public ------------------------------------------------------------------------------
@@ -125,6 +156,7 @@ class Watcher:
         """Take the vault's watch lock, start observing, then reconcile in the background."""
         if self._thread is not None:
             return self
+        self._root_id = _identity(self.root)
         self._lock.acquire()  # LockError names the pid of the watcher that holds it
         try:
             self._info.update(started_at=time.time(), state="starting")
@@ -286,8 +318,8 @@ class Watcher:
                     self._set_state("idle")
                     with self.changes.cond:
                         if self.changes.due() is None and not self._stop.is_set():
-                            self.changes.cond.wait(HEALTH_EVERY_S)
-                    self._check_observer()
+                            self.changes.cond.wait(min(HOLD_EVERY_S, HEALTH_EVERY_S))
+                    self._health()
                 else:
                     try:
                         self._build(batch) if batch is not None else self._embed_slice()
@@ -300,6 +332,8 @@ class Watcher:
             self._info["last_error"] = f"{type(exc).__name__}: {exc}"
         finally:
             self._set_state("stopped")
+            if self._info["stopped_because"]:  # it gave up its vault: let go of it now, not at stop()
+                self._teardown()
             with self.changes.cond:
                 self.changes.cond.notify_all()
 
@@ -309,6 +343,8 @@ class Watcher:
             "SELECT path FROM files WHERE substr(path, 1, ?) = ?", (len(prefix), prefix))]
 
     def _build(self, batch: Batch) -> None:
+        if not self._still_holding():
+            return
         try:
             paths = expand(self.root, batch, self._cached_under)
         except (OSError, sqlite3.Error) as exc:
@@ -357,6 +393,8 @@ class Watcher:
         self._stop.wait(backoff)
 
     def _embed_slice(self) -> None:
+        if not self._still_holding():
+            return
         self._set_state("embedding")
         done = [0]
 
@@ -400,6 +438,88 @@ class Watcher:
         with self.changes.cond:
             self.changes.cond.notify_all()
 
+    # -- holding on to the vault --------------------------------------------------------------------
+    def _wake(self) -> None:
+        """An event about the vault folder itself or the cache folder: look at once."""
+        with self.changes.cond:
+            self.changes.cond.notify_all()
+
+    def _health(self) -> None:
+        if not self._still_holding():
+            return
+        if time.monotonic() - self._last_health >= HEALTH_EVERY_S:
+            self._last_health = time.monotonic()
+            self._check_observer()
+            self._verify_slice()
+
+    def _give_up(self, reason: str) -> None:
+        log.warning("watch: %s; stopping", reason)
+        self._info.update(stopped_because=reason, last_error=reason)
+        self._stop.set()
+
+    def _still_holding(self) -> bool:
+        """The vault folder is the one this watcher started on, and its lock, pid and status files
+        are in place (made again when ``.wikimem`` was deleted). False: it is stopping."""
+        if self._stop.is_set():
+            return False
+        if _identity(self.root) != self._root_id:
+            self._give_up(f"the vault folder {self.root} was moved or deleted (or replaced by another folder)")
+            return False
+        return self._check_own_files()
+
+    def _check_own_files(self) -> bool:
+        if not self._lock.intact():
+            other = self._lock.retake()
+            if other is not None:
+                self._give_up(f"its lock file was deleted, and another watcher (pid {other}) now watches "
+                              f"{self.root}")
+                return False
+            log.warning("watch: %s was deleted; made the watcher's files again and rebuilding the cache",
+                        self._lock.dir)
+            self._fallback(f"{self._lock.dir} was deleted", "full reconcile")
+            self.changes.need_full("the cache folder was deleted")
+            return True
+        if control.read_pid(control.PIDFILE, dir_fd=self._lock.dir_fd) != os.getpid():
+            with contextlib.suppress(OSError):
+                self._lock.write(control.PIDFILE, f"{os.getpid()}\n")
+        return True
+
+    def _verify_slice(self) -> None:
+        """Hash the next ``VERIFY_FILES`` files of the manifest (path order, wrapping around) and
+        queue those whose bytes (or stat) differ from what it recorded: mtime+size can both be kept
+        by an edit (a sync tool, ``touch -r``, a same-length rewrite within the clock's grain)."""
+        try:
+            rows = self.vault.cache.db.execute(
+                "SELECT path, size, mtime_ns, sha256 FROM files WHERE path > ? ORDER BY path LIMIT ?",
+                (self._verify_after, VERIFY_FILES)).fetchall()
+        except sqlite3.Error:
+            return
+        verified = self._info["verified"]
+        if len(rows) < VERIFY_FILES:
+            self._verify_after = ""
+            verified["cycles"] += 1
+        read = 0
+        for path, size, mtime_ns, sha in rows:
+            self._verify_after = path
+            try:
+                st = os.stat(self.root.joinpath(*path.split("/")))
+            except OSError:
+                continue  # gone: its delete event (or the next reconcile) removes it
+            if (st.st_size, st.st_mtime_ns) != (size, mtime_ns):
+                found = True
+            else:
+                digest = self.vault.files.file_sha256(path)
+                found = bool(digest and sha and digest != sha)
+                read += st.st_size
+                verified["files"] += 1
+            if found:
+                verified["mismatches"] += 1
+                log.info("watch: %s changed without an event this watcher saw; indexing it", path)
+                self.changes.add_file(path)
+            if read >= VERIFY_BYTES:
+                break
+        verified["at"] = time.time()
+
     # -- status ----------------------------------------------------------------------------------
     def _set_state(self, state: str) -> None:
         if self._info["state"] != state:
@@ -412,9 +532,13 @@ class Watcher:
         if self.status_file and self._lock.fd is not None:
             info = self.status()
             info["updated_at"] = time.time()
-            control.write_status(self.root, info)
+            control.write_status(self.root, info, lock=self._lock)
 
     def _teardown(self) -> None:
+        with self._teardown_lock:  # the worker (giving up its vault) and stop() may both get here
+            self._teardown_locked()
+
+    def _teardown_locked(self) -> None:
         if self._observer is not None:
             self._quietly_stop(self._observer)
             self._observer = None
