@@ -63,6 +63,23 @@ def test_a_symlink_loop_is_a_clear_error(tmp_path):
         _write(tmp_path, "loop/x.md")
 
 
+def _swap(folder, outside, stop):
+    """Swap folder/sub between a real folder and a symlink to ``outside`` until ``stop``."""
+    sub, parked = folder / "sub", folder / "parked"
+    parked.mkdir()
+    while not stop.is_set():
+        try:
+            if sub.is_symlink():
+                sub.unlink()
+                os.rename(parked, sub)
+            else:
+                if sub.exists():
+                    os.rename(sub, parked)
+                sub.symlink_to(outside, target_is_directory=True)
+        except OSError:
+            pass
+
+
 def test_swapping_a_folder_for_a_symlink_while_writing_never_writes_outside(tmp_path):
     """The stress test of the issue: one thread swaps inside/sub between a real folder and a
     symlink to an outside folder while another writes inside/sub/n.md as fast as it can."""
@@ -70,23 +87,7 @@ def test_swapping_a_folder_for_a_symlink_while_writing_never_writes_outside(tmp_
     (vault / "inside").mkdir(parents=True)
     outside.mkdir()
     stop = threading.Event()
-
-    def swap():
-        sub, parked = vault / "inside" / "sub", vault / "inside" / "parked"
-        parked.mkdir()
-        while not stop.is_set():
-            try:
-                if sub.is_symlink():
-                    sub.unlink()
-                    os.rename(parked, sub)
-                else:
-                    if sub.exists():
-                        os.rename(sub, parked)
-                    sub.symlink_to(outside, target_is_directory=True)
-            except OSError:
-                pass
-
-    swapper = threading.Thread(target=swap)
+    swapper = threading.Thread(target=_swap, args=(vault / "inside", outside, stop))
     swapper.start()
     written = refused = 0
     deadline = time.monotonic() + 3.0
@@ -134,23 +135,7 @@ def test_agent_writes_raced_by_a_symlink_swap_never_land_outside(make_vault, tmp
     outside.mkdir()
     v = open_vault(root, embedder="none")
     stop = threading.Event()
-
-    def swap():
-        sub, parked = root / "inside" / "sub", root / "inside" / "parked"
-        parked.mkdir()
-        while not stop.is_set():
-            try:
-                if sub.is_symlink():
-                    sub.unlink()
-                    os.rename(parked, sub)
-                else:
-                    if sub.exists():
-                        os.rename(sub, parked)
-                    sub.symlink_to(outside, target_is_directory=True)
-            except OSError:
-                pass
-
-    swapper = threading.Thread(target=swap)
+    swapper = threading.Thread(target=_swap, args=(root / "inside", outside, stop))
     swapper.start()
     try:
         for i in range(60):

@@ -105,31 +105,9 @@ def ensure_model(source: Path, variant: str) -> tuple[Path, float]:
 
 
 def _write_atomic(target: Path, data: bytes) -> None:
-    # not mkstemp: its 0600 would ignore the umask
-    tmp = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:
-        dfd = os.open(target.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)
+    """temp file + fsync + rename + fsync of the folder, with the user's umask (vault/files.py)."""
+    from ..vault.files import atomic_write_bytes
+    atomic_write_bytes(target, data)
 
 
 class _Lock:
