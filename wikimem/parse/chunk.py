@@ -22,7 +22,10 @@ MIN_CHARS = 300
 MAX_CHARS = 800
 
 _SENTENCE_END = re.compile(r"(?:[.!?;](?=\s)|[。！？；…](?!\s*[」』”’）)]))\s*")
+# never cut inside these (links, code spans); _protected_spans() finds them without this regex,
+# which rescanned a whole line from every "[" that was not closed
 _PROTECTED = re.compile(r"!?\[\[[^\]\n]*\]\]|`[^`\n]*`|\[[^\]\n]*\]\([^)\n]*\)")
+_OPENERS = re.compile(r"[!`\[]")
 _TURN = re.compile(r"^\*\*(?P<speaker>[^*\n]{1,80})\*\*(?:\s*\((?P<time>[^)\n]*)\))?\s*:", re.M)
 _BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)[ \t]*$", re.M)
 _ATOMIC = {"fence", "code", "table", "callout", "blockquote", "html"}
@@ -68,17 +71,67 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
+def _stops(segment: str, chars: str) -> list[int]:
+    return [m.start() for m in re.finditer(f"[{re.escape(chars)}]", segment)]
+
+
+def _protected_spans(segment: str) -> list[tuple[int, int]]:
+    """What ``_PROTECTED.finditer(segment)`` finds, in linear time: the regex tried every ``[`` and
+    scanned to the end of its line for a ``]`` that never came (a 1 MB line of ``[[``: minutes).
+    Here the first stop character after a position is looked up in sorted lists instead."""
+    n = len(segment)
+    closers, ticks, parens = _stops(segment, "]\n"), _stops(segment, "`\n"), _stops(segment, ")\n")
+
+    def first(stops: list[int], i: int) -> int:  # the first stop at or after i, or n
+        k = bisect.bisect_left(stops, i)
+        return stops[k] if k < len(stops) else n
+
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for m in _OPENERS.finditer(segment):
+        p = m.start()
+        if p < pos:  # inside the last span
+            continue
+        ch, end = segment[p], -1
+        if ch == "!":
+            if segment.startswith("[[", p + 1):
+                q = first(closers, p + 3)
+                if segment.startswith("]]", q):
+                    end = q + 2
+        elif ch == "`":
+            q = first(ticks, p + 1)
+            if q < n and segment[q] == "`":
+                end = q + 1
+        else:
+            if segment.startswith("[", p + 1):
+                q = first(closers, p + 2)
+                if segment.startswith("]]", q):
+                    end = q + 2
+            if end < 0:
+                q = first(closers, p + 1)
+                if segment.startswith("](", q):
+                    r = first(parens, q + 2)
+                    if r < n and segment[r] == ")":
+                        end = r + 1
+        if end > 0:
+            spans.append((p, end))
+            pos = end
+    return spans
+
+
 def _sentence_cuts(text: str, start: int, end: int) -> list[int]:
     """Offsets (absolute) where a paragraph may be cut: after sentence ends, then at line breaks."""
     segment = text[start:end]
-    protected = [(m.start(), m.end()) for m in _PROTECTED.finditer(segment)]
+    protected = _protected_spans(segment)
+    starts = [s for s, _ in protected]
 
-    def free(pos: int) -> bool:
-        return not any(s < pos < e for s, e in protected)
+    def free(pos: int) -> bool:  # not strictly inside a protected span (they do not overlap)
+        k = bisect.bisect_left(starts, pos) - 1
+        return k < 0 or not pos < protected[k][1]
 
     cuts = [start + m.end() for m in _SENTENCE_END.finditer(segment) if 0 < m.end() < len(segment) and free(m.end())]
     if not cuts:  # no sentence punctuation: fall back to line breaks inside the paragraph
-        cuts = [start + i + 1 for i, ch in enumerate(segment[:-1]) if ch == "\n" and free(i + 1)]
+        cuts = [start + m.end() for m in re.finditer("\n", segment[:-1]) if free(m.end())]
     return cuts
 
 
@@ -183,6 +236,7 @@ def chunk_page(page: Page, min_chars: int = MIN_CHARS, max_chars: int = MAX_CHAR
     facts = _facts(page)
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
+    by_lines: dict[tuple[int, int], tuple[tuple[str, ...], tuple[str, ...]]] = {}
     for start, end, _, heading_path in merged:
         body = text[start:end]
         if not body.strip():
@@ -192,10 +246,16 @@ def chunk_page(page: Page, min_chars: int = MIN_CHARS, max_chars: int = MAX_CHAR
             continue
         first_line = bisect.bisect_right(lines, start) - 1
         last_line = bisect.bisect_right(lines, max(start, end - 1)) - 1
-        lo, hi = bisect.bisect_left(link_keys, first_line), bisect.bisect_right(link_keys, last_line)
-        links = tuple(dict.fromkeys(t for _, t in link_lines[lo:hi]))
-        lo, hi = bisect.bisect_left(tag_keys, first_line), bisect.bisect_right(tag_keys, last_line)
-        tags = tuple(sorted(set(page_tags).union(t for _, t in tag_lines[lo:hi])))
+        # chunks cut from one long line share its links and tags: worked out once per line span
+        # (a 1 MB paragraph on one line: every chunk re-deduplicated all of its 30k links)
+        found = by_lines.get((first_line, last_line))
+        if found is None:
+            lo, hi = bisect.bisect_left(link_keys, first_line), bisect.bisect_right(link_keys, last_line)
+            links = tuple(dict.fromkeys(t for _, t in link_lines[lo:hi]))
+            lo, hi = bisect.bisect_left(tag_keys, first_line), bisect.bisect_right(tag_keys, last_line)
+            tags = tuple(sorted(set(page_tags).union(t for _, t in tag_lines[lo:hi])))
+            found = by_lines[(first_line, last_line)] = (links, tags)
+        links, tags = found
         blocks = tuple(m.group(1) for m in _BLOCK_ID.finditer(body)) if "^" in body else ()
         cid = _unique_id(seen, page.path, heading_path, body)
         chunks.append(Chunk(cid, page.path, page.title, heading_path, body, start, end,

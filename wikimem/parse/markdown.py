@@ -31,9 +31,31 @@ def _text_rule(state: StateInline, silent: bool) -> bool:
     if not m:
         return False
     if not silent:
-        state.pending += m.group(0)
+        # append_pending buffers; ``state.pending += text`` rebuilt the whole pending string on
+        # every run of text, quadratic in a paragraph broken up by many special characters
+        append = getattr(state, "append_pending", None)  # markdown-it-py >= 4
+        if append is not None:
+            append(m.group(0))
+        else:  # pragma: no cover - markdown-it-py 3
+            state.pending += m.group(0)
     state.pos = m.end()
     return True
+
+
+def _next(state: StateInline, needle: str, start: int) -> int:
+    """``state.src.find(needle, start, state.posMax)``, remembered per inline run: every ``[[`` of
+    a note used to search to its end for a ``]]`` that never came (40k openers: 7.8 s). The first
+    occurrence found from an earlier start is still the first from a later one up to it, so each
+    needle's search moves forward only. Kept in ``state.cache`` (markdown-it's own per-run memo,
+    keyed by int positions) under a string key."""
+    key = ("wikimem-next", needle, state.posMax)  # a link's text is parsed with a closer end
+    cache = state.cache
+    hit = cache.get(key)  # type: ignore[call-overload]
+    if hit is not None and hit[0] <= start and (hit[1] < 0 or hit[1] >= start):
+        return hit[1]
+    found = state.src.find(needle, start, state.posMax)
+    cache[key] = (start, found)  # type: ignore[index]
+    return found
 
 
 def _wikilink_rule(state: StateInline, silent: bool) -> bool:
@@ -42,11 +64,14 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
     if not embed and not src.startswith("[[", pos):
         return False
     start = pos + (3 if embed else 2)
-    end = src.find("]]", start, state.posMax)
+    end = _next(state, "]]", start)
     if end < 0:
         return False
+    newline, opener = _next(state, "\n", start), _next(state, "[[", start)
+    if 0 <= newline < end or 0 <= opener <= end - 2:  # a line break or another [[ inside
+        return False
     inner = src[start:end]
-    if "\n" in inner or not inner.strip() or "[[" in inner:
+    if not inner.strip():
         return False
     if not silent:
         token = state.push("wikilink", "", 0)
@@ -99,6 +124,59 @@ def _silence_markdown_it_debug() -> None:
             module.LOGGER = _NoLog()
 
 
+_LABELS = "wikimem-labels"
+
+
+def _link_label(state: StateInline, start: int, disableNested: bool = False) -> int:  # noqa: N803
+    """markdown-it's ``parseLinkLabel`` (the end of the ``[label]`` opened at ``start``, or -1),
+    remembered per start: the stock one walks to the end of the paragraph from every ``[`` that
+    is never closed, so a run of them was quadratic (50k ``[``: 6 s). The walk is the stock one,
+    but a nested ``[label]`` whose end is already known is stepped over in one move, and one that
+    is known not to close ends this walk too (its level never comes back down)."""
+    memo = state.cache.get(_LABELS)  # type: ignore[call-overload]
+    if memo is None:
+        memo = state.cache[_LABELS] = {}  # type: ignore[index]
+    key = (start, disableNested, state.posMax)
+    if key in memo:
+        return memo[key]
+    old_pos, src, pos_max = state.pos, state.src, state.posMax
+    skip = state.md.inline.skipToken
+    state.pos = start + 1
+    level, label_end = 1, -1
+    while state.pos < pos_max:
+        marker = src[state.pos]
+        if marker == "]":
+            level -= 1
+            if level == 0:
+                label_end = state.pos
+                break
+        prev = state.pos
+        skip(state)
+        if marker == "[":
+            if prev == state.pos - 1:  # a text "[", not part of a token
+                inner = memo.get((prev, disableNested, pos_max))
+                if inner is None:
+                    level += 1
+                elif inner < 0:  # never closed (or holds a link): neither is this one
+                    break
+                else:
+                    state.pos = inner + 1
+            elif disableNested:
+                break
+    state.pos = old_pos
+    memo[key] = label_end
+    return label_end
+
+
+class _Helpers:
+    """markdown-it's helpers for our parser only, with the remembered label walk."""
+
+    def __init__(self, base):
+        self.parseLinkDestination = base.parseLinkDestination
+        self.parseLinkTitle = base.parseLinkTitle
+        self.parseLinkLabel = _link_label
+
+
 @lru_cache(maxsize=1)
 def markdown() -> MarkdownIt:
     md = MarkdownIt("zero").enable([
@@ -110,6 +188,7 @@ def markdown() -> MarkdownIt:
     md.inline.ruler.before("link", "hashtag", _tag_rule)
     # The inline pass runs in analyse(), only on inline tokens that can hold a link or a tag.
     md.core.ruler.disable(["inline", "text_join"])
+    md.helpers = _Helpers(md.helpers)  # type: ignore[assignment]
     _silence_markdown_it_debug()
     return md
 
