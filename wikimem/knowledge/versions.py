@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import difflib
+import heapq
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -252,16 +253,37 @@ def diff_pages(old: Page, new: Page) -> Change:
 
 
 def order_chain(members: set[str], edges: Mapping[str, tuple[str, ...]], key) -> list[str]:
-    """Oldest first: a page comes after everything it supersedes (Kahn's algorithm, ties by key)."""
+    """Oldest first: a page comes after everything it supersedes (Kahn's algorithm, ties by key).
+    A heap of the pages whose older versions are all placed: n log n (sorting every page at each
+    step made ``history`` of a 10,000-page chain take 57 s)."""
     older = {m: [o for o in edges.get(m, ()) if o in members] for m in members}
+    newer: dict[str, list[str]] = {}
+    waiting = {m: len(set(olds)) for m, olds in older.items()}
+    for m, olds in older.items():
+        for o in set(olds):
+            newer.setdefault(o, []).append(m)
+    ready = [(key(m), m) for m in members if not waiting[m]]
+    heapq.heapify(ready)
     done: list[str] = []
     placed: set[str] = set()
+    rest: list[tuple[Any, str]] = []  # a cycle written by hand: the rest placed by key
+    next_rest = 0
     while len(done) < len(members):
-        ready = sorted((m for m in members if m not in placed and all(o in placed for o in older[m])), key=key)
-        if not ready:  # a cycle written by hand: place the rest by key rather than loop forever
-            ready = sorted((m for m in members if m not in placed), key=key)
-        done.append(ready[0])
-        placed.add(ready[0])
+        if not ready:
+            if not rest:
+                rest = sorted((key(m), m) for m in members)
+            while rest[next_rest][1] in placed:
+                next_rest += 1
+            ready = [rest[next_rest]]
+        _, m = heapq.heappop(ready)
+        if m in placed:
+            continue
+        done.append(m)
+        placed.add(m)
+        for n in newer.get(m, ()):
+            waiting[n] -= 1
+            if waiting[n] == 0 and n not in placed:
+                heapq.heappush(ready, (key(n), n))
     return done
 
 

@@ -30,22 +30,78 @@ def supersedes_cycle(ctx):
     the current one. Example: two pages each with ``supersedes`` naming the other."""
     edges = {path: sorted({l.resolved for l in _supersedes_links(p) if l.resolved and l.resolved != path})
              for path, p in ctx.pages.items()}
-    reported: set[frozenset] = set()
-    for start in sorted(edges):
-        stack, seen = [(start, (start,))], set()
-        while stack:
-            node, trail = stack.pop()
-            for nxt in edges.get(node, ()):
-                if nxt == start:
-                    cycle = frozenset(trail)
-                    if cycle not in reported:
-                        reported.add(cycle)
-                        ordered = sorted(trail)
-                        yield ctx.finding(ordered[0], ctx.key_line(ctx.pages[ordered[0]], "supersedes"),
-                                          "supersedes cycle: " + " -> ".join(trail + (start,)))
-                elif nxt not in seen:
-                    seen.add(nxt)
-                    stack.append((nxt, trail + (nxt,)))
+    # one finding per set of pages that loop (a strongly connected component), at its first page,
+    # naming a shortest loop through it: linear in the pages and links (the walk from every page
+    # that copied its trail at each step never finished on a 10,000-page chain)
+    for component in _loops(edges):
+        first = min(component)
+        trail = _shortest_loop(first, edges, component)
+        others = sorted(component.difference(trail))
+        more = f" (also looping with them: {', '.join(others[:5])}{', …' if len(others) > 5 else ''})" if others else ""
+        yield ctx.finding(first, ctx.key_line(ctx.pages[first], "supersedes"),
+                          "supersedes cycle: " + " -> ".join(trail + [first]) + more)
+
+
+def _loops(edges: dict[str, list[str]]) -> list[set[str]]:
+    """The strongly connected components of more than one page (Tarjan's algorithm, without
+    recursion), in a deterministic order."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[set[str]] = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(edges.get(root, ())))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            for nxt in children:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(edges.get(nxt, ()))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    component = set()
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.add(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(component)
+    return sorted(found, key=min)
+
+
+def _shortest_loop(first: str, edges: dict[str, list[str]], component: set[str]) -> list[str]:
+    """A shortest path ``first -> ... -> first`` inside the component (breadth first, links in
+    sorted order), without the closing ``first``."""
+    parent: dict[str, str] = {first: ""}
+    queue = [first]
+    for node in queue:
+        for nxt in edges.get(node, ()):
+            if nxt == first:
+                trail = [node]
+                while trail[-1] != first:
+                    trail.append(parent[trail[-1]])
+                return trail[::-1]
+            if nxt in component and nxt not in parent:
+                parent[nxt] = node
+                queue.append(nxt)
+    return [first]  # pragma: no cover - a component always loops back to its first page
 
 
 @rule("WM303", "stale-reference", severity="warning")
