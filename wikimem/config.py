@@ -76,6 +76,7 @@ _AT_LEAST_1 = ("embed_batch", "chunk_min", "chunk_max", "transcript_window", "tr
 _AT_LEAST_0 = ("transcript_context", "graph_fanout", "neighbour_span", "weight_lexical", "weight_vector",
                "graph_weight", "speaker_boost", "neighbour_weight", "watch_debounce_ms")
 _ABOVE_0 = ("embed_timeout", "max_file_mb", "llm_timeout")
+MAX_FILE_MB = 1024  # max_file_mb above this is a typo (a 100000 MB cap was accepted, then every read failed)
 _MAX_NUMBER = 1_000_000  # any larger count or size is a typo (and would overflow FAISS' int32 k)
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
@@ -124,6 +125,8 @@ def _coerce(name: str, value: Any, source: str) -> Any:
         raise bad("0 or more")
     if name in _ABOVE_0 and number <= 0:
         raise bad("above 0")
+    if name == "max_file_mb" and number > MAX_FILE_MB:  # the largest note read is held in memory whole
+        raise bad(f"at most {MAX_FILE_MB:,} (MB per note; wikimem reads a note whole)")
     if number > _MAX_NUMBER:
         raise bad(f"at most {_MAX_NUMBER:,}")
     return number
