@@ -210,3 +210,22 @@ def test_a_long_frontmatter_line_without_a_colon_is_read_fast():
     t0 = time.perf_counter()
     assert _key_spans(raw) == {"title": (0, 2), "status": (2, 3)}
     assert time.perf_counter() - t0 < 5
+
+
+def test_links_to_many_blocks_of_one_page_resolve_in_linear_time():
+    """Sibling in parse/resolve.py: each distinct [[page#^block]] scanned all the page's blocks
+    (20k links to a 20k-block page: 10.9 s)."""
+    from wikimem.parse.resolve import Resolver
+
+    def resolve(n: int) -> float:
+        big = parse_page("big.md", "".join(f"## line {i}\n\npara ^b{i}\n\n" for i in range(n)))
+        src = parse_page("src.md", "".join(f"[[big#^b{i}]] [[big#line {i}]] [[big#^nope{i}]]\n" for i in range(n)))
+        r = Resolver(["big.md", "src.md"], {"big.md": big, "src.md": src})
+        t0 = time.perf_counter()
+        links = r.resolve_page(src).links
+        elapsed = time.perf_counter() - t0
+        assert [l.anchor_ok for l in links[:3]] == [True, True, False]
+        return elapsed
+
+    t_small, t_large = resolve(5000), resolve(20_000)
+    assert t_large < 5 and (t_large < 0.2 or t_large / max(t_small, 1e-3) < 8), (t_small, t_large)

@@ -45,6 +45,7 @@ class Resolver:
         self.pages = pages
         self._found: dict[tuple[str, str | None], tuple[str | None, tuple[str, ...]]] = {}
         self._anchors: dict[tuple[str, tuple[str, ...], str | None], bool | None] = {}
+        self._page_names: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self.exact: dict[str, str] = {}
         self.lower: dict[str, list[str]] = {}
         self.by_name: dict[str, list[str]] = {}
@@ -82,7 +83,7 @@ class Resolver:
         """The same path and alias index (valid while no file is added, removed or renamed and no
         alias changes), checking anchors against ``pages``."""
         new = object.__new__(Resolver)
-        new.__dict__.update(self.__dict__, pages=pages, _anchors={})
+        new.__dict__.update(self.__dict__, pages=pages, _anchors={}, _page_names={})
         return new
 
     def lookup(self, target: str, source: str | None = None, relative: bool = False) -> tuple[str | None, tuple[str, ...]]:
@@ -131,7 +132,9 @@ class Resolver:
         if page is None:
             return None if not (link.heading or link.block) else False
         if link.block:
-            return any(b.id == link.block for b in page.blocks)
+            return link.block in self._names(path, page)[0]
+        if len(link.heading) == 1:
+            return norm_heading(link.heading[0]) in self._names(path, page)[1]
         if link.heading:
             wanted = [norm_heading(h) for h in link.heading]
             idx = 0
@@ -144,6 +147,15 @@ class Resolver:
                         return True
             return False
         return None
+
+    def _names(self, path: str, page: Page) -> tuple[frozenset[str], frozenset[str]]:
+        """A page's block ids and normalised headings, as sets made once: 40k links to distinct
+        blocks of one page each scanned all its blocks (quadratic in the note)."""
+        names = self._page_names.get(path)
+        if names is None:
+            names = self._page_names[path] = (frozenset(b.id for b in page.blocks),
+                                              frozenset(norm_heading(h.text) for h in page.headings))
+        return names
 
     def resolve(self, link: Link, source: str) -> Link:
         resolved, ties = self.lookup(link.target, source, relative=link.kind == "markdown")
