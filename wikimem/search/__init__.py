@@ -119,18 +119,15 @@ def _search(vault, query: str, limit: int, mode: str, filters, per_page: int) ->
     ready = None  # (index, query vector, transcript query vector, allowed ids) once the vector side can run
     if mode in ("hybrid", "vector"):
         meta = cache.meta()
-        if vault.settings.embedder != "none" and not (meta.get("artifacts") or {}).get("faiss") \
-                and not cache.embedder_loaded():
+        no_vectors_yet = vault.settings.embedder != "none" and not (meta.get("artifacts") or {}).get("faiss") \
+            and not cache.embedder_loaded()
+        embedder = None if no_vectors_yet else cache.embedder()
+        index = cache.vectors(embedder.identity.dim, meta) if embedder is not None else None
+        if no_vectors_yet:
             # no vectors at all yet (a vault indexed a moment ago): answer from the lexical side at
             # once and say so, rather than wait for the model to load (seconds, more on first use)
-            embedder = None
             degraded.append("vectors_partial")
             notices.append("vectors are not built yet; these results are from the lexical side")
-        else:
-            embedder = cache.embedder()
-        index = cache.vectors(embedder.identity.dim, meta) if embedder is not None else None
-        if embedder is None and "vectors_partial" in degraded:
-            pass
         elif embedder is None:
             degraded.append("vectors_unavailable")
             if cache.embedder_error:
