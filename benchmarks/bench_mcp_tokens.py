@@ -3,8 +3,11 @@ of the tool list and of typical calls, on a copy of examples/, through the SDK's
 
     python benchmarks/bench_mcp_tokens.py [--against TREE] [--out benchmarks/results/mcp-tokens.json]
 
-For each call the client receives a text content (what most clients put in the model's context)
-and a structured content; both are measured. Tokens are estimated at 4 characters a token for
+``tools/list`` is the whole payload a client receives; ``tools/list model view`` is the part of it
+that Claude Code and opencode put in the model's context: each tool's name, description and input
+schema (they keep the output schema and the annotations for themselves: anthropics/claude-code#54197
+and #90150, sst/opencode#27577). For each call the client receives a text content (what most clients
+put in the model's context) and a structured content; both are measured. Tokens are estimated at 4 characters a token for
 English and 1.5 for CJK (no tokenizer ships offline); the ratio before/after is what counts.
 ``--against TREE`` runs the server of another source tree (``git archive`` a commit into a folder)
 on the same vault for the before figures.
@@ -49,7 +52,11 @@ async def measure(vault: Path, source: Path) -> dict:
     async with Client(params, read_timeout_seconds=120) as client:
         listed = await client.list_tools()
         text = json.dumps([t.model_dump(mode="json", exclude_none=True) for t in listed.tools], ensure_ascii=False)
-        out["tools/list"] = {"chars": len(text), "tokens": tokens(text), "tools": len(listed.tools)}
+        out["tools/list"] = {"chars": len(text), "tokens": tokens(text), "tools": len(listed.tools),
+                             "output_schemas": sum(t.output_schema is not None for t in listed.tools)}
+        model = json.dumps([t.model_dump(mode="json", exclude_none=True, include={"name", "description", "input_schema"})
+                            for t in listed.tools], ensure_ascii=False)
+        out["tools/list model view"] = {"chars": len(model), "tokens": tokens(model)}
         for name, args in CALLS:
             result = await client.call_tool(name, args)
             shown = "".join(getattr(c, "text", "") for c in result.content)

@@ -108,9 +108,10 @@ def test_llm_and_watch_settings_are_checked_and_reach_the_api(tmp_path):
     (tmp_path / ".wikimem" / "config.toml").write_text('llm = "ollama"\nllm_model = "qwen3"\nwatch_debounce_ms = 150\n')
     s = load_settings(tmp_path)
     assert (s.llm, s.llm_model, s.watch_debounce_ms) == ("ollama", "qwen3", 150)
+    from wikimem.llm import choose_llm
     v = open_vault(tmp_path)
-    assert v._llm(None, None, None, None, None)["kind"] == "ollama"
-    assert v._llm("none", None, None, None, None)["kind"] is None  # a flag wins over the file
+    assert choose_llm(v.settings, None, None, None, None, None)["kind"] == "ollama"
+    assert choose_llm(v.settings, "none", None, None, None, None)["kind"] is None  # a flag wins over the file
     for bad in ({"llm": "gpt"}, {"llm_timeout": 0}, {"watch_debounce_ms": -1}, {"llm_url": "http://[::1"}):
         with pytest.raises(ConfigError):
             load_settings(None, bad)

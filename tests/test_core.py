@@ -114,7 +114,7 @@ def test_per_path_build_touches_only_the_given_paths(vault):
 def test_pages_come_from_the_cache_and_equal_a_fresh_parse(vault, monkeypatch):
     loaded = vault.load().pages
     calls = []
-    monkeypatch.setattr(type(vault), "parse_note", lambda *a, **k: calls.append(a) or pytest.fail("re-parsed"))
+    monkeypatch.setattr(type(vault.ctx), "parse_note", lambda *a, **k: calls.append(a) or pytest.fail("re-parsed"))
     pages = vault.pages()
     assert pages == loaded and not calls
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from wikimem.api import open_vault
 from wikimem.cli import app
-from wikimem.graph.doctor import diagnose
+from wikimem.doctor import diagnose
 
 runner = CliRunner()
 FILES = {"a.md": "# A\n\nSee [[b]].\n", "b.md": "# B\n\nBack to [[a]].\n"}

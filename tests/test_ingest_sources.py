@@ -165,11 +165,9 @@ def test_llm_names_link_plain_notes_and_never_index_md(vault, tmp_path, monkeypa
     _plain_vault(vault.root)
     reply = {"summary": "About fusion.", "entities": ["Index", "Log", "Vincent Traag"], "concepts": ["RRF"]}
     monkeypatch.setattr(summary, "complete", lambda *a, **k: json.dumps(reply))
-    monkeypatch.setattr(type(vault), "_llm", lambda self, *a: {"kind": "ollama", "model": "m", "url": "",
-                                                                "api_key": "", "timeout": 1.0})
     src = tmp_path / "clip.md"
     src.write_text("# Fusion\n\nText about fusion and ranking.\n", encoding="utf-8")
-    item = vault.ingest([src], llm="ollama").items[0]
+    item = vault.ingest([src], llm="ollama", llm_model="m", llm_timeout=1.0).items[0]
     text = (vault.root / item.page).read_text(encoding="utf-8")
     assert "Names: [[Vincent Traag]] · [[Fusion notes|Reciprocal Rank Fusion]]\n" in text, text
     assert "Candidates for new pages: Index, Log" in text

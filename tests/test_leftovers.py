@@ -4,7 +4,7 @@ import os
 import time
 
 from wikimem.api import open_vault
-from wikimem.graph.doctor import check_leftovers
+from wikimem.doctor import check_leftovers
 
 
 def test_stale_temp_files_are_reported_and_swept(make_vault):

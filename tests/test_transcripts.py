@@ -52,7 +52,7 @@ def test_import_search_and_immutability(make_vault):
     with pytest.raises(ConflictError):
         vault.import_transcripts([SESSION])  # never overwrites a source
     with pytest.raises(ReadOnlyError):
-        vault.write_note(rel, "changed", expected_sha256="x")
+        vault.write_page(rel, "changed", expected_sha256="x")
     vault.index()
     hit = vault.search("pottery class", per_page=0).hits[0]
     assert hit.path == rel and hit.blocks == ("D3-1",) and "pottery" in hit.text

@@ -84,15 +84,16 @@ def test_refusals_write_nothing(vault):
 
 
 def test_old_changed_meanwhile_undoes_new(vault, monkeypatch):
-    real = vault.update_frontmatter
+    from wikimem.knowledge import versions as versions_mod
+    real = versions_mod.update_frontmatter
 
-    def racing(rel, changes, expected_sha256=None):
+    def racing(ctx, rel, changes, expected_sha256=None):
         if rel == "concepts/a.md":
             (vault.root / rel).write_text(page("A", "edited by someone else"))
-        return real(rel, changes, expected_sha256=expected_sha256)
+        return real(ctx, rel, changes, expected_sha256=expected_sha256)
 
     before = (vault.root / "concepts/b.md").read_bytes()
-    monkeypatch.setattr(vault, "update_frontmatter", racing)
+    monkeypatch.setattr(versions_mod, "update_frontmatter", racing)
     with pytest.raises(ConflictError):
         vault.supersede("concepts/a.md", "concepts/b.md")
     assert (vault.root / "concepts/b.md").read_bytes() == before

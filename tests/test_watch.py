@@ -36,6 +36,7 @@ def vault_root(make_vault):
 def watcher(vault_root):
     v = open_vault(vault_root, embedder="fake")
     w = v.watch(debounce_ms=100).start()
+    w.vault = v  # the tests' handle on the facade (the watcher itself holds the vault's Context)
     assert w.wait_idle(60)
     yield w
     w.stop()
@@ -251,7 +252,7 @@ def test_watch_limit_falls_back_to_polling(vault_root, monkeypatch, caplog):
     monkeypatch.setattr(watcher_mod, "POLL_INTERVAL_S", 0.2)
     v = open_vault(vault_root, embedder="fake")
     with caplog.at_level(logging.WARNING, logger="wikimem.watch"):
-        w = watcher_mod.Watcher(v, debounce_ms=50, poll_interval=0.2).start()
+        w = watcher_mod.Watcher(v.ctx, debounce_ms=50, poll_interval=0.2).start()
     try:
         assert w.wait_idle(60)
         info = w.status()
@@ -306,7 +307,7 @@ def test_an_edit_does_not_wait_for_the_embedding_backlog(make_vault, monkeypatch
     monkeypatch.setattr(watcher_mod, "EMBED_SLICE_S", 600.0)
     v = open_vault(root, embedder="fake")
     model = v.cache.embedder()
-    fast, real_index = model.embed_passages, v.index
+    fast, real_index = model.embed_passages, watcher_mod.update
     order, written, watchers = [], threading.Event(), []
 
     def slow(texts):
@@ -321,7 +322,7 @@ def test_an_edit_does_not_wait_for_the_embedding_backlog(make_vault, monkeypatch
         order.append(("build", tuple(kwargs.get("paths") or ())))
         return real_index(*args, **kwargs)
     monkeypatch.setattr(model, "embed_passages", slow)
-    monkeypatch.setattr(v, "index", index)
+    monkeypatch.setattr(watcher_mod, "update", index)
     with v.watch(debounce_ms=100) as w:
         watchers.append(w)
         try:
@@ -342,7 +343,7 @@ def test_an_edit_does_not_wait_for_the_embedding_backlog(make_vault, monkeypatch
 
 def test_an_unexpected_build_error_is_retried_not_fatal(watcher, monkeypatch):
     v, root = watcher.vault, Path(watcher.vault.root)
-    real, calls = v.index, []
+    real, calls = watcher_mod.update, []
     seen = threading.Event()
 
     def flaky(*args, **kwargs):
@@ -351,7 +352,7 @@ def test_an_unexpected_build_error_is_retried_not_fatal(watcher, monkeypatch):
             raise RuntimeError("a bug in one note's parser")
         seen.wait(60)  # the retry waits until the test has read the error in the status
         return real(*args, **kwargs)
-    monkeypatch.setattr(v, "index", flaky)
+    monkeypatch.setattr(watcher_mod, "update", flaky)
     (root / "notes/kiwi.md").write_text("# Kiwi\n\nzebracorn\n")
     try:
         assert until(lambda: watcher.status()["last_error"] == "RuntimeError: a bug in one note's parser")

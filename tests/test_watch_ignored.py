@@ -240,7 +240,7 @@ def test_no_inotify_instance_left_falls_back_to_polling(vault_root, monkeypatch)
 
     monkeypatch.setattr(watcher_mod, "Observer", NoInstances)
     v = open_vault(vault_root, embedder="fake")
-    w = watcher_mod.Watcher(v, debounce_ms=50, poll_interval=0.2).start()
+    w = watcher_mod.Watcher(v.ctx, debounce_ms=50, poll_interval=0.2).start()
     try:
         assert w.wait_idle(60)
         info = w.status()
@@ -306,7 +306,7 @@ def test_watch_limit_reached_below_the_root_falls_back_to_polling(vault_root, mo
     the vault went unwatched while the status said inotify. Now that is the polling fallback."""
     _watch_limit_below(monkeypatch, b"/notes/deep")
     v = open_vault(vault_root, embedder="fake")
-    w = watcher_mod.Watcher(v, debounce_ms=50, poll_interval=0.2).start()
+    w = watcher_mod.Watcher(v.ctx, debounce_ms=50, poll_interval=0.2).start()
     try:
         assert w.wait_idle(60)
         info = w.status()

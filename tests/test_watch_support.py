@@ -44,7 +44,7 @@ def settle(watcher, timeout: float = 60.0) -> None:
     time.sleep(EVENT_LATENCY_S)
     deadline = time.monotonic() + timeout
     while True:
-        late = behind(watcher.vault)
+        late = behind(watcher.ctx)
         if not late and watcher.wait_idle(max(0.0, deadline - time.monotonic())):
             return
         assert watcher.running, watcher.status()

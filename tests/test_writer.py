@@ -83,7 +83,8 @@ def test_refused_targets(vault, rel, error):
 def test_cache_failure_keeps_the_write_and_warns(vault, monkeypatch):
     def broken(*a, **k):
         raise RuntimeError("disk full")
-    monkeypatch.setattr(vault, "index", broken)
+    from wikimem.index import update
+    monkeypatch.setattr(update, "build", broken)
     res = vault.write_page("concepts/c.md", "# C\n\ntext\n")
     assert (vault.root / "concepts/c.md").exists()
     assert any("cache not updated" in w and "disk full" in w for w in res.warnings)

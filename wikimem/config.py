@@ -69,7 +69,7 @@ _FIELDS = {f.name: f for f in fields(Settings) if f.name != "extra"}
 
 # every setting's allowed values, checked wherever it came from (file, environment, flag), so a
 # typo is one line and exit 2 at start-up instead of a traceback deep inside a build or a search
-LLMS = ("none", "ollama", "openai")  # see qa/llm.py
+LLMS = ("none", "ollama", "openai")  # see llm.py
 _CHOICES = {"embedder": EMBEDDERS, "embed_passages": PASSAGE_MODES, "fusion": FUSIONS, "llm": LLMS}
 _AT_LEAST_1 = ("embed_batch", "chunk_min", "chunk_max", "transcript_window", "transcript_stride", "rrf_k",
                "candidates")

@@ -14,6 +14,8 @@ from typing import Any
 from urllib.parse import quote
 
 from ..errors import ConflictError, UsageError
+from ..index.update import current_pages
+from ..knowledge.writer import write_page
 from ..parse import frontmatter as fm
 from ..parse import parse_page
 from ..vault import trash
@@ -38,10 +40,10 @@ class EditResult:
                 "links_updated": list(self.links_updated), "moved_to": self.moved_to, "warnings": list(self.warnings)}
 
 
-def _read(vault, rel: str, expected_sha256: str | None):
+def _read(ctx, rel: str, expected_sha256: str | None):
     if not expected_sha256:
         raise ConflictError(f"{rel}: pass the sha256 read_page gave as expected_sha256")
-    note = vault.files.read_note(rel)
+    note = ctx.files.read_note(rel)
     if note.sha256 != expected_sha256:
         raise ConflictError(f"{rel}: the page changed since it was read (sha256 differs); read it again")
     return note
@@ -79,31 +81,31 @@ def edited_text(text: str, operation: str, content: str = "", heading: str | Non
     return text.replace(find, content), found
 
 
-def edit_page(vault, rel: str, operation: str, *, expected_sha256: str | None, content: str = "",
+def edit_page(ctx, rel: str, operation: str, *, expected_sha256: str | None, content: str = "",
               heading: str | None = None, find: str | None = None, expected_count: int = 1,
               reason: str = "agent edit") -> EditResult:
-    rel = check_note_path(vault, rel)
-    note = _read(vault, rel, expected_sha256)
+    rel = check_note_path(ctx, rel)
+    note = _read(ctx, rel, expected_sha256)
     text, replaced = edited_text(note.text.replace("\r\n", "\n"), operation, content, heading, find, expected_count)
     check_content(rel, text)
-    result = vault.write_page(rel, text, expected_sha256=expected_sha256, reason=f"{reason} ({operation})")
+    result = write_page(ctx, rel, text, expected_sha256=expected_sha256, reason=f"{reason} ({operation})")
     return EditResult(rel, result.sha256, operation, replaced, warnings=list(result.warnings))
 
 
-def delete_page(vault, rel: str, *, expected_sha256: str | None, reason: str = "agent delete") -> EditResult:
+def delete_page(ctx, rel: str, *, expected_sha256: str | None, reason: str = "agent delete") -> EditResult:
     """Move the page to ``.trash/`` (recoverable, as Obsidian does); links to it are left as they
     are (lint reports them)."""
     from ..knowledge.writer import LOG_FILE, append_log, refresh_cache
-    rel = check_note_path(vault, rel)
+    rel = check_note_path(ctx, rel)
     if not expected_sha256:
         raise ConflictError(f"{rel}: pass the sha256 read_page gave as expected_sha256")
-    gone = trash.move_to_trash(vault.files, rel, expected_sha256)
+    gone = trash.move_to_trash(ctx.files, rel, expected_sha256)
     warnings = []
     try:
-        append_log(vault, reason, f"{rel} -> {gone}")
+        append_log(ctx, reason, f"{rel} -> {gone}")
     except Exception as exc:  # noqa: BLE001 - the delete happened; say what did not
         warnings.append(f"log.md not updated: {exc}")
-    warning = refresh_cache(vault, [rel, LOG_FILE])
+    warning = refresh_cache(ctx, [rel, LOG_FILE])
     if warning:
         warnings.append(warning)
     return EditResult(rel, expected_sha256, "delete", moved_to=gone, warnings=warnings)
@@ -139,41 +141,41 @@ def relink(text: str, links, old: str, new: str, note_paths: list[str], body_lin
     return "\n".join(lines)
 
 
-def move_page(vault, old: str, new: str, *, expected_sha256: str | None, reason: str = "agent move") -> EditResult:
+def move_page(ctx, old: str, new: str, *, expected_sha256: str | None, reason: str = "agent move") -> EditResult:
     """Rename ``old`` to ``new`` and update the links that point at it, each referring page
     through the writer (compare-and-swap on what was read, logged)."""
     from ..knowledge.writer import LOG_FILE, append_log, refresh_cache
-    old = check_note_path(vault, old)
-    new = check_note_path(vault, new)
+    old = check_note_path(ctx, old)
+    new = check_note_path(ctx, new)
     if old == new:
         raise UsageError("the new path is the old one")
     if not expected_sha256:
         raise ConflictError(f"{old}: pass the sha256 read_page gave as expected_sha256")
-    pages = vault.pages()  # resolved links, from the cache brought up to date
+    pages = current_pages(ctx)  # resolved links, from the cache brought up to date
     referrers = sorted(p for p, page in pages.items() if p != old and any(l.resolved == old for l in page.links))
-    trash.rename_note(vault.files, old, new, expected_sha256)
+    trash.rename_note(ctx.files, old, new, expected_sha256)
     warnings: list[str] = []
     try:
-        append_log(vault, reason, f"{old} -> {new}")
+        append_log(ctx, reason, f"{old} -> {new}")
     except Exception as exc:  # noqa: BLE001 - the move happened; say what did not
         warnings.append(f"log.md not updated: {exc}")
-    refresh = refresh_cache(vault, [old, new, LOG_FILE])
+    refresh = refresh_cache(ctx, [old, new, LOG_FILE])
     if refresh:
         warnings.append(refresh)
     note_paths = sorted(set(pages) - {old} | {new})
     updated = []
     for rel in referrers:
         try:
-            note = vault.files.read_note(rel)
+            note = ctx.files.read_note(rel)
             text = note.text.replace("\r\n", "\n")
             page = parse_page(rel, text, note.sha256)
             changed = relink(text, pages[rel].links, old, new, note_paths, page.body_line)
             if changed != text:
-                result = vault.write_page(rel, changed, expected_sha256=note.sha256, reason=f"links to {new}",
+                result = write_page(ctx, rel, changed, expected_sha256=note.sha256, reason=f"links to {new}",
                                           check_similar=False)
                 warnings.extend(result.warnings)
                 updated.append(rel)
         except Exception as exc:  # noqa: BLE001 - the move stands; a page whose links could not be updated is named
             warnings.append(f"{rel}: links to {old} not updated ({exc}); lint lists them")
-    sha = vault.files.read_note(new).sha256
+    sha = ctx.files.read_note(new).sha256
     return EditResult(new, sha, "move", links_updated=updated, moved_to=new, warnings=warnings)

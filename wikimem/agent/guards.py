@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import ConflictError, ReadOnlyError, UsageError
+from ..errors import ConflictError, UsageError
 from ..parse import frontmatter as fm
 from ..vault.files import rel_parts
 
@@ -19,7 +19,7 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")  # file:///x, http://..., obs
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-def check_note_path(vault, rel: str) -> str:
+def check_note_path(ctx, rel: str) -> str:
     """A vault-relative ``.md`` path outside raw/, or an error saying why not. Refused too, each
     with its reason: names no one would see (a hidden file or folder: never indexed, hidden in
     Obsidian), control characters (a newline or tab in a name), a URL taken for a path (``file:``
@@ -30,10 +30,9 @@ def check_note_path(vault, rel: str) -> str:
         raise UsageError(f"{rel!r}: a name with a line break, tab or other control character cannot be written")
     if _SCHEME.match(rel):
         raise UsageError(f"{rel}: looks like a URL; give a path inside the vault, such as concepts/Page.md")
-    vault.files.abspath(rel)  # PathEscapeError for "..", absolute paths, symlinks out of the vault
+    ctx.files.abspath(rel)  # PathEscapeError for "..", absolute paths, symlinks out of the vault
     parts = rel_parts(rel)  # "./log.md" is log.md
-    if vault.files.in_raw(rel) or (parts and parts[0].casefold() == "raw"):  # by spelling, any case, or a symlink
-        raise ReadOnlyError(f"{rel}: raw/ holds immutable sources; agents cannot write there")
+    ctx.files.refuse_raw(rel)  # by spelling, any case, or a symlink
     if not rel.lower().endswith(".md"):
         raise UsageError(f"{rel}: only Markdown notes (.md) can be written")
     if any(part.startswith(".") for part in parts[:-1]):
@@ -62,18 +61,18 @@ def check_content(rel: str, content: str, max_bytes: int = MAX_WRITE_BYTES) -> N
         raise UsageError(f"{rel}: invalid frontmatter ({front.error}); fix the YAML between the --- lines")
 
 
-def expected_hash(vault, rel: str, expected_sha256: str | None, force: bool) -> str | None:
+def expected_hash(ctx, rel: str, expected_sha256: str | None, force: bool) -> str | None:
     """The hash to hand the writer: the caller's, the current one when ``force``, None to create.
 
     Replacing an existing page needs the sha256 the agent read (``read_page``) so an edit made in
     the meantime is never overwritten; ``force`` skips that check on purpose."""
-    path = vault.files.abspath(rel)
+    path = ctx.files.abspath(rel)
     if not path.exists():
         if expected_sha256 and not force:
             raise ConflictError(f"{rel}: the page was deleted since it was read; not writing")
         return None
     if force:
-        return vault.files.read_note(rel).sha256
+        return ctx.files.read_note(rel).sha256
     if not expected_sha256:
         raise ConflictError(f"{rel}: the page exists; read it first (read_page) and pass its sha256 as "
                             "expected_sha256, or set force to overwrite it")

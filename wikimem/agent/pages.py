@@ -39,19 +39,19 @@ def wikilink(path: str, clashes: frozenset[str] = frozenset()) -> str:
     return f"[[{_link_target(path) if name.casefold() in clashes else name}]]"
 
 
-def name_clashes(vault) -> frozenset[str]:
+def name_clashes(ctx) -> frozenset[str]:
     """Note names (casefolded, no ``.md``) that more than one note has; kept until the file set
     changes (the manifest's links token)."""
-    db = manifest(vault)
+    db = manifest(ctx)
     if db is None:
         return frozenset()
-    token = vault.cache.meta().get("links_token")
-    kept = vault.cache.kept("name_clashes", token)
+    token = ctx.cache.meta().get("links_token")
+    kept = ctx.cache.kept("name_clashes", token)
     if kept is None:
         counts = Counter(_link_target(p.rsplit("/", 1)[-1]).casefold()
                          for (p,) in db.execute("SELECT path FROM files WHERE note=1"))
         kept = frozenset(n for n, c in counts.items() if c > 1)
-        vault.cache.keep("name_clashes", token, kept)
+        ctx.cache.keep("name_clashes", token, kept)
     return kept
 
 
@@ -67,25 +67,25 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
     return cut.rstrip(" ,;:") + "…"
 
 
-def manifest(vault) -> sqlite3.Connection | None:
+def manifest(ctx) -> sqlite3.Connection | None:
     """The cache's manifest connection, or None when there is no usable cache yet."""
     try:
-        if vault.cache.manifest_problem() is not None:
+        if ctx.cache.manifest_problem() is not None:
             return None
-        return vault.cache.db
+        return ctx.cache.db
     except (sqlite3.Error, OSError) as exc:
         log.warning("cache unavailable: %s", exc)
         return None
 
 
-def note_path(vault, rel: str) -> str:
+def note_path(ctx, rel: str) -> str:
     """``rel`` as given, or with ``.md`` added when only that exists (agents often drop it).
     The path is checked to stay inside the vault either way."""
     rel = rel.strip().replace("\\", "/")
-    vault.files.abspath(rel)  # PathEscapeError for "..", absolute paths and symlinks out, as given
+    ctx.files.abspath(rel)  # PathEscapeError for "..", absolute paths and symlinks out, as given
     rel = "/".join(rel_parts(rel))  # "./raw/x.md" is raw/x.md: one page, one type
-    full = vault.files.abspath(rel)
-    if not full.exists() and not rel.lower().endswith(".md") and vault.files.abspath(rel + ".md").exists():
+    full = ctx.files.abspath(rel)
+    if not full.exists() and not rel.lower().endswith(".md") and ctx.files.abspath(rel + ".md").exists():
         return rel + ".md"
     return rel
 
@@ -144,11 +144,11 @@ def _backlinks(db: sqlite3.Connection, path: str, clashes: frozenset[str] = froz
     return [{"path": src, "title": title or src, "wikilink": wikilink(src, clashes)} for src, title in rows[:MAX_BACKLINKS]], len(rows)
 
 
-def read_page(vault, rel: str, heading: str | None = None) -> dict[str, Any]:
+def read_page(ctx, rel: str, heading: str | None = None) -> dict[str, Any]:
     """One page as an agent needs it: text (or one section), frontmatter, sha256, backlinks and
     the supersede chain."""
-    rel = note_path(vault, rel)
-    note = vault.files.read_note(rel)
+    rel = note_path(ctx, rel)
+    note = ctx.files.read_note(rel)
     page = parse_page(rel, note.text, note.sha256)
     text = note.text.replace("\r\n", "\n")
     lines = text.split("\n")
@@ -159,31 +159,31 @@ def read_page(vault, rel: str, heading: str | None = None) -> dict[str, Any]:
         content = text
     data: dict[str, Any] = {
         "path": rel, "title": page.title, "type": page.type, "status": page.status,
-        "wikilink": wikilink(rel, name_clashes(vault)),
+        "wikilink": wikilink(rel, name_clashes(ctx)),
         "sha256": note.sha256, "frontmatter": json.loads(json.dumps(dict(page.frontmatter.data), default=str)),
         "frontmatter_error": page.frontmatter.error, "tags": list(page.tag_names),
         "headings": [{"level": h.level, "text": h.text} for h in page.headings],
         "heading": section_path or None, "content": content,
     }
-    db = manifest(vault)
+    db = manifest(ctx)
     if db is None:
         data.update(backlinks=None, backlinks_total=None, versions=None,
                     notice="no cache yet: backlinks and versions need `wikimem index`")
         return data
-    data["backlinks"], data["backlinks_total"] = _backlinks(db, rel, name_clashes(vault))
+    data["backlinks"], data["backlinks_total"] = _backlinks(db, rel, name_clashes(ctx))
     data["versions"] = _supersede_chain(db, rel)
     return data
 
 
 # -- listings ---------------------------------------------------------------------------------
-def _rows(vault) -> list[tuple[str, str, str, str, list[str]]]:
+def _rows(ctx) -> list[tuple[str, str, str, str, list[str]]]:
     """(path, title, type, status, tags) of every note, from the manifest, else from a scan."""
-    db = manifest(vault)
+    db = manifest(ctx)
     if db is not None:
         return [(p, t or p, ty or "note", st or "active", json.loads(tags or "[]")) for p, t, ty, st, tags in
                 db.execute("SELECT path, title, type, status, tags FROM files WHERE note=1 ORDER BY path")]
     out = []
-    for path, page in sorted(vault.load().pages.items()):
+    for path, page in sorted(ctx.load().pages.items()):
         out.append((path, page.title, page.type, page.status, list(page.tag_names)))
     return out
 
@@ -206,7 +206,7 @@ def _listing_sql(prefix: str, type: str | None, tag: str | None) -> tuple[str, l
     return " AND ".join(sql), args
 
 
-def list_pages(vault, folder: str | None = None, type: str | None = None, tag: str | None = None,
+def list_pages(ctx, folder: str | None = None, type: str | None = None, tag: str | None = None,
                offset: int = 0, limit: int = 50) -> dict[str, Any]:
     """Notes under ``folder`` / of ``type`` / carrying ``tag`` (or a tag nested under it), sorted
     by path, ``limit`` of them from ``offset``."""
@@ -217,11 +217,11 @@ def list_pages(vault, folder: str | None = None, type: str | None = None, tag: s
     limit = min(limit, MAX_LIST)
     prefix = folder.strip().strip("/").replace("\\", "/") + "/" if folder and folder.strip("/ ") else ""
     if prefix:
-        vault.files.abspath(prefix.rstrip("/"))  # refuses a folder outside the vault
+        ctx.files.abspath(prefix.rstrip("/"))  # refuses a folder outside the vault
     want_tag = tag.strip().lstrip("#").lower() if tag else None
     if tag is not None and not want_tag:
         raise UsageError(f"tag {tag!r} has no name (write it as #name or name)")
-    db = manifest(vault)
+    db = manifest(ctx)
     if db is not None:
         where, args = _listing_sql(prefix, type, want_tag)
         total = db.execute(f"SELECT count(*) FROM files WHERE {where}", args).fetchone()[0]
@@ -229,11 +229,11 @@ def list_pages(vault, folder: str | None = None, type: str | None = None, tag: s
                 db.execute(f"SELECT path, title, type, status, tags FROM files WHERE {where} ORDER BY path "
                            "LIMIT ? OFFSET ?", (*args, limit, offset))]
     else:
-        matching = [r for r in _rows(vault)
+        matching = [r for r in _rows(ctx)
                     if (not prefix or r[0].startswith(prefix)) and (not type or r[2] == type)
                     and (not want_tag or want_tag in r[4] or any(t.startswith(want_tag + "/") for t in r[4]))]
         total, rows = len(matching), matching[offset:offset + limit]
-    clashes = name_clashes(vault)
+    clashes = name_clashes(ctx)
     return {
         "total": total, "offset": offset, "limit": limit,
         "next_offset": offset + limit if offset + limit < total else None,
@@ -242,9 +242,9 @@ def list_pages(vault, folder: str | None = None, type: str | None = None, tag: s
     }
 
 
-def taxonomy(vault) -> dict[str, Any]:
+def taxonomy(ctx) -> dict[str, Any]:
     """Folders, page types and tags with their note counts, and the SCHEMA.md summary."""
-    rows = _rows(vault)
+    rows = _rows(ctx)
     folders: Counter[str] = Counter()
     for path, *_ in rows:
         parts = path.split("/")[:-1]
@@ -256,7 +256,7 @@ def taxonomy(vault) -> dict[str, Any]:
     statuses = Counter(r[3] for r in rows)
     tags = Counter(t for r in rows for t in r[4])
     try:
-        schema = vault.schema()
+        schema = ctx.schema()
         summary: dict[str, Any] = schema.to_dict()
         summary["errors"] = list(schema.errors)
     except (NoteReadError, OSError) as exc:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..search import search
 from .pages import excerpt, manifest, wikilink
 
 log = logging.getLogger(__name__)
@@ -242,12 +243,12 @@ def render(domain: str, items, project: str | None, prompt: str | None, notices=
 
 
 # -- gathering --------------------------------------------------------------------------------
-def _memory_paths(vault) -> list[str]:
-    db = manifest(vault)
+def _memory_paths(ctx) -> list[str]:
+    db = manifest(ctx)
     if db is not None:
         return [p for (p,) in db.execute(
             "SELECT path FROM files WHERE note=1 AND path LIKE 'memories/%' ORDER BY path")]
-    return [f.path for f in vault.files.scan().notes if f.path.startswith("memories/")]
+    return [f.path for f in ctx.files.scan().notes if f.path.startswith("memories/")]
 
 
 def _importance(value) -> float:
@@ -267,15 +268,15 @@ def _date(front) -> str | None:
     return None
 
 
-def memory_layers(vault) -> list[BriefItem]:
+def memory_layers(ctx) -> list[BriefItem]:
     """Active memories as briefing items, in layer order: identity, instructions, decisions, facts;
     within a layer most important first, then newest first (then by path). Decisions and facts are
     cut to the RECENT most important/newest."""
     from ..parse import parse_page
     found: list[BriefItem] = []
-    for path in _memory_paths(vault):
+    for path in _memory_paths(ctx):
         try:
-            note = vault.files.read_note(path)
+            note = ctx.files.read_note(path)
         except Exception as exc:  # noqa: BLE001 - one unreadable memory must not sink the briefing
             log.warning("skipping memory %s: %s", path, exc)
             continue
@@ -300,9 +301,9 @@ def memory_layers(vault) -> list[BriefItem]:
     return out
 
 
-def standing_memories(vault) -> list[BriefItem]:
+def standing_memories(ctx) -> list[BriefItem]:
     """Persona memories first, then instructions."""
-    return [i for i in memory_layers(vault) if i.kind in MEMORY_KINDS]
+    return [i for i in memory_layers(ctx) if i.kind in MEMORY_KINDS]
 
 
 def _coverage(wanted: set[str], hit) -> tuple[float, int]:
@@ -343,7 +344,7 @@ def _prose(text: str) -> str:
     return "\n".join(line for line in text.split("\n") if not line.lstrip().startswith("#")) or text
 
 
-def relevant_pages(vault, project: str | None, prompt: str | None, skip: set[str]) -> list[BriefItem]:
+def relevant_pages(ctx, project: str | None, prompt: str | None, skip: set[str]) -> list[BriefItem]:
     """Pages clearing the relevance bar for the project name or the prompt, best first."""
     best: dict[str, tuple[float, int, Any, set[str], str]] = {}
     queries = [("project", project, PROJECT_HITS, 1.0), ("prompt", prompt, PROMPT_HITS, MIN_COVERAGE)]
@@ -351,7 +352,7 @@ def relevant_pages(vault, project: str | None, prompt: str | None, skip: set[str
         wanted = terms(query or "")
         if not wanted:
             continue
-        result = vault.search(query, limit=limit)
+        result = search(ctx, query, limit=limit)
         for rank, hit in enumerate(result.hits):
             if hit.path in skip or hit.path in VAULT_FILES:
                 continue
@@ -413,7 +414,7 @@ def _tally(items) -> list[tuple[str, int]]:
     return [(k, counts[k]) for k in LAYERS if k in counts]
 
 
-def prime_context(vault, cwd: str | None = None, prompt: str | None = None, budget_tokens: int = 1500) -> Briefing:
+def prime_context(ctx, cwd: str | None = None, prompt: str | None = None, budget_tokens: int = 1500) -> Briefing:
     """The briefing for a new agent session. Never raises: problems become notices."""
     project = project_name(cwd)
     prompt = (prompt or "").strip() or None
@@ -421,16 +422,16 @@ def prime_context(vault, cwd: str | None = None, prompt: str | None = None, budg
     notices: list[str] = []
     domain, memories, pages = "", [], []
     try:
-        domain = " ".join(vault.schema().domain.split())
+        domain = " ".join(ctx.schema().domain.split())
     except Exception as exc:  # noqa: BLE001 - the briefing never raises
         notices.append(f"SCHEMA.md unreadable: {exc}")
     try:
-        memories = memory_layers(vault)
+        memories = memory_layers(ctx)
     except Exception as exc:  # noqa: BLE001
         log.debug("memories unavailable", exc_info=True)
         notices.append(f"memories unavailable: {exc}")
     try:
-        pages = relevant_pages(vault, project, prompt, {m.path for m in memories})
+        pages = relevant_pages(ctx, project, prompt, {m.path for m in memories})
     except Exception as exc:  # noqa: BLE001
         log.debug("search unavailable", exc_info=True)
         notices.append(f"search unavailable: {exc}")

@@ -1,6 +1,6 @@
 """Keeping a vault warm for a long-lived agent server: once the client's handshake is done (or
 after a few seconds), in a background thread, load the embedder, bring the cache up to date with
-the vault, then follow edits (the watcher, when ``Vault.watch`` exists) or fill in missing vectors.
+the vault, then follow edits (an in-process watcher) or fill in missing vectors.
 
 The server answers at once: a search before the catch-up finishes answers from the last committed
 cache state. Only a vault with no cache at all makes tool calls wait for this thread's first build.
@@ -9,8 +9,14 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import TYPE_CHECKING
 
 from ..errors import LockError, WikimemError
+from ..index.background import embed_pending
+from ..index.update import update
+
+if TYPE_CHECKING:
+    from ..core import Context
 
 log = logging.getLogger(__name__)
 
@@ -19,8 +25,8 @@ HANDSHAKE_GRACE_S = 3.0  # longest the warm-up waits for a client to finish its 
 
 
 class WarmSession:
-    def __init__(self, vault, watch: bool = True):
-        self.vault = vault
+    def __init__(self, ctx: "Context", watch: bool = True):
+        self.ctx = ctx
         self.watch = watch
         self.watcher = None
         self._stop = threading.Event()
@@ -44,40 +50,41 @@ class WarmSession:
             self.ready.set()
 
     def _warm(self) -> None:
-        vault = self.vault
-        if vault.cache.writable() and vault.cache.manifest_problem() is not None:
+        ctx = self.ctx
+        if ctx.cache.writable() and ctx.cache.manifest_problem() is not None:
             # a vault never indexed: its lexical index first (seconds), so the first search answers
             # from it at once (degraded, saying so) instead of waiting for the model and the vectors
             try:
-                vault.index(embed=False, wait=5.0)
+                update(ctx, embed=False, wait=5.0)
             except LockError:
                 log.info("another process is building the cache; serving what it commits")
-        embedder = vault.cache.embedder()  # load the model once, off the request path
+        embedder = ctx.cache.embedder()  # load the model once, off the request path
         if embedder is not None:
             embedder.embed_query("warm up")
-        if self.watch and hasattr(vault, "watch"):
+        if self.watch:
+            from ..watch import Watcher
             try:
-                self.watcher = vault.watch()
+                self.watcher = Watcher(ctx)
                 self.watcher.start()
-                log.info("watching %s for edits", vault.root)
+                log.info("watching %s for edits", ctx.root)
                 self.watcher.wait_idle(vectors=False)  # the start-up reconcile; vectors keep filling in behind
                 return
             except WikimemError as exc:  # e.g. a `wikimem watch` daemon already follows this vault
                 self.watcher = None
                 log.info("not watching in-process: %s", exc)
-        if not vault.cache.writable():
+        if not ctx.cache.writable():
             return
         try:
-            report = vault.index(embed=False, wait=5.0)
+            report = update(ctx, embed=False, wait=5.0)
             log.info("cache up to date: %s", report.summary())
         except LockError:
             log.info("another process is updating the cache; serving its last committed state")
             return
-        if embedder is None or not hasattr(vault, "embed_pending"):
+        if embedder is None:
             return
         while not self._stop.is_set():
             try:
-                report = vault.embed_pending(max_seconds=EMBED_SLICE_S, wait=1.0)
+                report = embed_pending(ctx, max_seconds=EMBED_SLICE_S, wait=1.0)
             except (LockError, WikimemError) as exc:
                 log.info("embedding paused: %s", exc)
                 return

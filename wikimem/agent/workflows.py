@@ -13,10 +13,10 @@ AGENTS_FILE = "AGENTS.md"
 WORKFLOWS = {"ingest_source": "Ingest a source", "answer_and_file": "Answer and file", "lint_and_fix": "Lint and fix"}
 
 
-def agents_text(vault) -> str:
+def agents_text(ctx) -> str:
     """The vault's AGENTS.md, or the template's when it has none (or it cannot be read)."""
     try:
-        return vault.files.read_note(AGENTS_FILE).text.replace("\r\n", "\n")
+        return ctx.files.read_note(AGENTS_FILE).text.replace("\r\n", "\n")
     except Exception:  # noqa: BLE001 - no file, unreadable: the bundled workflows serve
         return resources.files("wikimem.vault_template").joinpath(AGENTS_FILE).read_text(encoding="utf-8")
 
@@ -43,9 +43,9 @@ def intro(text: str) -> str:
     return "\n".join(line for line in head.split("\n") if not line.startswith("# ")).strip()
 
 
-def workflow(vault, name: str, subject: str = "") -> str:
+def workflow(ctx, name: str, subject: str = "") -> str:
     """The prompt for workflow ``name``: the vault's rules, the steps, and what it is about."""
-    text = agents_text(vault)
+    text = agents_text(ctx)
     heading = WORKFLOWS[name]
     steps = sections(text).get(heading) or sections(
         resources.files("wikimem.vault_template").joinpath(AGENTS_FILE).read_text(encoding="utf-8"))[heading]

@@ -17,7 +17,7 @@ def doctor(vault: Optional[str] = VaultArg,
            as_json: bool = JsonOpt) -> None:
     """Check the install and the vault end to end; each failing check says the command that fixes it."""
     vault = one_vault(vault, vault_option)
-    from ..graph.doctor import diagnose  # not through open_vault: a vault that does not open is a finding
+    from ..doctor import diagnose  # not through open_vault: a vault that does not open is a finding
 
     report = _run(lambda: diagnose(vault, embedder=embedder))
     if as_json:

@@ -261,45 +261,45 @@ def _key(graph: PageGraph, resolution: float, seed: int, semantic: bool, k: int,
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
-def detect(vault, resolution: float = DEFAULT_RESOLUTION, seed: int = DEFAULT_SEED, semantic: bool = False,
+def detect(ctx, resolution: float = DEFAULT_RESOLUTION, seed: int = DEFAULT_SEED, semantic: bool = False,
            k: int = DEFAULT_K, reuse: bool = True) -> CommunityReport:
     """Communities of the vault's page graph as the cache holds it (run ``index`` first)."""
     if resolution <= 0:
         raise UsageError(f"resolution must be positive, got {resolution}")
     if semantic and not 1 <= k <= 100:
         raise UsageError(f"k must be between 1 and 100, got {k}")
-    db_of(vault)  # no cache: IndexStaleError saying to run index
+    db_of(ctx)  # no cache: IndexStaleError saying to run index
     params = [ALGORITHM, resolution, seed, semantic, k if semantic else None]
-    build = state_key(vault, params)
+    build = state_key(ctx, params)
     if reuse:
-        stored = read_stored(vault, RESULT_FILE, build=build)
+        stored = read_stored(ctx, RESULT_FILE, build=build)
         if stored is not None:
             return CommunityReport.from_dict(stored)
-    graph = load_page_graph(vault)
+    graph = load_page_graph(ctx)
     vectors_id = None
     if semantic:
-        faiss_meta = vault.cache.meta().get("artifacts", {}).get("faiss") or {}
+        faiss_meta = ctx.cache.meta().get("artifacts", {}).get("faiss") or {}
         vectors_id = json.dumps(faiss_meta, sort_keys=True)
     key = _key(graph, resolution, seed, semantic, k, vectors_id)
-    stored = read_stored(vault, RESULT_FILE, key=key) if reuse else None
+    stored = read_stored(ctx, RESULT_FILE, key=key) if reuse else None
     if stored is not None:
-        write_stored(vault, RESULT_FILE, stored, key=key, build=build)  # same graph: next time without reading it
+        write_stored(ctx, RESULT_FILE, stored, key=key, build=build)  # same graph: next time without reading it
         return CommunityReport.from_dict(stored)
     extra = None
     notices: list[str] = []
     if semantic:
         from .semantic import knn_edges, page_vectors
-        have, vectors, notice = page_vectors(vault, graph.paths)
+        have, vectors, notice = page_vectors(ctx, graph.paths)
         if notice:
             notices.append(notice)
         extra = knn_edges(have, vectors, k, SEMANTIC_WEIGHT) if len(have) else {}
     report = compute(graph, resolution, seed, extra, tuple(notices))
-    write_stored(vault, RESULT_FILE, report.to_dict(), key=key, build=build)
+    write_stored(ctx, RESULT_FILE, report.to_dict(), key=key, build=build)
     return report
 
 
-def community_members(vault, n: int) -> set[str]:
+def community_members(ctx, n: int) -> set[str]:
     """Paths of community ``n`` (as numbered by ``wikimem communities`` with default settings) for
     the search filter ``--community N``. Served from the stored result while the graph is
     unchanged; UsageError for an unknown number."""
-    return set(detect(vault).community(int(n)).members)
+    return set(detect(ctx).community(int(n)).members)

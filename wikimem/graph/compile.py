@@ -115,15 +115,15 @@ def _ours(data) -> bool:
     return str(data.get("generated_by") or "").startswith("wikimem")
 
 
-def write_page(vault, report: CommunityReport) -> CompileResult:
+def write_page(ctx, report: CommunityReport) -> CompileResult:
     """Compile and write ``communities.md`` (unchanged bytes are not rewritten), then log it."""
-    info = page_infos(db_of(vault))
-    path = vault.root / PAGE
+    info = page_infos(db_of(ctx))
+    path = ctx.root / PAGE
     expected, warnings = None, []
     if not path.exists():
         text = render(report, info)
     else:
-        note = vault.files.read_note(PAGE)
+        note = ctx.files.read_note(PAGE)
         expected = note.sha256
         current = note.text.replace("\r\n", "\n")
         front, body = fm.parse(current)
@@ -134,7 +134,7 @@ def write_page(vault, report: CommunityReport) -> CompileResult:
                                 f"'<!-- wikimem:begin {SECTION} -->' and '<!-- wikimem:end {SECTION} -->' where the "
                                 "communities should go")
         if not marked:  # written whole by an older version: keep a copy of it before it is rewritten
-            atomic_write_bytes(vault.root / (PAGE + ".bak"), note.text.encode("utf-8"))
+            atomic_write_bytes(ctx.root / (PAGE + ".bak"), note.text.encode("utf-8"))
             warnings.append(f"{PAGE} was written by an older wikimem without section markers; its previous "
                             f"text is kept in {PAGE}.bak")
             text = render(report, info)
@@ -145,5 +145,6 @@ def write_page(vault, report: CommunityReport) -> CompileResult:
             text = fm.compose(front.raw, body)
         if current == text:
             return CompileResult(PAGE, False, note.sha256)
-    result = vault.write_page(PAGE, text, expected_sha256=expected, reason="communities")
+    from ..knowledge.writer import write_page as write_note_page
+    result = write_note_page(ctx, PAGE, text, expected_sha256=expected, reason="communities")
     return CompileResult(result.path, True, result.sha256, tuple(warnings) + tuple(result.warnings))

@@ -89,12 +89,12 @@ def _check(depth: int, min_weight: float, fanout: int) -> None:
         raise UsageError(f"fan-out must be at least 1, got {fanout}")
 
 
-def neighbors(vault, page: str, depth: int = 1, types: Iterable[str] | str | None = None, min_weight: float = 0.0,
+def neighbors(ctx, page: str, depth: int = 1, types: Iterable[str] | str | None = None, min_weight: float = 0.0,
               fanout: int = DEFAULT_FANOUT) -> NeighborReport:
     _check(depth, min_weight, fanout)
     wanted = parse_types(types) or PAGE_EDGE_TYPES
-    db = db_of(vault)
-    start = resolve_page(vault, page, db)
+    db = db_of(ctx)
+    start = resolve_page(ctx, page, db)
     seen = {start}
     reached: list[tuple[str, int, str, tuple[Edge, ...]]] = []
     truncated: list[str] = []
@@ -156,7 +156,7 @@ def _flip(edges: tuple[Edge, ...]) -> tuple[Edge, ...]:
                         key=lambda e: (e.direction != "out", e.type)))
 
 
-def path(vault, source: str, target: str, types: Iterable[str] | str | None = None,
+def path(ctx, source: str, target: str, types: Iterable[str] | str | None = None,
          directed: bool = False) -> PathReport:
     """Fewest-links path from ``source`` to ``target`` over page edges (either direction unless
     ``directed``: then only following links as written). No path: ``found`` is False.
@@ -165,8 +165,8 @@ def path(vault, source: str, target: str, types: Iterable[str] | str | None = No
     wanted = tuple(t for t in (parse_types(types) or PAGE_EDGE_TYPES) if t != "tagged")
     if not wanted:
         raise UsageError("a path follows links between pages; the tagged edge type alone gives none")
-    db = db_of(vault)
-    a, b = resolve_page(vault, source, db), resolve_page(vault, target, db)
+    db = db_of(ctx)
+    a, b = resolve_page(ctx, source, db), resolve_page(ctx, target, db)
     # node -> (depth, the node it was reached from, edges as seen from that node)
     sides: tuple[dict, dict] = ({a: (0, None, ())}, {b: (0, None, ())})
     fronts = ([a], [b])

@@ -59,9 +59,9 @@ def colour_groups(report: CommunityReport) -> list[dict]:
     return groups
 
 
-def write_graph_settings(vault, report: CommunityReport) -> ObsidianResult:
-    target = vault.root / GRAPH
-    remembered_path = vault.cache.dir / REMEMBERED
+def write_graph_settings(ctx, report: CommunityReport) -> ObsidianResult:
+    target = ctx.root / GRAPH
+    remembered_path = ctx.cache.dir / REMEMBERED
     old_bytes = None
     settings: dict = {}
     if target.exists():
@@ -83,13 +83,13 @@ def write_graph_settings(vault, report: CommunityReport) -> ObsidianResult:
     backup = None
     if old_bytes is not None:
         backup = GRAPH + ".bak"
-        if len(user) == len(existing) or not (vault.root / backup).exists():  # the user's own file, not ours
-            atomic_write_bytes(vault.root / backup, old_bytes)
+        if len(user) == len(existing) or not (ctx.root / backup).exists():  # the user's own file, not ours
+            atomic_write_bytes(ctx.root / backup, old_bytes)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(target, (json.dumps(settings, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
-    if vault.cache.dir.is_dir():
+    if ctx.cache.dir.is_dir():
         atomic_write_bytes(remembered_path, json.dumps(sorted(g["query"] for g in ours)).encode("utf-8"))
     from ..knowledge.writer import LOG_FILE, append_log, refresh_cache
-    append_log(vault, "communities", f"{GRAPH}: {len(ours)} colour groups by community")
-    warning = refresh_cache(vault, [LOG_FILE])  # our own write must not leave log.md stale in the cache
+    append_log(ctx, "communities", f"{GRAPH}: {len(ours)} colour groups by community")
+    warning = refresh_cache(ctx, [LOG_FILE])  # our own write must not leave log.md stale in the cache
     return ObsidianResult(GRAPH, backup, len(ours), len(user), (warning,) if warning else ())

@@ -98,20 +98,20 @@ def merge_edges(a, b, weight, n: int):
     return keys // max(n, 1), keys % max(n, 1), np.bincount(inverse, weights=weight, minlength=len(keys))
 
 
-def state_key(vault, params: list) -> str:
+def state_key(ctx, params: list) -> str:
     """Which committed cache state a derived result was computed from: the live manifest file and
     the time of its last commit (every build, per-path build and vector commit sets it), plus the
     parameters. Equal keys mean equal tables, so a result stored under the key can be reused."""
-    cache = vault.cache
+    cache = ctx.cache
     meta = cache.meta()
     raw = json.dumps([params, cache.manifest_path.name, meta.get("last_build"), meta.get("created")])
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
-def read_stored(vault, name: str, **match: str | None) -> Any:
+def read_stored(ctx, name: str, **match: str | None) -> Any:
     """The ``data`` of ``.wikimem/<name>`` when one of ``match``'s fields equals the stored one."""
     try:
-        stored = json.loads((vault.cache.dir / name).read_text(encoding="utf-8"))
+        stored = json.loads((ctx.cache.dir / name).read_text(encoding="utf-8"))
         if any(value is not None and stored.get(field) == value for field, value in match.items()):
             return stored["data"]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -119,11 +119,11 @@ def read_stored(vault, name: str, **match: str | None) -> Any:
     return None
 
 
-def write_stored(vault, name: str, data: Any, **keys: str) -> None:
+def write_stored(ctx, name: str, data: Any, **keys: str) -> None:
     """Keep a derived result in ``.wikimem/<name>`` (atomic; skipped on a read-only cache): a
     shortcut only, so failing to keep it changes nothing."""
     from ..vault.files import atomic_write_bytes
-    cache = vault.cache
+    cache = ctx.cache
     if not cache.dir.is_dir() or not cache.writable():
         return
     text = json.dumps({**keys, "data": data}, ensure_ascii=False, sort_keys=True)
@@ -133,12 +133,12 @@ def write_stored(vault, name: str, data: Any, **keys: str) -> None:
         log.info("could not keep %s: %s", name, exc)
 
 
-def db_of(vault) -> sqlite3.Connection:
+def db_of(ctx) -> sqlite3.Connection:
     """The manifest connection, or IndexStaleError (exit 1) saying how to build one."""
-    problem = vault.cache.manifest_problem()
+    problem = ctx.cache.manifest_problem()
     if problem:
-        raise IndexStaleError(f"{problem}: run `wikimem index {vault.root}` first")
-    return vault.cache.db
+        raise IndexStaleError(f"{problem}: run `wikimem index {ctx.root}` first")
+    return ctx.cache.db
 
 
 def json_list(text: str | None) -> list:
@@ -178,14 +178,14 @@ def page_infos(db: sqlite3.Connection, paths: Iterable[str] | None = None) -> di
                         _tags(tags)) for p, title, type_, status, tags in rows}
 
 
-def load_page_graph(vault, include_structural: bool = False) -> PageGraph:
+def load_page_graph(ctx, include_structural: bool = False) -> PageGraph:
     """The page graph as the cache holds it, read in one snapshot. Edge rows are mapped to page
     indexes on the way in (rows whose ends are not pages of the graph, and self-links, are left
     out), then sorted by (src, dst, type) in numpy, so the result does not depend on the order
     SQLite returns them."""
     import numpy as np
-    db_of(vault)  # no cache: IndexStaleError saying to run index
-    with vault.cache.snapshot() as db:
+    db_of(ctx)  # no cache: IndexStaleError saying to run index
+    with ctx.cache.snapshot() as db:
         pages = db.execute("SELECT path, title, tags FROM files WHERE note=1 ORDER BY path").fetchall()
         marks = ",".join("?" * len(PAGE_EDGE_TYPES))
         case = " ".join(f"WHEN '{t}' THEN {i}" for i, t in enumerate(PAGE_EDGE_TYPES))  # constants, not input
@@ -212,12 +212,12 @@ def load_page_graph(vault, include_structural: bool = False) -> PageGraph:
     return PageGraph(paths, titles, src[order], dst[order], types[order], weight[order], tag_names, tag_page, tag_code)
 
 
-def resolve_page(vault, name: str, db: sqlite3.Connection | None = None) -> str:
+def resolve_page(ctx, name: str, db: sqlite3.Connection | None = None) -> str:
     """A page the user named: a vault-relative path (``.md`` optional), a file name, a title or an
     alias, found as parse/names.py finds it. Unknown -> PageNotFoundError; several matches ->
     AmbiguousPageError listing them. An exact path is one indexed lookup; only other names read
     the list of pages."""
-    db = db if db is not None else db_of(vault)
+    db = db if db is not None else db_of(ctx)
     wanted = clean_name(name)
     exact = page_infos(db, (wanted, wanted + ".md"))
     for candidate in (wanted, wanted + ".md"):

@@ -18,10 +18,10 @@ def _dim(meta: dict) -> int | None:
     return int(tail) if tail.isdigit() else None
 
 
-def page_vectors(vault, paths: Sequence[str]) -> tuple[list[int], np.ndarray, str | None]:
+def page_vectors(ctx, paths: Sequence[str]) -> tuple[list[int], np.ndarray, str | None]:
     """(indexes into ``paths`` that have vectors, their L2-normalised page vectors, notice). The
     notice says why there are none (no embedder recorded, no or damaged FAISS index)."""
-    cache = vault.cache
+    cache = ctx.cache
     meta = cache.meta()
     dim = _dim(meta)
     if dim is None:

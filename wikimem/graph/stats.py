@@ -37,13 +37,13 @@ def _folder(path: str) -> str:
     return path.split("/", 1)[0] + "/" if "/" in path else "."
 
 
-def stats(vault, communities: bool = True) -> dict[str, Any]:
-    db_of(vault)  # no cache: IndexStaleError saying to run index
-    counts = _stored_counts(vault)
-    result: dict[str, Any] = {"vault": str(vault.root), **counts, **_embedding(vault)}
+def stats(ctx, communities: bool = True) -> dict[str, Any]:
+    db_of(ctx)  # no cache: IndexStaleError saying to run index
+    counts = _stored_counts(ctx)
+    result: dict[str, Any] = {"vault": str(ctx.root), **counts, **_embedding(ctx)}
     if communities:
         from .communities import detect
-        report = detect(vault)
+        report = detect(ctx)
         sizes = [c.size for c in report.communities]
         result["communities"] = {"count": len(sizes), "clustered": sum(1 for s in sizes if s >= 2),
                                  "largest": max(sizes, default=0),
@@ -51,23 +51,23 @@ def stats(vault, communities: bool = True) -> dict[str, Any]:
     return result
 
 
-def _stored_counts(vault) -> dict[str, Any]:
+def _stored_counts(ctx) -> dict[str, Any]:
     """The counts of the committed cache state, computed and kept, or read back. One read
     snapshot, so the key they are kept under names the state they were counted from even if a
     build commits meanwhile."""
-    with vault.cache.snapshot() as db:
-        key = state_key(vault, [STATS_VERSION])
-        counts = read_stored(vault, RESULT_FILE, build=key)
+    with ctx.cache.snapshot() as db:
+        key = state_key(ctx, [STATS_VERSION])
+        counts = read_stored(ctx, RESULT_FILE, build=key)
         if counts is None:
             counts = _counts(db)
-            write_stored(vault, RESULT_FILE, counts, build=key)
+            write_stored(ctx, RESULT_FILE, counts, build=key)
     return counts
 
 
-def _embedding(vault) -> dict[str, Any]:
+def _embedding(ctx) -> dict[str, Any]:
     """Vector coverage as ``wikimem status`` counts it, from the manifest's meta alone (status also
     walks the vault for stale files, which is its job, not this one's)."""
-    cache = vault.cache
+    cache = ctx.cache
     meta = cache.meta()
     chunks = cache.chunk_count()
     damaged = cache.artifact_problems(meta)

@@ -59,11 +59,11 @@ def keep_pending(cache, embedder, state: VectorState) -> None:
                            embedder.identity.key), state)
 
 
-def embed_pending(vault, max_seconds: float | None = None, first: set[str] | None = None,
+def embed_pending(ctx, max_seconds: float | None = None, first: set[str] | None = None,
                   batch: int | None = None, progress=None, wait: float = 0.0, background: bool = True) -> BuildReport:
     """``background``: nobody waits for these vectors (a watcher's step), so searches go first by a
     wider margin; ``wikimem index`` embeds with ``background=False`` and its own batch size."""
-    cache = vault.cache
+    cache = ctx.cache
     report = BuildReport()
     embedder = cache.embedder()
     if embedder is None:
@@ -77,11 +77,11 @@ def embed_pending(vault, max_seconds: float | None = None, first: set[str] | Non
         report.notices.append(f"nothing to embed yet: {problem}")
         return report
     with _embedding(cache, wait):
-        return _embed_pending(vault, cache, embedder, key, report, max_seconds, first, batch, progress, wait,
+        return _embed_pending(ctx, cache, embedder, key, report, max_seconds, first, batch, progress, wait,
                               background)
 
 
-def _embed_pending(vault, cache, embedder, key, report, max_seconds, first, batch, progress, wait,
+def _embed_pending(ctx, cache, embedder, key, report, max_seconds, first, batch, progress, wait,
                    background) -> BuildReport:
     started = time.monotonic()
     with cache.writer_lock(wait=wait):

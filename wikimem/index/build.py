@@ -27,7 +27,7 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..errors import NoteReadError
 from ..model import BuildReport, Chunk, Page
@@ -43,6 +43,9 @@ from .manifest import (INSERT_CHUNK, INSERT_EDGE, INSERT_FILE, INSERT_PASSAGE, S
 from .passages import VERSION as PASSAGES_VERSION
 from .passages import passage_id, passages
 from .vectors import vector_id
+
+if TYPE_CHECKING:
+    from ..core import Context
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +73,7 @@ def embed_hash(embedder_key: str, text: str) -> str:
 class BuildPlan:
     """Everything one build decides and carries from stage to stage."""
 
-    vault: Any
+    ctx: Context
     cache: Cache
     rebuild: bool
     embed: bool
@@ -123,15 +126,15 @@ class BuildPlan:
         self.clock = now
 
 
-def build(vault, rebuild: bool = False, embed: bool = True, progress: Progress | None = None,
+def build(ctx, rebuild: bool = False, embed: bool = True, progress: Progress | None = None,
           wait: float = 0.0, paths: Iterable[str] | None = None) -> BuildReport:
     """Bring the cache up to date. The writer lock is held for the lexical index, the graph and
     the vectors the vector cache already has; the model runs after it is released (as a watcher's
     background step does), so a watcher's edit never waits for a long first embedding: it was
     blocked for 17 minutes by one `wikimem index`."""
-    cache: Cache = vault.cache
+    cache: Cache = ctx.cache
     with cache.writer_lock(wait=wait):
-        plan = BuildPlan(vault, cache, rebuild, embed, None if paths is None else set(paths), progress)
+        plan = BuildPlan(ctx, cache, rebuild, embed, None if paths is None else set(paths), progress)
         try:
             report = _run(plan)
         except sqlite3.DatabaseError as exc:  # damage found mid-build: start over beside it, once
@@ -139,7 +142,7 @@ def build(vault, rebuild: bool = False, embed: bool = True, progress: Progress |
                 raise
             cache.abandon_replacement()
             log.warning("the cache is damaged (%s); rebuilding it", exc)
-            plan = BuildPlan(vault, cache, True, embed, None, progress)
+            plan = BuildPlan(ctx, cache, True, embed, None, progress)
             plan.report.notices.append(f"rebuilding the cache: manifest is corrupt ({exc})")
             report = _run(plan)
         finally:
@@ -155,7 +158,7 @@ LOCK_WAIT_S = 30.0  # how long the embedding step waits for another writer's com
 def _embed_unlocked(plan: BuildPlan, report: BuildReport, wait: float) -> None:
     """Embed what the build left missing, in batches, holding the writer lock only to commit."""
     started = time.perf_counter()
-    more = embed_pending(plan.vault, batch=plan.vault.settings.embed_batch, progress=plan.progress, wait=wait,
+    more = embed_pending(plan.ctx, batch=plan.ctx.settings.embed_batch, progress=plan.progress, wait=wait,
                          background=False)
     report.embedded_now += more.embedded_now
     for name in ("vectors", "vectors_wanted", "coverage", "passages_held", "passages_wanted"):
@@ -184,7 +187,7 @@ def _run(plan: BuildPlan) -> BuildReport:
 
 # -- stage 1: decide what can be trusted --------------------------------------------------------
 def _prepare(plan: BuildPlan) -> None:
-    cache, settings, report = plan.cache, plan.vault.settings, plan.report
+    cache, settings, report = plan.cache, plan.ctx.settings, plan.report
     cache.sweep_orphans()  # what a rebuild killed before its swap left behind (we hold the writer lock)
     if settings.embedder != "none":
         plan.embedder = cache.embedder()
@@ -221,7 +224,7 @@ def _prepare(plan: BuildPlan) -> None:
 
 # -- stage 2: which files exist ---------------------------------------------------------------------
 def _scan(plan: BuildPlan) -> None:
-    files = plan.vault.files
+    files = plan.ctx.files
     if plan.paths is not None:
         found = _scan_paths(files, plan.paths)
         if found is not None:
@@ -279,7 +282,7 @@ def _utf8(text: str) -> bool:
 
 # -- stage 3: what changed, parsed --------------------------------------------------------------------
 def _diff_and_parse(plan: BuildPlan) -> None:
-    vault, report = plan.vault, plan.report
+    ctx, report = plan.ctx, plan.report
     named = plan.paths is not None  # a watcher's event or a write-back: hash them, whatever their stat says
     for i, info in enumerate(plan.files):
         prev = plan.old.get(info.path)
@@ -288,17 +291,17 @@ def _diff_and_parse(plan: BuildPlan) -> None:
         # by a sync tool or `touch -r`), so a path named to the build is hashed when its stat matches,
         # and read and parsed only when its bytes differ (issue 27 item 7).
         if prev and prev[1] == info.size and prev[2] == info.mtime_ns and (prev[3] or info.is_note):
-            if not named or vault.files.file_sha256(info.path) in ("", prev[3]):
+            if not named or ctx.files.file_sha256(info.path) in ("", prev[3]):
                 plan.seen.add(info.path)
                 continue
         if not info.is_note:
             # "" when it cannot be read now (permissions, an online-only file): still recorded, so
             # links to it resolve
-            plan.attachments.append(attachment_row(info.path, info.size, info.mtime_ns, vault.files.file_sha256(info.path)))
+            plan.attachments.append(attachment_row(info.path, info.size, info.mtime_ns, ctx.files.file_sha256(info.path)))
             plan.seen.add(info.path)
             continue
         try:
-            page, note = vault.parse_note(info.path, trusted=True)  # the same step as Vault.load
+            page, note = ctx.parse_note(info.path, trusted=True)  # the same step as Context.load
         except NoteReadError as exc:
             report.skipped.append({"path": exc.path, "kind": exc.kind, "reason": exc.reason})
             continue
@@ -326,7 +329,7 @@ def _resolve_and_chunk(plan: BuildPlan) -> None:
     for path in plan.changed:
         # chunks keep link targets as written: a resolved path would go stale when its target is
         # renamed while this page is unchanged (readers resolve through Cache.pages())
-        plan.chunks[path] = plan.vault.chunks(plan.parsed[path])
+        plan.chunks[path] = plan.ctx.chunks(plan.parsed[path])
         plan.parsed[path] = resolver.resolve_page(plan.parsed[path])
     plan.lap("chunk")
 
@@ -355,7 +358,7 @@ def _resolver(plan: BuildPlan) -> Resolver:
 
 # -- stage 5: manifest and lexical index (search works before vectors) -------------------------------
 def _write_manifest(plan: BuildPlan, db) -> None:
-    cache, key, mode = plan.cache, plan.key, plan.vault.settings.embed_passages
+    cache, key, mode = plan.cache, plan.key, plan.ctx.settings.embed_passages
     touched = set(plan.changed) | set(plan.removed)
     speakers_before = _speaker_counts(db, touched) if plan.paths is not None and not plan.full_lexical else None
     meta = cache.meta(db)

@@ -9,7 +9,7 @@ import json
 import logging
 import sqlite3
 import threading
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 
@@ -20,15 +20,18 @@ from .gcpause import paused_gc
 from .store import CacheDir
 from .vectors import held_sql
 
+if TYPE_CHECKING:
+    from ..core import Context
+
 log = logging.getLogger(__name__)
 
 ID_CHANGES_KEPT = 64  # builds whose id changes are remembered (a watcher's edits between two embeds)
 
 
 class Cache(CacheDir):
-    def __init__(self, vault):
-        super().__init__(vault.root)
-        self.vault = vault
+    def __init__(self, ctx: "Context"):
+        super().__init__(ctx.root)
+        self.settings = ctx.settings
         self._vectors = None
         self._vectors_sig = None
         self._kept: dict[str, tuple] = {}  # slot -> (cache state key, value): see keep()
@@ -40,14 +43,14 @@ class Cache(CacheDir):
     # -- embedder --------------------------------------------------------------------------
     def embedder(self):
         """The configured embedder, or None (with ``embedder_error`` saying why). Loaded once per
-        open vault: a watcher, an MCP server and their searches share the Vault and so the model;
+        open vault: a watcher, an MCP server and their searches share the Context and so the model;
         calls into any model in the process are scheduled by ``embedding.GATE``."""
         if self._embedder is None and self._embedder_error is None:
             from ..embed import get_embedder
             with self._embedder_lock:
                 if self._embedder is None and self._embedder_error is None:
                     try:
-                        self._embedder = get_embedder(self.vault.settings)
+                        self._embedder = get_embedder(self.settings)
                         if self._embedder is None:
                             self._embedder_error = "no embedder configured (embedder = none)"
                     except EmbedderError as exc:

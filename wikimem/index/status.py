@@ -25,21 +25,21 @@ def vector_degraded(meta, coverage: float, passage_coverage: float | None) -> st
                              bool(meta.get("passages_pending")))
 
 
-def status(vault) -> dict[str, Any]:
-    cache: Cache = vault.cache
-    info: dict[str, Any] = {"vault": str(vault.root), "cache": str(cache.dir)}
+def status(ctx) -> dict[str, Any]:
+    cache: Cache = ctx.cache
+    info: dict[str, Any] = {"vault": str(ctx.root), "cache": str(cache.dir)}
     problem = cache.manifest_problem()
     if problem:
         info.update({"state": problem, "hint": "run `wikimem index`"})
         return info
     try:
-        return _status(vault, cache, info)
+        return _status(ctx, cache, info)
     except sqlite3.DatabaseError as exc:
         info.update({"state": f"manifest is corrupt ({exc})", "hint": "run `wikimem index` to rebuild it"})
         return info
 
 
-def _status(vault, cache: Cache, info: dict[str, Any]) -> dict[str, Any]:
+def _status(ctx, cache: Cache, info: dict[str, Any]) -> dict[str, Any]:
     db = cache.db
     meta = cache.meta()
     pages = db.execute("SELECT count(*) FROM files WHERE note=1").fetchone()[0]
@@ -47,14 +47,14 @@ def _status(vault, cache: Cache, info: dict[str, Any]) -> dict[str, Any]:
     damaged = cache.artifact_problems(meta)
     vectors = int(meta.get("vectors") or 0) if meta.get("embedder") and "faiss" not in damaged else 0
     coverage, passage_coverage = vector_coverage(meta, chunks, vectors, None if vectors else 0)
-    scan = vault.files.scan()
+    scan = ctx.files.scan()
     known = {r[0]: (r[1], r[2]) for r in db.execute("SELECT path, size, mtime_ns FROM files")}
     current = {f.path: (f.size, f.mtime_ns) for f in scan.files}
     skipped = [(s.path, s.kind, s.reason) for s in scan.skipped]
     changed = [p for p, st in current.items() if known.get(p) != st]
     for path in changed:  # a note the build could not read (binary, too large, not UTF-8) is skipped, not stale
         if path.lower().endswith((".md", ".markdown")):
-            problem = vault.files.check_note(path)
+            problem = ctx.files.check_note(path)
             if problem is not None:
                 skipped.append((problem.path, problem.kind, problem.reason))
     skipped.sort()
@@ -64,7 +64,7 @@ def _status(vault, cache: Cache, info: dict[str, Any]) -> dict[str, Any]:
     problems = sorted((path, json_list(errors)) for path, errors in
                       db.execute("SELECT path, errors FROM files WHERE note=1 AND errors NOT IN ('[]', '')"))
     degraded = []
-    embedder_name = vault.settings.embedder
+    embedder_name = ctx.settings.embedder
     if embedder_name == "none" or meta.get("embedder") is None:
         degraded.append("vectors_unavailable")
     elif partial := vector_degraded(meta, coverage, passage_coverage):

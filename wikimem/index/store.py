@@ -489,6 +489,14 @@ def pid_alive(pid: int | str) -> bool:
     return True
 
 
+WATCH_LOCK = "watch.lock"  # the one-watcher-per-vault lock file inside .wikimem/ (watch.control holds it)
+
+
+def watcher_pid(root: Path) -> int | None:
+    """The pid of the watcher following the vault at ``root``, or None when none holds its lock."""
+    return flock_holder(Path(root) / ".wikimem" / WATCH_LOCK)
+
+
 def flock_holder(path: Path) -> int | None:
     """The pid written in a lock file whose ``flock`` someone holds (-1: held, pid unreadable), or
     None when nobody holds it (a dead holder's lock is free whatever pid the file still says)."""

@@ -99,11 +99,11 @@ def guess_format(path: Path) -> str:
 _TURN_ID = re.compile(r"\^t(\d+)[ \t]*$", re.M)
 
 
-def _parts(vault, folder: str, base_rel: str) -> list[str]:
+def _parts(ctx, folder: str, base_rel: str) -> list[str]:
     """The notes already holding this session: found by the id at the end of the name (so a
     changed title still finds them), the first note and then its ``(part N)`` continuations."""
     sid8 = base_rel[:-3].rsplit(" ", 1)[-1]
-    root = vault.files.abspath(folder) if (vault.root / folder).exists() else None
+    root = ctx.files.abspath(folder) if (ctx.root / folder).exists() else None
     if root is None:
         return []
     found = []
@@ -114,7 +114,7 @@ def _parts(vault, folder: str, base_rel: str) -> list[str]:
     return [rel for _, rel in sorted(found)]
 
 
-def _create(vault, rel: str, session: Session, status: str) -> Imported:
+def _create(ctx, rel: str, session: Session, status: str) -> Imported:
     text = session_note(session)
     sid = str(session.extra.get("session_id", ""))
     try:
@@ -122,7 +122,7 @@ def _create(vault, rel: str, session: Session, status: str) -> Imported:
     except WikimemError as exc:
         return Imported("refused", rel, sid, len(session.turns), str(exc))
     try:
-        vault.files.create_note(rel, text)
+        ctx.files.create_note(rel, text)
     except ConflictError:  # appeared meanwhile (another import): leave it alone
         return Imported("kept", rel, sid, len(session.turns), "written meanwhile by another import")
     except WikimemError as exc:  # one session the writer refuses: the others still import
@@ -131,7 +131,7 @@ def _create(vault, rel: str, session: Session, status: str) -> Imported:
     return Imported(status, rel, sid, len(session.turns))
 
 
-def write_sessions(vault, sessions, folder: str = TRANSCRIPT_FOLDER) -> list[Imported]:
+def write_sessions(ctx, sessions, folder: str = TRANSCRIPT_FOLDER) -> list[Imported]:
     """Create a note for each session that has none yet; never touch an existing one. A session
     that has grown since it was imported (a Claude Code log still in use, a ChatGPT conversation
     taken up again) gets its new turns as a continuation note ``<name> (part N).md`` that links the
@@ -140,11 +140,11 @@ def write_sessions(vault, sessions, folder: str = TRANSCRIPT_FOLDER) -> list[Imp
     for session in sessions:
         rel = note_path(session, folder)
         sid = str(session.extra.get("session_id", ""))
-        parts = _parts(vault, folder, rel)
+        parts = _parts(ctx, folder, rel)
         if not parts:
-            results.append(_create(vault, rel, session, "added"))
+            results.append(_create(ctx, rel, session, "added"))
             continue
-        texts = [vault.files.read_note(p).text for p in parts]
+        texts = [ctx.files.read_note(p).text for p in parts]
         covered = max((int(n) for t in texts for n in _TURN_ID.findall(t)), default=0)
         turns = list(session.turns)
         if len(turns) <= covered:
@@ -163,5 +163,5 @@ def write_sessions(vault, sessions, folder: str = TRANSCRIPT_FOLDER) -> list[Imp
         part = Session(title=f"{session.title} (part {number})", turns=turns[covered:],
                        date=when.replace(" ", "T") if len(when) >= 16 else session.date,
                        participants=session.participants, source=session.source, extra=extra)
-        results.append(_create(vault, part_rel, part, "continued"))
+        results.append(_create(ctx, part_rel, part, "continued"))
     return results

@@ -20,6 +20,7 @@ import re
 from collections import Counter
 
 from ..index.analysis import STOP_WORDS
+from ..index.update import update
 from ..vault.files import is_raw_path
 
 log = logging.getLogger(__name__)
@@ -79,9 +80,9 @@ def _linked_names(text: str) -> set[str]:
     return names
 
 
-def _candidates(vault) -> list[tuple[str, str, list[str]]]:
+def _candidates(ctx) -> list[tuple[str, str, list[str]]]:
     """(path, title, aliases) of the pages a source may name, from the cache."""
-    rows = vault.cache.db.execute(
+    rows = ctx.cache.db.execute(
         "SELECT path, title, aliases, type, status FROM files WHERE note = 1 ORDER BY path").fetchall()
     out = []
     for path, title, aliases, type_, status in rows:
@@ -96,18 +97,18 @@ def _candidates(vault) -> list[tuple[str, str, list[str]]]:
     return out
 
 
-def wiki_pages(vault) -> list[tuple[str, str, list[str]]]:
+def wiki_pages(ctx) -> list[tuple[str, str, list[str]]]:
     """``_candidates``; a vault never indexed has no pages in the cache yet, so its lexical side is
     built first (when this process may write the cache). Empty when the cache cannot be read."""
     try:
-        pages = _candidates(vault)
+        pages = _candidates(ctx)
     except Exception:  # noqa: BLE001 - no cache yet
         pages = []
     if not pages:
         try:
-            if vault.cache.writable():
-                vault.index(embed=False, wait=5.0)
-            pages = _candidates(vault)
+            if ctx.cache.writable():
+                update(ctx, embed=False, wait=5.0)
+            pages = _candidates(ctx)
         except Exception:  # noqa: BLE001 - mentions are a convenience; the cache follows with `wikimem index`
             log.debug("no mentions: the cache could not be read", exc_info=True)
             return []
@@ -122,9 +123,9 @@ def _link(path: str, title: str, stems: Counter[str]) -> str:
     return f"[[{target}]]" if title == target or not title else f"[[{target}|{title}]]"
 
 
-def named_pages(vault, text: str, limit: int = LIMIT) -> list[str]:
+def named_pages(ctx, text: str, limit: int = LIMIT) -> list[str]:
     """Links to the pages ``text`` names, most named first (then by title), at most ``limit``."""
-    pages = wiki_pages(vault)
+    pages = wiki_pages(ctx)
     body = re.sub(r"```.*?```", " ", text, flags=re.S)
     linked = _linked_names(body)
     shown = _LINK_TEXT.sub(lambda m: f" {m.group(2) or m.group(1) or m.group(3) or ''} ", body)

@@ -27,6 +27,7 @@ from typing import Any, Iterable
 import yaml
 
 from ..errors import ConflictError, UsageError, WikimemError
+from ..knowledge.writer import add_to_index, append_log, write_page
 from ..vault.files import atomic_write_bytes, fit_name
 from .conversations import Problem, read_export, write_sessions
 from .extract import Extract, extract
@@ -98,7 +99,7 @@ def guess_kind(path: Path) -> str:
                      "say --kind article|paper|transcript|asset")
 
 
-def ingest(vault, paths: Iterable[str | os.PathLike[str]], kind: str | None = None,
+def ingest(ctx, paths: Iterable[str | os.PathLike[str]], kind: str | None = None,
            llm: dict[str, Any] | None = None, supersede: bool = False) -> IngestReport:
     """``llm``: ``{"kind": "ollama"|"openai", "model", "url", "api_key", "timeout"}`` to add a
     summary and the names a source mentions to its page (``summary.py``); None: extractive only.
@@ -116,13 +117,13 @@ def ingest(vault, paths: Iterable[str | os.PathLike[str]], kind: str | None = No
         try:
             this_kind = kind or guess_kind(path)
             if this_kind == "transcript":
-                items.append(_ingest_transcripts(vault, path))
+                items.append(_ingest_transcripts(ctx, path))
             else:
-                item = _ingest_file(vault, path, this_kind, llm)
+                item = _ingest_file(ctx, path, this_kind, llm)
                 if supersede and item.page and item.similar:
                     from ..knowledge.versions import supersede_most_similar
 
-                    item = replace(item, message=f"{item.message}; {supersede_most_similar(vault, item.page, item.similar)}")
+                    item = replace(item, message=f"{item.message}; {supersede_most_similar(ctx, item.page, item.similar)}")
                 items.append(item)
         except WikimemError as exc:
             items.append(IngestItem(str(given), kind or "?", "failed", message=str(exc)))
@@ -145,10 +146,10 @@ def _expand(paths: Iterable[str | os.PathLike[str]]) -> list[str | os.PathLike[s
 
 
 # -- raw/ storage --------------------------------------------------------------------------------
-def find_in_raw(vault, data: bytes) -> str | None:
+def find_in_raw(ctx, data: bytes) -> str | None:
     """The vault-relative path of a file in raw/ with exactly these bytes, if any."""
     digest = hashlib.sha256(data).hexdigest()
-    root = vault.root / "raw"
+    root = ctx.root / "raw"
     if not root.is_dir():
         return None
     for folder, dirs, files in os.walk(root):
@@ -157,25 +158,25 @@ def find_in_raw(vault, data: bytes) -> str | None:
             full = Path(folder) / name
             try:
                 if full.stat().st_size == len(data) and hashlib.sha256(full.read_bytes()).hexdigest() == digest:
-                    return full.relative_to(vault.root).as_posix()
+                    return full.relative_to(ctx.root).as_posix()
             except OSError:
                 continue
     return None
 
 
-def _free_name(vault, folder: str, name: str, data: bytes) -> str:
+def _free_name(ctx, folder: str, name: str, data: bytes) -> str:
     stem, dot, suffix = name.rpartition(".")
     if not dot:
         stem, suffix = name, ""
     stem = fit_name(" ".join(_UNSAFE.sub(" ", stem).split())).strip(" .") or "source"
     suffix = ("." + suffix.lower()) if suffix else ""
     rel = f"{folder}/{stem}{suffix}"
-    if vault.files.abspath(rel).exists():
+    if ctx.files.abspath(rel).exists():
         rel = f"{folder}/{stem}-{hashlib.sha256(data).hexdigest()[:8]}{suffix}"
     return rel
 
 
-def add_raw(vault, rel: str, data: bytes) -> None:
+def add_raw(ctx, rel: str, data: bytes) -> None:
     """Add a new file to raw/: a UTF-8 note through ``create_note``, anything else by an atomic
     byte write. Never replaces a file (ConflictError), and a failed write leaves nothing behind."""
     if rel.lower().endswith((".md", ".markdown")):
@@ -184,9 +185,9 @@ def add_raw(vault, rel: str, data: bytes) -> None:
         except UnicodeDecodeError:
             text = None
         if text is not None and text.encode("utf-8") == data:
-            vault.files.create_note(rel, text)
+            ctx.files.create_note(rel, text)
             return
-    path = vault.files.abspath(rel)
+    path = ctx.files.abspath(rel)
     path.parent.mkdir(parents=True, exist_ok=True)
 
     def refuse_if_exists() -> None:
@@ -216,13 +217,13 @@ def _not_a_source(path: Path) -> str | None:
     return None
 
 
-def _check_input(vault, path: Path, kind: str) -> None:
+def _check_input(ctx, path: Path, kind: str) -> None:
     """Refuse before copying: a file over the size the vault reads, or binary data given as text
     (a 30 MB binary as --kind article wrote 48 MiB of U+FFFD into raw/)."""
     size = path.stat().st_size
     pdf = path.suffix.lower() == ".pdf"
     text_kind = kind in ("article", "paper") and not pdf
-    limit = vault.files.max_bytes if text_kind else max(vault.files.max_bytes, 256 << 20) if pdf else ASSET_MAX_BYTES
+    limit = ctx.files.max_bytes if text_kind else max(ctx.files.max_bytes, 256 << 20) if pdf else ASSET_MAX_BYTES
     if size > limit:
         raise UsageError(f"{path.name}: {size / (1 << 20):.1f} MB, over the {limit / (1 << 20):.0f} MB a source of "
                          f"this kind may be" + (" (max_file_mb in .wikimem/config.toml)" if text_kind else ""))
@@ -233,17 +234,17 @@ def _check_input(vault, path: Path, kind: str) -> None:
             raise UsageError(f"{path.name}: binary data, not text; ingest it with --kind asset to keep it as it is")
 
 
-def _ingest_file(vault, path: Path, kind: str, llm: dict[str, Any] | None = None) -> IngestItem:
-    _check_input(vault, path, kind)
+def _ingest_file(ctx, path: Path, kind: str, llm: dict[str, Any] | None = None) -> IngestItem:
+    _check_input(ctx, path, kind)
     data = path.read_bytes()
-    existing = find_in_raw(vault, data)
+    existing = find_in_raw(ctx, data)
     if existing and (kind == "asset" or not existing.startswith(tuple(KIND_FOLDERS[k] for k in ("article", "paper")))
-                     or _has_source_page(vault, existing)):
+                     or _has_source_page(ctx, existing)):
         return IngestItem(str(path), kind, "unchanged", (existing,),
                           message=f"already in the vault as {existing}; nothing to do")
     if existing:  # copied before, but its source page was never written (an interrupted ingest)
         info = extract(path.name, data, path.suffix.lower())
-        page, warnings, similar = _write_source_page(vault, info, kind, existing, None, len(data))
+        page, warnings, similar = _write_source_page(ctx, info, kind, existing, None, len(data))
         return IngestItem(str(path), kind, "added", (existing,), page,
                           f"already in the vault as {existing}; its missing source page {page} was written"
                           + ("; " + "; ".join(warnings) if warnings else ""), similar=similar)
@@ -254,11 +255,11 @@ def _ingest_file(vault, path: Path, kind: str, llm: dict[str, Any] | None = None
         from ..knowledge import secrets
 
         secrets.check(info.markdown, path.name)  # raw/ is forever: a secret never gets in
-    rel = _free_name(vault, KIND_FOLDERS[kind], path.name, data)
+    rel = _free_name(ctx, KIND_FOLDERS[kind], path.name, data)
     try:
-        add_raw(vault, rel, data)
+        add_raw(ctx, rel, data)
     except ConflictError:
-        if find_in_raw(vault, data) == rel:  # another ingest of the same file got there first
+        if find_in_raw(ctx, data) == rel:  # another ingest of the same file got there first
             return IngestItem(str(path), kind, "unchanged", (rel,),
                               message=f"already in the vault as {rel} (added meanwhile); nothing to do")
         raise
@@ -267,11 +268,11 @@ def _ingest_file(vault, path: Path, kind: str, llm: dict[str, Any] | None = None
     if info is not None and suffix not in TEXT_SUFFIXES:
         # HTML / PDF: their text as a Markdown note beside the original, so search reads it
         text_note = rel.rsplit(".", 1)[0] + ".md"
-        if vault.files.abspath(text_note).exists():
+        if ctx.files.abspath(text_note).exists():
             text_note = rel + ".md"
         front = yaml.safe_dump({"title": info.title, "type": "source", "kind": kind,
                                 "derived_from": f"[[{rel}]]"}, sort_keys=False, allow_unicode=True, width=10_000)
-        add_raw(vault, text_note, f"---\n{front}---\n{info.markdown}".encode("utf-8"))
+        add_raw(ctx, text_note, f"---\n{front}---\n{info.markdown}".encode("utf-8"))
         written.append(text_note)
     from ..knowledge.writer import refresh_cache
 
@@ -281,20 +282,20 @@ def _ingest_file(vault, path: Path, kind: str, llm: dict[str, Any] | None = None
     if info is not None:
         summary = None
         if llm and llm.get("kind") not in (None, "", "none"):
-            from ..qa.llm import LLMError
+            from ..llm import LLMError
             from .summary import summarise
 
             try:
-                summary = summarise(vault, info.markdown, kind=llm["kind"], model=llm.get("model") or "",
+                summary = summarise(ctx, info.markdown, kind=llm["kind"], model=llm.get("model") or "",
                                     url=llm.get("url") or "", api_key=llm.get("api_key") or "",
                                     timeout=float(llm.get("timeout") or 60.0))
             except LLMError as exc:
                 warnings.append(f"{exc}; the source page is extractive only")
-        page, more, similar = _write_source_page(vault, info, kind, rel, text_note, len(data), summary)
+        page, more, similar = _write_source_page(ctx, info, kind, rel, text_note, len(data), summary)
         warnings += more
     else:
-        vault.append_log("ingest", f"{rel} ({kind}, {len(data):,} bytes)")
-        warn = refresh_cache(vault, written)
+        append_log(ctx, "ingest", f"{rel} ({kind}, {len(data):,} bytes)")
+        warn = refresh_cache(ctx, written)
         if warn:
             warnings.append(warn)
     message = f"added {', '.join(written)}" + (f"; source page {page}" if page else "")
@@ -303,8 +304,8 @@ def _ingest_file(vault, path: Path, kind: str, llm: dict[str, Any] | None = None
     return IngestItem(str(path), kind, "added", tuple(written), page, message, similar=similar)
 
 
-def _has_source_page(vault, raw_rel: str) -> bool:
-    folder = vault.root / SOURCE_FOLDER
+def _has_source_page(ctx, raw_rel: str) -> bool:
+    folder = ctx.root / SOURCE_FOLDER
     if not folder.is_dir():
         return False
     needle = f"[[{raw_rel}]]"
@@ -317,7 +318,7 @@ def _has_source_page(vault, raw_rel: str) -> bool:
     return False
 
 
-def _page_text(vault, info: Extract, kind: str, rel: str, text_note: str | None, size: int,
+def _page_text(ctx, info: Extract, kind: str, rel: str, text_note: str | None, size: int,
                keep: dict[str, Any] | None, summary=None) -> str:
     today = _dt.date.today().isoformat()
     links = [f"[[{rel}]]"] + ([f"[[{text_note}]]"] if text_note else [])
@@ -347,7 +348,7 @@ def _page_text(vault, info: Extract, kind: str, rel: str, text_note: str | None,
         lines += ["## Outline", ""] + [f"{'  ' * (level - top)}- {text}" for level, text in info.outline] + [""]
     if info.key_terms:
         lines += ["## Key terms", "", ", ".join(info.key_terms), ""]
-    named = named_pages(vault, info.markdown)
+    named = named_pages(ctx, info.markdown)
     if named:
         lines += ["## Mentions", "", " · ".join(named), ""]
     if previous:
@@ -357,42 +358,42 @@ def _page_text(vault, info: Extract, kind: str, rel: str, text_note: str | None,
     return f"---\n{yaml_text}---\n{body}"
 
 
-def _write_source_page(vault, info: Extract, kind: str, rel: str, text_note: str | None, size: int, summary=None):
+def _write_source_page(ctx, info: Extract, kind: str, rel: str, text_note: str | None, size: int, summary=None):
     from ..parse import frontmatter as fm
 
     name = fit_name(" ".join(_UNSAFE.sub(" ", info.title).split())[:100]).strip(" .") or fit_name(Path(rel).stem)
     page_rel = f"{SOURCE_FOLDER}/{name} (source).md"  # never the same name as the entity/concept page
     expected = None
     keep = None
-    target = vault.files.abspath(page_rel)
+    target = ctx.files.abspath(page_rel)
     if target.exists():
-        note = vault.files.read_note(page_rel)
+        note = ctx.files.read_note(page_rel)
         front, _ = fm.parse(note.text.replace("\r\n", "\n"))
         if front.error:
             raise WikimemError(f"{page_rel}: {front.error}; fix its frontmatter before ingesting into it")
         keep, expected = dict(front.data), note.sha256
-    text = _page_text(vault, info, kind, rel, text_note, size, keep, summary)
-    result = vault.write_page(page_rel, text, expected_sha256=expected, reason="ingest")
+    text = _page_text(ctx, info, kind, rel, text_note, size, keep, summary)
+    result = write_page(ctx, page_rel, text, expected_sha256=expected, reason="ingest")
     warnings = list(result.warnings)
     summary = info.first_paragraph
     if len(summary) > 100:
         summary = summary[:100].rsplit(" ", 1)[0] + "…"
     try:
-        vault.add_to_index(page_rel, summary)
+        add_to_index(ctx, page_rel, summary)
     except WikimemError as exc:
         warnings.append(f"index.md not updated: {exc}")
     from ..knowledge.writer import refresh_cache
 
-    warn = refresh_cache(vault, [rel, "index.md"] + ([text_note] if text_note else []))  # write_page did the page
+    warn = refresh_cache(ctx, [rel, "index.md"] + ([text_note] if text_note else []))  # write_page did the page
     if warn:
         warnings.append(warn)
     return page_rel, warnings, tuple(result.similar)
 
 
 # -- conversations -------------------------------------------------------------------------------
-def _ingest_transcripts(vault, path: Path) -> IngestItem:
+def _ingest_transcripts(ctx, path: Path) -> IngestItem:
     parsed = read_export(path)
-    results = write_sessions(vault, parsed.sessions)
+    results = write_sessions(ctx, parsed.sessions)
     added = [r.path for r in results if r.status in ("added", "continued")]
     same = [r.path for r in results if r.status in ("unchanged", "kept")]
     problems = list(parsed.problems)
@@ -401,16 +402,16 @@ def _ingest_transcripts(vault, path: Path) -> IngestItem:
     problems += [Problem(r.path, r.reason) for r in results if r.status == "refused"]
     warnings = []
     if added:
-        vault.append_log("ingest", f"{path.name}: {len(added)} session(s) into raw/transcripts "
+        append_log(ctx, "ingest", f"{path.name}: {len(added)} session(s) into raw/transcripts "
                                    f"({parsed.format}); {len(same)} already there; {len(parsed.problems)} problem(s)")
         for rel in added:
             try:
-                vault.add_to_index(rel, f"{parsed.format} session")
+                add_to_index(ctx, rel, f"{parsed.format} session")
             except WikimemError as exc:
                 warnings.append(f"index.md not updated for {rel}: {exc}")
         from ..knowledge.writer import refresh_cache
 
-        warn = refresh_cache(vault, added + ["index.md", "log.md"])
+        warn = refresh_cache(ctx, added + ["index.md", "log.md"])
         if warn:
             warnings.append(warn)
     status = "added" if added else ("unchanged" if results else "failed")

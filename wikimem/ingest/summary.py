@@ -9,7 +9,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from ..qa.llm import LLMError, complete
+from ..llm import LLMError, complete
 
 PROMPT = ("Read the source below. Reply with JSON only, no prose: {\"summary\": \"two or three sentences\", "
           "\"entities\": [\"people, organisations, products it names\"], \"concepts\": [\"ideas, methods, terms\"]}. "
@@ -24,14 +24,14 @@ class Summary:
     candidates: tuple[str, ...]  # named, but no page yet
 
 
-def _pages(vault) -> dict[str, str]:
+def _pages(ctx) -> dict[str, str]:
     """lower-case title or alias -> a link to the page (the pages a source may name, as for
     ``mentions.py``: any wiki page, not raw/, queries, memories, other sources or index.md/log.md)."""
     from collections import Counter
 
     from .mentions import _link, wiki_pages
 
-    pages = wiki_pages(vault)  # empty when there is no cache: every name is a candidate
+    pages = wiki_pages(ctx)  # empty when there is no cache: every name is a candidate
     stems = Counter(p.rsplit("/", 1)[-1].rsplit(".", 1)[0].casefold() for p, _, _ in pages)
     names: dict[str, str] = {}
     for path, title, aliases in pages:
@@ -42,7 +42,7 @@ def _pages(vault) -> dict[str, str]:
     return names
 
 
-def summarise(vault, markdown: str, *, kind: str, model: str, url: str = "", api_key: str = "",
+def summarise(ctx, markdown: str, *, kind: str, model: str, url: str = "", api_key: str = "",
               timeout: float = 60.0) -> Summary:
     messages = [{"role": "system", "content": PROMPT}, {"role": "user", "content": markdown[:MAX_SOURCE]}]
     reply = complete(kind, model, url, api_key, messages, timeout)
@@ -53,7 +53,7 @@ def summarise(vault, markdown: str, *, kind: str, model: str, url: str = "", api
         data = None
     if not isinstance(data, dict) or not isinstance(data.get("summary"), str):
         raise LLMError(f"{kind} did not reply with the JSON summary asked for")
-    known = _pages(vault)
+    known = _pages(ctx)
     linked: dict[str, None] = {}
     candidates: dict[str, None] = {}
     for name in list(data.get("entities") or []) + list(data.get("concepts") or []):

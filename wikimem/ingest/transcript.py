@@ -99,13 +99,13 @@ def note_name(session: Session) -> str:
     return f"{prefix} {stem}.md".strip() if prefix else f"{stem}.md"
 
 
-def import_sessions(vault, sessions: Iterable[Session], folder: str = "raw/transcripts") -> list[str]:
+def import_sessions(ctx, sessions: Iterable[Session], folder: str = "raw/transcripts") -> list[str]:
     """Write each session as a new note under ``folder``; returns the vault-relative paths.
     An existing note of the same name is left alone (sources are immutable) and reported by an
     error, so nothing is ever overwritten."""
     written = []
     for session in sessions:
         rel = f"{folder.strip('/')}/{note_name(session)}"
-        vault.files.create_note(rel, session_note(session))
+        ctx.files.create_note(rel, session_note(session))
         written.append(rel)
     return written

@@ -23,10 +23,13 @@ from typing import Any, Iterator
 import yaml
 
 from ..errors import ConflictError, UsageError, WikimemError
+from ..index.update import update
 from ..parse import parse_page
 from . import secrets
 from ..vault.files import ensure_cache_folder
 from .similarity import candidate_paths, compare, read_bodies, thresholds_for
+from .versions import supersede
+from .writer import add_to_index, write_page
 
 log = logging.getLogger(__name__)
 
@@ -77,19 +80,19 @@ def slug(fact: str, words: int = 8, max_len: int = 60) -> str:
     return out or "memory"
 
 
-def _free_path(v, fact: str) -> str:
+def _free_path(ctx, fact: str) -> str:
     base = f"{FOLDER}/{slug(fact)}"
     rel, n = f"{base}.md", 2
-    while v.files.abspath(rel).exists():
+    while ctx.files.abspath(rel).exists():
         rel, n = f"{base}-{n}.md", n + 1
     return rel
 
 
-def _same_name(v, fact: str) -> list[str]:
+def _same_name(ctx, fact: str) -> list[str]:
     """The notes already named after ``fact`` (``x.md``, ``x-2.md`` ...)."""
     base = f"{FOLDER}/{slug(fact)}"
     out, rel, n = [], f"{base}.md", 2
-    while v.files.abspath(rel).exists():
+    while ctx.files.abspath(rel).exists():
         out.append(rel)
         rel, n = f"{base}-{n}.md", n + 1
     return out
@@ -113,9 +116,9 @@ def memory_note(fact: str, kind: str, about: str | None, source: str | None, cre
     return f"---\n{head}---\n{fact.strip()}\n"
 
 
-def _memories_like(v, fact: str, kind: str):
+def _memories_like(ctx, fact: str, kind: str):
     """Active memories of ``kind`` that search finds for ``fact``: path -> (body, page)."""
-    bodies = read_bodies(v, candidate_paths(v, fact, "memory", exclude=""))
+    bodies = read_bodies(ctx, candidate_paths(ctx, fact, "memory", exclude=""))
     return {p: (b, pg) for p, (b, pg) in bodies.items()
             if pg.type == "memory" and str(pg.frontmatter.get("kind") or DEFAULT_KIND).strip().lower() == kind}
 
@@ -126,7 +129,7 @@ LOCK_FILE = "remember.lock"
 
 
 @contextlib.contextmanager
-def remember_lock(v) -> Iterator[None]:
+def remember_lock(ctx) -> Iterator[None]:
     """Serialise ``remember`` between threads and processes: the lock is held across "look for
     duplicates -> write -> supersede", so two servers remembering one fact at once write one note
     (the second sees the first's note). Re-entrant in a thread. It is its own file
@@ -136,7 +139,7 @@ def remember_lock(v) -> Iterator[None]:
         held = getattr(_HELD, "locks", None)
         if held is None:
             held = _HELD.locks = {}
-        key = str(v.root)
+        key = str(ctx.root)
         if key in held:  # nested (remember_from_transcript -> remember): already ours
             held[key][1] += 1
             try:
@@ -147,7 +150,7 @@ def remember_lock(v) -> Iterator[None]:
         fh = None
         try:
             import fcntl
-            folder = v.root / ".wikimem"
+            folder = ctx.root / ".wikimem"
             ensure_cache_folder(folder)
             fh = open(folder / LOCK_FILE, "a+b")
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
@@ -158,7 +161,7 @@ def remember_lock(v) -> Iterator[None]:
             fh = None
         held[key] = [fh, 1]
         try:
-            _index_unseen_memories(v)
+            _index_unseen_memories(ctx)
             yield
         finally:
             del held[key]
@@ -166,26 +169,26 @@ def remember_lock(v) -> Iterator[None]:
                 fh.close()  # closing the file releases the flock
 
 
-def _index_unseen_memories(v) -> None:
+def _index_unseen_memories(ctx) -> None:
     """Memory notes on disk that this process's cache does not hold (another process wrote them and
     did not get as far as its index commit, or wrote them without wikimem): index them before the
     duplicate check, so it sees every note the lock's previous holders wrote."""
     try:
-        folder = v.files.abspath(FOLDER)
+        folder = ctx.files.abspath(FOLDER)
         if not folder.is_dir():
             return
         on_disk = {f"{FOLDER}/{p.name}" for p in folder.glob("*.md")}
         if not on_disk:
             return
-        known = {p for (p,) in v.cache.db.execute("SELECT path FROM files WHERE path LIKE ?", (f"{FOLDER}/%",))}
+        known = {p for (p,) in ctx.cache.db.execute("SELECT path FROM files WHERE path LIKE ?", (f"{FOLDER}/%",))}
         unseen = sorted(on_disk - known)
         if unseen:
-            v.index(paths=unseen, wait=10.0)
+            update(ctx, paths=unseen, wait=10.0)
     except Exception as exc:  # noqa: BLE001 - a cache problem must not stop the fact being remembered
         log.info("could not check memories/ against the cache: %s", exc)
 
 
-def remember(v, fact: str, *, kind: str = DEFAULT_KIND, about: str | None = None, source: str | None = None,
+def remember(ctx, fact: str, *, kind: str = DEFAULT_KIND, about: str | None = None, source: str | None = None,
              dry_run: bool = False) -> RememberResult:
     fact = (fact or "").strip()
     if not fact:
@@ -195,19 +198,19 @@ def remember(v, fact: str, *, kind: str = DEFAULT_KIND, about: str | None = None
         raise UsageError(f"unknown memory kind {kind!r} (choose one of {', '.join(KINDS)})")
     secrets.check(fact, "memory")  # before anything else: a key must not even be compared or logged
     if dry_run:
-        return _remember(v, fact, kind, _about_link(about), source, True)
-    with remember_lock(v):
-        return _remember(v, fact, kind, _about_link(about), source, False)
+        return _remember(ctx, fact, kind, _about_link(about), source, True)
+    with remember_lock(ctx):
+        return _remember(ctx, fact, kind, _about_link(about), source, False)
 
 
-def _remember(v, fact: str, kind: str, about: str | None, source: str | None, dry_run: bool) -> RememberResult:
+def _remember(ctx, fact: str, kind: str, about: str | None, source: str | None, dry_run: bool) -> RememberResult:
     warnings: list[str] = []
-    embedder = v.cache.embedder()
+    embedder = ctx.cache.embedder()
     thresholds, notice = thresholds_for(embedder)
     if notice:
         warnings.append(notice)
     for attempt in (1, 2):
-        existing = _memories_like(v, fact, kind)
+        existing = _memories_like(ctx, fact, kind)
         given = {p for p, (_b, pg) in existing.items() if _declared_same_subject(about, pg)}
         matches = compare(embedder, thresholds, fact, {p: b for p, (b, _pg) in existing.items()}, given)
         similar = [(m.path, m.similarity) for m in matches if m.label != "different"]
@@ -215,18 +218,18 @@ def _remember(v, fact: str, kind: str, about: str | None, source: str | None, dr
         if dup is not None:
             return RememberResult("duplicate", dup.path, fact, kind, similar=similar, warnings=warnings, source=source)
         old = next((m.path for m in matches if m.label == "update" and _same_subject(about, existing[m.path][1])), None)
-        rel = _free_path(v, fact)
-        unseen = [p for p in _same_name(v, fact) if p not in existing]
+        rel = _free_path(ctx, fact)
+        unseen = [p for p in _same_name(ctx, fact) if p not in existing]
         if unseen and attempt == 1:
             # a note of this fact's name that the check above did not see: another `remember` of it
             # may have just written it, before the cache had it. Look again with it indexed.
-            v.index(paths=unseen, wait=10.0)
+            update(ctx, paths=unseen, wait=10.0)
             continue
         if dry_run:
             return RememberResult("would-write", rel, fact, kind, old, similar, warnings, source)
         created = _dt.datetime.now().replace(microsecond=0).isoformat()
         try:
-            res = v.write_page(rel, memory_note(fact, kind, about, source, created), reason="remember",
+            res = write_page(ctx, rel, memory_note(fact, kind, about, source, created), reason="remember",
                                check_similar=False)
             break
         except ConflictError:
@@ -234,16 +237,16 @@ def _remember(v, fact: str, kind: str, about: str | None, source: str | None, dr
             # again, with its note in the cache, and the same fact is then a duplicate, not an error
             if attempt == 2:
                 raise
-            v.index(paths=[rel], embed=True, wait=10.0)
+            update(ctx, paths=[rel], embed=True, wait=10.0)
     warnings.extend(res.warnings)
     if old is not None:
         try:
-            warnings.extend(v.supersede(old, rel).warnings)
+            warnings.extend(supersede(ctx, old, rel).warnings)
         except WikimemError as exc:  # the memory stands; the link to the old one is reported
             warnings.append(f"written, but not linked as superseding {old}: {exc}")
             old = None
     try:
-        v.add_to_index(rel)
+        add_to_index(ctx, rel)
     except WikimemError as exc:
         warnings.append(f"index.md not updated: {exc}")
     return RememberResult("written", rel, fact, kind, old, similar, warnings, source)
@@ -312,9 +315,9 @@ def _third_person(sentence: str, speaker: str) -> str:
     return f"{speaker}: {sentence.strip()}"
 
 
-def propose_from_transcript(v, rel: str) -> list[Proposal]:
+def propose_from_transcript(ctx, rel: str) -> list[Proposal]:
     from ..parse.chunk import transcript_turns
-    note = v.files.read_note(rel)
+    note = ctx.files.read_note(rel)
     page = parse_page(rel, note.text, note.sha256)
     stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     out: list[Proposal] = []
@@ -343,13 +346,13 @@ _LLM_LINE = re.compile(r"^\s*[-*]?\s*\[\^?([A-Za-z0-9-]+)\]\s*(persona|episodic|
                        re.I | re.M)
 
 
-def propose_with_llm(v, rel: str, *, llm: str, model: str, url: str = "", api_key: str = "",
+def propose_with_llm(ctx, rel: str, *, llm: str, model: str, url: str = "", api_key: str = "",
                      timeout: float = 60.0) -> list[Proposal]:
-    """Proposals written by a language model from the turns (``wikimem.qa.llm``). Lines naming a
+    """Proposals written by a language model from the turns (``wikimem.llm``). Lines naming a
     turn that does not exist are dropped: every memory must cite a real turn."""
     from ..parse.chunk import transcript_turns
-    from ..qa.llm import complete
-    note = v.files.read_note(rel)
+    from ..llm import complete
+    note = ctx.files.read_note(rel)
     page = parse_page(rel, note.text, note.sha256)
     stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     turns = {t.block: t for t in transcript_turns(page.body) if t.block}
@@ -365,7 +368,7 @@ def propose_with_llm(v, rel: str, *, llm: str, model: str, url: str = "", api_ke
     return out
 
 
-def remember_from_transcript(v, rel: str, *, dry_run: bool = False, llm: str | None = None, llm_model: str = "",
+def remember_from_transcript(ctx, rel: str, *, dry_run: bool = False, llm: str | None = None, llm_model: str = "",
                              llm_url: str = "", llm_api_key: str = "", timeout: float = 60.0) -> list[RememberResult]:
     """Propose memories from ``rel`` (extractively, or with ``llm`` when given: a failing model
     falls back to the extractive proposals with a warning) and run each through ``remember``
@@ -373,19 +376,19 @@ def remember_from_transcript(v, rel: str, *, dry_run: bool = False, llm: str | N
     rel = rel.replace("\\", "/")
     notice = None
     if llm:
-        from ..qa.llm import LLMError
+        from ..llm import LLMError
         try:
-            proposals = propose_with_llm(v, rel, llm=llm, model=llm_model, url=llm_url, api_key=llm_api_key,
+            proposals = propose_with_llm(ctx, rel, llm=llm, model=llm_model, url=llm_url, api_key=llm_api_key,
                                          timeout=timeout)
         except LLMError as exc:
             notice = f"{exc}; proposals made extractively instead"
-            proposals = propose_from_transcript(v, rel)
+            proposals = propose_from_transcript(ctx, rel)
     else:
-        proposals = propose_from_transcript(v, rel)
+        proposals = propose_from_transcript(ctx, rel)
     results = []
     for p in proposals:
         try:
-            r = remember(v, p.fact, kind=p.kind, source=p.cite, dry_run=dry_run)
+            r = remember(ctx, p.fact, kind=p.kind, source=p.cite, dry_run=dry_run)
         except secrets.SecretError as exc:
             r = RememberResult("refused", "", "", p.kind, warnings=[str(exc)], source=p.cite)
         if notice:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..errors import WikimemError
+from ..search import search
 from ..parse import parse_page
 from ..vault.files import is_raw_path
 
@@ -328,34 +329,34 @@ def body_of(text: str, rel: str = "note.md") -> str:
     return parse_page(rel, text).body.strip()
 
 
-def candidate_paths(v, text: str, page_type: str, exclude: str, limit: int = CANDIDATES) -> list[str]:
+def candidate_paths(ctx, text: str, page_type: str, exclude: str, limit: int = CANDIDATES) -> list[str]:
     """Active pages of ``page_type`` that search finds for ``text`` (hybrid when vectors exist)."""
     query = " ".join(text.split())[:500]
     if not query:
         return []
     try:
-        hits = v.search(query, limit=limit + 1, type=page_type)
+        hits = search(ctx, query, limit=limit + 1, type=page_type)
     except WikimemError as exc:
         log.info("similar pages: search unavailable (%s); scanning the folder", exc)
-        return _folder_candidates(v, page_type, exclude, limit * 25)
+        return _folder_candidates(ctx, page_type, exclude, limit * 25)
     return [h.path for h in hits
             if h.path != exclude and h.status != "superseded" and not is_raw_path(h.path)][:limit]
 
 
-def _folder_candidates(v, page_type: str, exclude: str, cap: int) -> list[str]:
+def _folder_candidates(ctx, page_type: str, exclude: str, cap: int) -> list[str]:
     from ..model import FOLDER_TYPES
     folders = [f for f, t in FOLDER_TYPES.items() if t == page_type]
-    notes = [f.path for f in v.files.scan().notes
+    notes = [f.path for f in ctx.files.scan().notes
              if f.path.split("/", 1)[0] in folders and f.path != exclude and not is_raw_path(f.path)]
     return notes[:cap]
 
 
-def read_bodies(v, paths: Sequence[str]) -> dict[str, tuple[str, object]]:
+def read_bodies(ctx, paths: Sequence[str]) -> dict[str, tuple[str, object]]:
     """path -> (body, page) for readable, active pages."""
     out = {}
     for p in paths:
         try:
-            note = v.files.read_note(p)
+            note = ctx.files.read_note(p)
         except WikimemError:
             continue
         page = parse_page(p, note.text, note.sha256)
@@ -364,22 +365,22 @@ def read_bodies(v, paths: Sequence[str]) -> dict[str, tuple[str, object]]:
     return out
 
 
-def similar_pages(v, rel: str, text: str, page_type: str | None = None) -> tuple[list[Match], str | None]:
+def similar_pages(ctx, rel: str, text: str, page_type: str | None = None) -> tuple[list[Match], str | None]:
     """Matches of ``text`` (a whole note) against active pages of its type, and a notice when the
     embedder is uncalibrated."""
     page = parse_page(rel, text)
     page_type = page_type or page.type
     body = page.body.strip()
-    embedder = v.cache.embedder()
+    embedder = ctx.cache.embedder()
     thresholds, notice = thresholds_for(embedder)
-    bodies = read_bodies(v, candidate_paths(v, body or page.title, page_type, rel))
+    bodies = read_bodies(ctx, candidate_paths(ctx, body or page.title, page_type, rel))
     bodies = {p: b for p, (b, pg) in bodies.items() if pg.type == page_type}
     return compare(embedder, thresholds, body, bodies), notice
 
 
-def supersede_candidates(v, rel: str, text: str) -> list[tuple[str, float]]:
+def supersede_candidates(ctx, rel: str, text: str) -> list[tuple[str, float]]:
     """The writer's conflict check: active same-type pages that ``text`` duplicates or updates."""
-    matches, notice = similar_pages(v, rel, text)
+    matches, notice = similar_pages(ctx, rel, text)
     if notice:
         log.info(notice)
     return [(m.path, round(m.similarity, 4)) for m in matches if m.label != "different"]

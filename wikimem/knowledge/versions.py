@@ -12,14 +12,17 @@ import difflib
 import heapq
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..errors import PageNotFoundError, ReadOnlyError, UsageError, WikimemError  # noqa: F401 (PageNotFoundError: re-exported)
 from ..model import Page
 from ..parse import frontmatter as fm
 from ..parse.names import find_page
 from ..vault.files import is_raw_path
-from .writer import LOG_FILE, append_log, refresh_cache
+from .writer import LOG_FILE, append_log, refresh_cache, update_frontmatter, write_page
+
+if TYPE_CHECKING:
+    from ..core import Context
 
 log = logging.getLogger(__name__)
 
@@ -85,15 +88,15 @@ class History:
 
 
 # -- reading the chains -----------------------------------------------------------------------
-def all_pages(v) -> Mapping[str, Page]:
+def all_pages(ctx) -> Mapping[str, Page]:
     """Every page with links resolved (served from the cache when the core offers ``pages()``)."""
-    pages = getattr(v, "pages", None)
+    pages = getattr(ctx, "pages", None)
     if callable(pages):
         try:
             return pages()
         except WikimemError:
             log.debug("cache pages unavailable; parsing the vault", exc_info=True)
-    return v.load().pages
+    return ctx.load().pages
 
 
 def supersedes_of(page: Page) -> tuple[str, ...]:
@@ -124,7 +127,7 @@ def _norm(rel: str) -> str:
     return rel
 
 
-def _find(v, pages: Mapping[str, Page], rel: str, role: str) -> str:
+def _find(ctx, pages: Mapping[str, Page], rel: str, role: str) -> str:
     """The page a person named (a path, a file name, a title or an alias: parse/names.py)."""
     rel = _norm(rel)
     if rel in pages:
@@ -132,7 +135,7 @@ def _find(v, pages: Mapping[str, Page], rel: str, role: str) -> str:
     if rel + ".md" in pages:
         return rel + ".md"
     if not rel.startswith("[["):
-        v.files.abspath(rel)  # PathEscapeError first: never say "not found" for an escaping path
+        ctx.files.abspath(rel)  # PathEscapeError first: never say "not found" for an escaping path
     return find_page(rel, {p: (page.title, page.aliases) for p, page in pages.items()},
                      what=f"{role} page" if role else "page")
 
@@ -148,7 +151,7 @@ def _link_name(path: str, pages: Mapping[str, Page]) -> str:
 
 
 # -- supersede --------------------------------------------------------------------------------
-def supersede_most_similar(v, new: str, similar: Sequence[tuple[str, float]]) -> str:
+def supersede_most_similar(ctx, new: str, similar: Sequence[tuple[str, float]]) -> str:
     """``--supersede`` on a write (query write-back, ingest): the most similar active page of the
     same type the writer's conflict check found is marked replaced by ``new``. Returns what was
     done, as a notice; a refusal (a cycle, raw/) is reported the same way, never raised: the
@@ -157,20 +160,36 @@ def supersede_most_similar(v, new: str, similar: Sequence[tuple[str, float]]) ->
         return "no similar page to supersede"
     old, similarity = similar[0]
     try:
-        supersede(v, old, new)
+        supersede(ctx, old, new)
     except WikimemError as exc:
         return f"{old} not superseded: {exc}"
     return f"{new} supersedes {old} (similarity {similarity:.2f})"
 
 
-def supersede(v, old: str, new: str) -> SupersedeResult:
-    """Mark ``old`` as replaced by ``new`` (see the module docstring for what is refused)."""
+def _check_unchanged(ctx: Context, name: str, expected: str) -> None:
+    """``name`` (a path, with or without .md) still has the sha256 the caller read."""
+    from ..errors import ConflictError
+    from ..parse.names import clean_name
+    rel = clean_name(name)
+    if not rel.lower().endswith(".md") and ctx.files.abspath(rel + ".md").exists():
+        rel += ".md"
+    if ctx.files.read_note(rel).sha256 != expected:
+        raise ConflictError(f"{rel} changed since it was read (sha256 differs); read it again, then supersede")
+
+
+def supersede(ctx: Context, old: str, new: str, *, old_sha256: str | None = None,
+              new_sha256: str | None = None) -> SupersedeResult:
+    """Mark ``old`` as replaced by ``new`` (see the module docstring for what is refused).
+    ``old_sha256``/``new_sha256``: what the caller read; a page changed since is a ConflictError."""
+    for name, expected in ((old, old_sha256), (new, new_sha256)):
+        if expected is not None:
+            _check_unchanged(ctx, name, expected)
     for rel in (old, new):
-        if is_raw_path(_norm(rel)) or v.files.in_raw(_norm(rel)):
+        if is_raw_path(_norm(rel)) or ctx.files.in_raw(_norm(rel)):
             raise ReadOnlyError(f"{_norm(rel)}: raw/ sources are immutable and cannot take part in a supersede "
                                 "(supersede the wiki page made from the source instead)")
-    pages = all_pages(v)
-    old, new = _find(v, pages, old, "old"), _find(v, pages, new, "new")
+    pages = all_pages(ctx)
+    old, new = _find(ctx, pages, old, "old"), _find(ctx, pages, new, "new")
     if old == new:
         raise UsageError(f"a page cannot supersede itself: {old}")
     edges = supersede_edges(pages)
@@ -195,41 +214,41 @@ def supersede(v, old: str, new: str) -> SupersedeResult:
     old_link = f"[[{_link_name(old, pages)}]]"
     existing = fm.as_list(new_page.frontmatter.get("supersedes"))
     value: Any = old_link if not existing else [*existing, old_link]
-    new_note = v.files.read_note(new)
-    old_note = v.files.read_note(old)
-    v.update_frontmatter(new, {"supersedes": value}, expected_sha256=new_note.sha256)
+    new_note = ctx.files.read_note(new)
+    old_note = ctx.files.read_note(old)
+    update_frontmatter(ctx, new, {"supersedes": value}, expected_sha256=new_note.sha256)
     try:
-        v.update_frontmatter(old, {"status": "superseded", "superseded_by": f"[[{_link_name(new, pages)}]]"},
+        update_frontmatter(ctx, old, {"status": "superseded", "superseded_by": f"[[{_link_name(new, pages)}]]"},
                              expected_sha256=old_note.sha256)
     except (WikimemError, OSError):  # a refusal, or the disk (full, read-only): NEW goes back as it was
-        _undo(v, new, new_note)
+        _undo(ctx, new, new_note)
         raise
     warnings = []
     try:
-        append_log(v, "supersede", f"{old} → {new}")
+        append_log(ctx, "supersede", f"{old} → {new}")
     except WikimemError as exc:
         warnings.append(f"{LOG_FILE} not updated: {exc}")
-    warning = refresh_cache(v, [old, new, LOG_FILE])
+    warning = refresh_cache(ctx, [old, new, LOG_FILE])
     if warning:
         warnings.append(warning)
     return SupersedeResult(old, new, True, warnings)
 
 
-def _undo(v, rel: str, before) -> None:
+def _undo(ctx, rel: str, before) -> None:
     """Put NEW back as it was when OLD could not be written, so no half-made supersede remains."""
     try:
-        current = v.files.read_note(rel)
-        v.files.write_note(rel, before.text, expected_sha256=current.sha256, newline=before.newline, bom=before.bom)
+        current = ctx.files.read_note(rel)
+        write_page(ctx, rel, before.text, expected_sha256=current.sha256, reason=None, check_similar=False)
     except (WikimemError, OSError) as exc:  # pragma: no cover - reported, the user fixes it by hand
         log.error("could not undo the supersedes key in %s: %s", rel, exc)
 
 
 # -- history ----------------------------------------------------------------------------------
-def _date(v, page: Page) -> str | None:
+def _date(ctx, page: Page) -> str | None:
     if page.created or page.updated:
         return (page.created or page.updated)[:10]
     try:
-        mtime = v.files.abspath(page.path).stat().st_mtime
+        mtime = ctx.files.abspath(page.path).stat().st_mtime
     except OSError:
         return None
     return _dt.datetime.fromtimestamp(mtime).date().isoformat()
@@ -287,10 +306,10 @@ def order_chain(members: set[str], edges: Mapping[str, tuple[str, ...]], key) ->
     return done
 
 
-def history(v, page: str) -> History:
+def history(ctx, page: str) -> History:
     """The whole chain ``page`` belongs to, oldest to newest, with what changed at each step."""
-    pages = all_pages(v)
-    rel = _find(v, pages, page, "")
+    pages = all_pages(ctx)
+    rel = _find(ctx, pages, page, "")
     edges = supersede_edges(pages)
     both: dict[str, set[str]] = {}
     for new, olds in edges.items():
@@ -299,7 +318,7 @@ def history(v, page: str) -> History:
                 both.setdefault(new, set()).add(o)
                 both.setdefault(o, set()).add(new)
     members = _reachable(rel, {k: tuple(s) for k, s in both.items()})
-    dates = {m: _date(v, pages[m]) for m in members}
+    dates = {m: _date(ctx, pages[m]) for m in members}
     chain = order_chain(members, edges, key=lambda m: (dates[m] or "", m))
     versions = tuple(Version(m, pages[m].title, pages[m].status, dates[m], supersedes_of(pages[m])) for m in chain)
     changes = tuple(diff_pages(pages[o], pages[n]) for n in chain for o in supersedes_of(pages[n]) if o in members)
@@ -307,10 +326,10 @@ def history(v, page: str) -> History:
 
 
 
-def apply_supersede(v, result) -> SupersedeResult | None:
+def apply_supersede(ctx, result) -> SupersedeResult | None:
     """The most similar page a write reported (``WriteResult.similar``) is superseded by the page
     written: what ``--supersede`` does after a write-back."""
     if not result.similar:
         return None
     old = result.similar[0][0]
-    return supersede(v, old, result.path)
+    return supersede(ctx, old, result.path)

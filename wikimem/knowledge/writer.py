@@ -15,12 +15,17 @@ import re
 import threading
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
-from ..errors import ConflictError, NoteReadError, ReadOnlyError, UsageError, WikimemError
+from ..errors import ConflictError, NoteReadError, UsageError, WikimemError
+from ..model import Page
+from ..parse import frontmatter as fm
 from ..parse import parse_page
-from ..vault.files import NOTE_SUFFIXES, ensure_cache_folder, rel_parts
+from ..vault.files import NOTE_SUFFIXES, ensure_cache_folder
 from . import secrets
+
+if TYPE_CHECKING:
+    from ..core import Context
 
 log = logging.getLogger(__name__)
 
@@ -53,54 +58,85 @@ def _norm_rel(rel: str) -> str:
     return rel
 
 
-def _check_target(v, rel: str) -> None:
-    parts = rel_parts(rel)
-    # by spelling (in any case: on a case-insensitive volume RAW/ is raw/) or through a symlinked folder
-    if v.files.in_raw(rel) or (parts and parts[0].casefold() == "raw"):
-        raise ReadOnlyError(f"{rel}: raw/ sources are immutable; wikimem never modifies them")
-    v.files.abspath(rel)  # PathEscapeError for .., absolute paths and symlinks out of the vault
+def _check_target(ctx: Context, rel: str) -> None:
+    ctx.files.refuse_raw(rel)  # by spelling in any case, or through a symlinked folder
+    ctx.files.abspath(rel)  # PathEscapeError for .., absolute paths and symlinks out of the vault
     if not rel.lower().endswith(NOTE_SUFFIXES):
         raise UsageError(f"{rel}: wikimem only writes Markdown notes (.md)")
 
 
-def write_page(v, rel: str, text: str, *, expected_sha256: str | None = None, reason: str = "write",
-               check_similar: bool = True) -> WriteResult:
-    """Create (``expected_sha256=None``) or replace a note; see the module docstring for the steps."""
+def write_page(ctx: Context, rel: str, text: str, *, expected_sha256: str | None = None,
+               reason: str | None = "write", check_similar: bool = True, as_is: bool = False) -> WriteResult:
+    """Create (``expected_sha256=None``) or replace a note; see the module docstring for the steps.
+    ``reason``: the log.md line's text. None marks a step of a larger operation (the two frontmatter
+    edits of a supersede, a lint fix) that logs itself once and brings the cache up to date once
+    at its end: no line and no cache update here. ``as_is``: ``text`` already has the
+    line endings it keeps (a frontmatter edit of a CRLF note changes only the frontmatter's bytes)."""
     rel = _norm_rel(rel)
-    _check_target(v, rel)
+    _check_target(ctx, rel)
     # a secret in the name would sit in the manifest and log.md; one in the reason would go to
     # log.md (and a log line refused for it left the write unlogged): both refuse the write
     secrets.check(rel, "the file name")
-    secrets.check(reason, "the reason")
+    if reason is not None:
+        secrets.check(reason, "the reason")
     warnings = [secrets.warning_text(rel, f) for f in secrets.check(text, rel)]
     newline, bom = "\n", False
     if expected_sha256 is not None:
-        note = v.files.read_note(rel)
+        note = ctx.files.read_note(rel)
         if note.sha256 != expected_sha256:
             raise ConflictError(f"{rel}: file changed on disk since it was read; not overwriting "
                                 "(re-read it and apply the change again)")
         newline, bom = note.newline, note.bom
-    elif v.files.abspath(rel).exists():  # fail before the similarity search, not after it
+    elif ctx.files.abspath(rel).exists():  # fail before the similarity search, not after it
         raise ConflictError(f"{rel}: file already exists; refusing to overwrite it (pass the sha256 you read)")
     similar: list[tuple[str, float]] = []
     if check_similar:
-        similar = _similar(v, rel, text, warnings)
-    sha = v.files.write_note(rel, text, expected_sha256=expected_sha256, newline=newline, bom=bom)
-    log.info("wrote %s (%s)", rel, reason)
-    try:
-        append_log(v, reason, rel)
-    except (WikimemError, OSError) as exc:  # the note is written: say what was not, never fail the write
-        warnings.append(f"{LOG_FILE} not updated: {exc}")
-    warning = refresh_cache(v, [rel, LOG_FILE])
+        similar = _similar(ctx, rel, text, warnings)
+    sha = ctx.files.write_note(rel, text, expected_sha256=expected_sha256, newline=newline, bom=bom, as_is=as_is)
+    log.info("wrote %s (%s)", rel, reason or "unlogged step")
+    if reason is not None:
+        try:
+            append_log(ctx, reason, rel)
+        except (WikimemError, OSError) as exc:  # the note is written: say what was not, never fail the write
+            warnings.append(f"{LOG_FILE} not updated: {exc}")
+    warning = refresh_cache(ctx, [rel, LOG_FILE]) if reason is not None else None
     if warning:
         warnings.append(warning)
     return WriteResult(rel, sha, expected_sha256 is None, warnings, similar)
 
 
-def _similar(v, rel: str, text: str, warnings: list[str]) -> list[tuple[str, float]]:
+def update_frontmatter(ctx: Context, rel: str, changes: Mapping[str, Any], expected_sha256: str | None = None,
+                       reason: str | None = None) -> Page:
+    """Change frontmatter keys of one note through ``write_page``; every other byte stays as it
+    is (both fences, the body, its line endings), a no-op change writes nothing.
+
+    ``expected_sha256``: the hash the caller saw (default: the hash read now); a file changed
+    meanwhile raises ConflictError. ``reason``: a log.md line (None: the caller logs the operation)."""
+    rel = _norm_rel(rel)
+    note = ctx.files.read_note(rel)
+    if expected_sha256 is not None and expected_sha256 != note.sha256:
+        raise ConflictError(f"{rel}: file changed on disk since it was read; not overwriting")
+    if note.text.startswith("---\r") and not note.text.startswith("---\r\n"):
+        raise WikimemError(f"{rel}: written with old Mac line endings (CR only); convert it to LF or CRLF "
+                           "before wikimem edits its frontmatter")
+    front, _body = fm.parse(note.text.replace("\r\n", "\n"))
+    if front.error:
+        raise WikimemError(f"{rel}: {front.error}; fix the frontmatter before wikimem edits it")
+    new_raw = fm.update(front.raw, front.data, changes)
+    if new_raw == (front.raw or ""):
+        return ctx.parse_file(rel)  # nothing changes: nothing is written
+    new_text = fm.replace_raw(note.text, front.end_line if front.raw is not None else 0, new_raw, note.newline)
+    result = write_page(ctx, rel, new_text, expected_sha256=note.sha256, reason=reason, check_similar=False,
+                        as_is=True)
+    for warning in result.warnings:
+        log.warning("%s", warning)
+    return ctx.parse_file(rel)
+
+
+def _similar(ctx: Context, rel: str, text: str, warnings: list[str]) -> list[tuple[str, float]]:
     from .similarity import supersede_candidates
     try:
-        return supersede_candidates(v, rel, text)
+        return supersede_candidates(ctx, rel, text)
     except WikimemError as exc:  # similarity is advice: never stop a write for it
         warnings.append(f"similar pages not checked: {exc}")
         return []
@@ -109,7 +145,7 @@ def _similar(v, rel: str, text: str, warnings: list[str]) -> list[tuple[str, flo
 WRITE_EMBED_BUDGET_S = 1.0  # a write embeds its page's vectors for at most this long, then returns
 
 
-def refresh_cache(v, paths: list[str]) -> str | None:
+def refresh_cache(ctx, paths: list[str]) -> str | None:
     """Update the cache for ``paths`` (waiting a few seconds for another writer). Returns a
     warning instead of raising: the vault is the truth and the write already happened.
 
@@ -118,17 +154,19 @@ def refresh_cache(v, paths: list[str]) -> str | None:
     watcher following the vault embeds them; without one, this embeds for at most
     ``WRITE_EMBED_BUDGET_S`` (a memory or a query page is done in that time) and the next build or
     watcher takes the rest."""
+    from ..index.background import embed_pending
+    from ..index.store import watcher_pid
+    from ..index.update import update
     paths = sorted(set(paths))
     try:
-        v.index(paths=paths, embed=False, wait=5.0)
+        update(ctx, paths=paths, embed=False, wait=5.0)
     except Exception as exc:  # noqa: BLE001 - the cache is disposable; the user reruns `wikimem index`
         log.debug("cache update failed", exc_info=True)
         return f"cache not updated ({exc}); run `wikimem index` to bring search up to date"
-    from ..watch.control import holder
-    if v.settings.embedder == "none" or holder(v.root) is not None:
+    if ctx.settings.embedder == "none" or watcher_pid(ctx.root) is not None:
         return None
     try:
-        v.embed_pending(max_seconds=WRITE_EMBED_BUDGET_S, first=paths)
+        embed_pending(ctx, max_seconds=WRITE_EMBED_BUDGET_S, first=set(paths))
     except Exception:  # noqa: BLE001 - vectors are a cache; they follow with the next build
         log.debug("vectors for %s left for later", paths, exc_info=True)
     return None
@@ -143,7 +181,7 @@ _THREAD_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def _edit_lock(v) -> Iterator[None]:
+def _edit_lock(ctx) -> Iterator[None]:
     """Serialise read-modify-write of shared notes (log.md, index.md) between threads and
     processes: the conflict check alone has a window between its check and the rename, and two
     appends racing through it would lose a line. The lock file lives in the cache folder."""
@@ -153,7 +191,7 @@ def _edit_lock(v) -> Iterator[None]:
         except ImportError:  # pragma: no cover - Windows: the conflict check and one retry remain
             yield
             return
-        folder = v.root / ".wikimem"
+        folder = ctx.root / ".wikimem"
         try:
             ensure_cache_folder(folder)
             fh = open(folder / "notes.lock", "a+b")
@@ -172,29 +210,29 @@ def _edit_lock(v) -> Iterator[None]:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
-def _edit_note(v, rel: str, edit: Callable[[str], str | None]) -> bool:
+def _edit_note(ctx, rel: str, edit: Callable[[str], str | None]) -> bool:
     """Read ``rel`` (or its vault template when missing), apply ``edit`` to the LF text and write
     it back conflict-checked under ``_edit_lock``; a change by a program that does not take the
     lock (an editor) is retried once. ``edit`` returning None means no change. Returns whether
     anything was written."""
-    with _edit_lock(v):
-        return _edit_note_locked(v, rel, edit)
+    with _edit_lock(ctx):
+        return _edit_note_locked(ctx, rel, edit)
 
 
-def _edit_note_locked(v, rel: str, edit: Callable[[str], str | None]) -> bool:
+def _edit_note_locked(ctx, rel: str, edit: Callable[[str], str | None]) -> bool:
     for attempt in (1, 2):
         try:
-            note = v.files.read_note(rel)
+            note = ctx.files.read_note(rel)
             text, sha, newline, bom = note.text.replace("\r\n", "\n"), note.sha256, note.newline, note.bom
         except NoteReadError as exc:
-            if exc.kind != "unreadable" or v.files.abspath(rel).exists():
+            if exc.kind != "unreadable" or ctx.files.abspath(rel).exists():
                 raise
             text, sha, newline, bom = _template(rel), None, "\n", False
         new = edit(text)
         if new is None:
             return False
         try:
-            v.files.write_note(rel, new, expected_sha256=sha, newline=newline, bom=bom)
+            ctx.files.write_note(rel, new, expected_sha256=sha, newline=newline, bom=bom)
             return True
         except ConflictError:
             if attempt == 2:
@@ -220,7 +258,7 @@ def log_line(operation: str, detail: str, now: _dt.datetime | None = None) -> st
     return f"- {now:%Y-%m-%d %H:%M} · {_log_field(operation)} · {_log_field(detail)}"
 
 
-def append_log(v, operation: str, detail: str) -> str:
+def append_log(ctx, operation: str, detail: str) -> str:
     """Append one dated line to log.md (created from the vault template when missing)."""
     line = log_line(operation, detail)
     secrets.check(line, LOG_FILE)
@@ -230,7 +268,7 @@ def append_log(v, operation: str, detail: str) -> str:
             text += "\n"
         return text + line + "\n"
 
-    _edit_note(v, LOG_FILE, add)
+    _edit_note(ctx, LOG_FILE, add)
     return line
 
 
@@ -306,11 +344,11 @@ def insert_in_section(text: str, section: str, line: str) -> str:
     return "\n".join(lines)
 
 
-def add_to_index(v, rel: str, summary: str = "") -> bool:
+def add_to_index(ctx, rel: str, summary: str = "") -> bool:
     """Add ``- [[Title]] — summary`` for ``rel`` under its type's section of index.md. Idempotent:
     a page already linked anywhere in index.md is left alone. Returns whether a line was added."""
     rel = _norm_rel(rel)
-    page = v.parse_file(rel)
+    page = ctx.parse_file(rel)
     section = INDEX_SECTIONS.get(page.type, "Notes")
     summary = " ".join(summary.split())
     line = f"- {_link_for(rel, page.title)}" + (f" — {summary}" if summary else "")
@@ -321,9 +359,9 @@ def add_to_index(v, rel: str, summary: str = "") -> bool:
             return None
         return insert_in_section(text, section, line)
 
-    added = _edit_note(v, INDEX_FILE, add)
+    added = _edit_note(ctx, INDEX_FILE, add)
     if added:  # wikimem's own write leaves its cache current (status listed index.md as stale)
-        warning = refresh_cache(v, [INDEX_FILE])
+        warning = refresh_cache(ctx, [INDEX_FILE])
         if warning:
             log.warning("%s", warning)
     return added

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from ..model import Link, Page
 from ..parse.schema import VaultSchema
@@ -13,6 +13,9 @@ from ..vault.files import is_raw_path
 from .options import LintOptions
 from .registry import Finding, Fix
 from .text import WORD, strip_markup
+
+if TYPE_CHECKING:
+    from ..index.cache import Cache
 
 SPECIAL_PAGES = ("SCHEMA.md", "index.md", "log.md")
 NOTE_SUFFIXES = (".md", ".markdown")
@@ -29,9 +32,9 @@ def is_note_target(target: str) -> bool:
 
 
 class LintContext:
-    def __init__(self, vault, pages: Mapping[str, Page], files: Mapping[str, tuple[str, int, int]],
+    def __init__(self, cache: "Cache", pages: Mapping[str, Page], files: Mapping[str, tuple[str, int, int]],
                  schema: VaultSchema, options: LintOptions):
-        self.vault = vault
+        self.cache = cache  # the manifest and vectors a rule may read (never written by a rule)
         self.pages = pages
         self.files = files  # every scanned file: path -> (sha256, size, mtime_ns)
         self.schema = schema
@@ -41,7 +44,7 @@ class LintContext:
         self._prose: dict[str, str] = {}
         self._words: dict[str, list[str]] = {}
         from .memo import PageMemo
-        self.memo = PageMemo(vault.cache.dir, vault.cache.writable())
+        self.memo = PageMemo(cache.dir, cache.writable())
 
     # -- findings -------------------------------------------------------------------------------
     def finding(self, path: str, line: int | None, message: str, *, column: int = 1, severity: str | None = None,

@@ -14,13 +14,17 @@ import logging
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..errors import NoteReadError, UsageError
+from ..index.update import current_pages
 from ..parse.schema import VaultSchema
 from .context import LintContext
 from .options import LintOptions, check_severity, load_options
 from .registry import SEVERITIES, Finding, Rule, all_rules, matches, severity_rank
+
+if TYPE_CHECKING:
+    from ..core import Context
 
 log = logging.getLogger(__name__)
 
@@ -87,21 +91,21 @@ def _in_paths(path: str, paths: list[str]) -> bool:
     return not paths or any(p in ("", ".") or path == p or path.startswith(p.rstrip("/") + "/") for p in paths)
 
 
-def load_context(vault, refresh: bool = True) -> LintContext:
+def load_context(ctx: "Context", refresh: bool = True) -> LintContext:
     """Pages from the cache, brought up to date first (lexical part: embedding is not lint's job)."""
-    pages = vault.pages(refresh=refresh)  # lexical build first when this process may write the cache
+    pages = current_pages(ctx, refresh=refresh)  # lexical build first when this process may write the cache
     files = {path: (sha, size, mtime) for path, sha, size, mtime in
-             vault.cache.db.execute("SELECT path, sha256, size, mtime_ns FROM files")}
+             ctx.cache.db.execute("SELECT path, sha256, size, mtime_ns FROM files")}
     schema_text, schema, notices = None, VaultSchema(), []
-    if (Path(vault.root) / "SCHEMA.md").exists():
+    if (Path(ctx.root) / "SCHEMA.md").exists():
         try:
-            schema_text = vault.files.read_note("SCHEMA.md").text
-            schema = vault.schema()
+            schema_text = ctx.files.read_note("SCHEMA.md").text
+            schema = ctx.schema()
         except NoteReadError as exc:  # binary, not UTF-8, too large: lint the rest without it
             notices.append(f"SCHEMA.md not read ({exc}); taxonomy, thresholds and lint options not applied")
-    ctx = LintContext(vault, pages, files, schema, load_options(schema_text))
-    ctx.notices.extend(notices)
-    return ctx
+    lint_ctx = LintContext(ctx.cache, pages, files, schema, load_options(schema_text))
+    lint_ctx.notices.extend(notices)
+    return lint_ctx
 
 
 def run_rules(ctx: LintContext, rules: list[Rule], paths: list[str],
@@ -142,44 +146,44 @@ def split_hidden(findings: list[Finding], show: bool) -> tuple[list[Finding], di
     return [f for f in findings if f.severity != "info"], dict(sorted(hidden.items()))
 
 
-def lint(vault, paths: Iterable[str] = (), select: Iterable[str] = (), ignore: Iterable[str] = (),
+def lint(ctx: "Context", paths: Iterable[str] = (), select: Iterable[str] = (), ignore: Iterable[str] = (),
          fix: bool = False, fail_on: str | None = None, refresh: bool = True,
          show_infos: bool | None = None) -> LintReport:
-    """Lint ``vault`` (findings only for ``paths``, vault-relative files or folders, when given).
+    """Lint the vault (findings only for ``paths``, vault-relative files or folders, when given).
     ``show_infos``: report info findings too (None: only when ``select`` is given, ``fail_on``
     is info or SCHEMA.md sets ``lint.show_infos``)."""
     start = time.perf_counter()
     paths = [p.replace("\\", "/").strip("/") for p in paths]
     select = [s for s in select if s.strip()]
-    ctx = load_context(vault, refresh)
-    rules = select_rules(select, ignore, ctx.options)
-    bar = check_severity(fail_on, "--fail-on") if fail_on else ctx.options.fail_on
-    show = shows_infos(show_infos, select, bar, ctx.options)
+    lint_ctx = load_context(ctx, refresh)
+    rules = select_rules(select, ignore, lint_ctx.options)
+    bar = check_severity(fail_on, "--fail-on") if fail_on else lint_ctx.options.fail_on
+    show = shows_infos(show_infos, select, bar, lint_ctx.options)
     timings: dict[str, float] = {"load": time.perf_counter() - start}
-    findings = run_rules(ctx, rules, paths, timings)
+    findings = run_rules(lint_ctx, rules, paths, timings)
     fixed: list[str] = []
     if fix:
         from .fix import apply_fixes
-        fixed = apply_fixes(vault, findings)
+        fixed = apply_fixes(ctx, findings)
         if fixed:  # report what is left, on the vault as it is now
-            ctx = load_context(vault, refresh)
-            findings = run_rules(ctx, rules, paths)
+            lint_ctx = load_context(ctx, refresh)
+            findings = run_rules(lint_ctx, rules, paths)
     findings, hidden = split_hidden(findings, show)
     if hidden:
-        ctx.notices.append(f"{sum(hidden.values())} info finding(s) not shown ("
-                           + ", ".join(f"{code} {n}" for code, n in hidden.items())
-                           + "): suggestions, not problems; --show-infos (or --select, --fail-on info) shows them")
-    return LintReport(findings, [r.code for r in rules], bar, ctx.notices, fixed, len(ctx.pages),
-                      time.perf_counter() - start, timings, hidden, str(vault.root))
+        lint_ctx.notices.append(f"{sum(hidden.values())} info finding(s) not shown ("
+                                + ", ".join(f"{code} {n}" for code, n in hidden.items())
+                                + "): suggestions, not problems; --show-infos (or --select, --fail-on info) shows them")
+    return LintReport(findings, [r.code for r in rules], bar, lint_ctx.notices, fixed, len(lint_ctx.pages),
+                      time.perf_counter() - start, timings, hidden, str(ctx.root))
 
 
-def locate(paths: list[str], vault: str | None) -> tuple[str, list[str]]:
+def locate(paths: list[str], vault_path: str | None) -> tuple[str, list[str]]:
     """(vault root, vault-relative paths) for ``wikimem lint [PATHS]``: the vault is ``--vault``,
     else the nearest folder at or above the first PATH (or the current folder) that holds
     SCHEMA.md or .wikimem/, else the first PATH when it is a folder, else the current folder."""
     import os
-    if vault:
-        root = Path(vault).expanduser()
+    if vault_path:
+        root = Path(vault_path).expanduser()
     else:
         env = os.environ.get("WIKIMEM_VAULT")
         start = Path(paths[0]).expanduser() if paths else Path(env or ".")

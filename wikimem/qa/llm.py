@@ -1,7 +1,6 @@
 """Answers written by a language model from the retrieved chunks only.
 
-``ollama`` goes through the official ``ollama`` Python client; ``openai`` is any endpoint speaking
-the OpenAI chat-completions protocol (``POST {url}/chat/completions``) over httpx. The prompt holds
+The model is reached through ``wikimem.llm`` (Ollama or an OpenAI-compatible endpoint). The prompt holds
 the question and the numbered chunks and nothing else; the model must end every sentence with the
 number(s) of the chunk(s) it used, ``[2]``. Those markers become ``[[page#heading]]`` citations.
 A sentence without one, or a marker or wikilink naming a chunk that was not retrieved, is flagged
@@ -14,12 +13,11 @@ import logging
 import re
 from typing import Callable, Sequence
 
-from ..errors import WikimemError
+from ..llm import DEFAULT_URLS, LLMError, choose_llm, complete  # noqa: F401 (re-exported)
 from ..model import Hit
 
 log = logging.getLogger(__name__)
 
-DEFAULT_URLS = {"ollama": "http://127.0.0.1:11434", "openai": "http://127.0.0.1:8000/v1"}
 NO_ANSWER_MARK = "NO ANSWER"
 SYSTEM = ("You answer questions using only the numbered sources given. End every sentence with the number of "
           "the source it comes from in square brackets, for example [2] or [1][3]. Do not use anything you know "
@@ -29,10 +27,6 @@ _WIKI = re.compile(r"\[\[([^\]]+)\]\]")
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[.!?。！？](?:\[\d\]))\s+|\n+")
 
 
-class LLMError(WikimemError):
-    """The language model could not produce an answer (the message says why)."""
-
-
 def prompt(question: str, hits: Sequence[Hit]) -> list[dict[str, str]]:
     blocks = []
     for i, hit in enumerate(hits, 1):
@@ -40,58 +34,6 @@ def prompt(question: str, hits: Sequence[Hit]) -> list[dict[str, str]]:
         blocks.append(f"[{i}] {where}\n{hit.text.strip()}")
     user = "Sources:\n\n" + "\n\n".join(blocks) + f"\n\nQuestion: {question}"
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
-
-
-def _ollama(model: str, url: str, messages, timeout: float) -> str:
-    try:
-        import ollama
-    except ImportError:
-        raise LLMError("llm = 'ollama' needs the ollama package (pip install ollama)") from None
-    try:
-        client = ollama.Client(host=url or DEFAULT_URLS["ollama"], timeout=timeout)
-        response = client.chat(model=model, messages=messages, options={"temperature": 0})
-    except ollama.ResponseError as exc:
-        if exc.status_code == 404:
-            raise LLMError(f"ollama: model {model!r} not found; pull it first (ollama pull {model})") from None
-        raise LLMError(f"ollama answered {exc.status_code}: {exc.error}") from None
-    except Exception as exc:  # noqa: BLE001 - httpx timeouts, connection refused, bad JSON
-        raise LLMError(f"ollama at {url or DEFAULT_URLS['ollama']} failed ({exc.__class__.__name__}: {exc})") from None
-    content = getattr(getattr(response, "message", None), "content", None)
-    if not isinstance(content, str):
-        raise LLMError("ollama returned no message")
-    return content
-
-
-def _openai(model: str, url: str, api_key: str, messages, timeout: float) -> str:
-    import httpx
-
-    base = (url or DEFAULT_URLS["openai"]).rstrip("/")
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    try:
-        response = httpx.post(f"{base}/chat/completions", headers=headers, timeout=timeout,
-                              json={"model": model, "messages": messages, "temperature": 0})
-    except httpx.HTTPError as exc:
-        raise LLMError(f"openai-compatible endpoint {base} failed ({exc.__class__.__name__}: {exc})") from None
-    if response.status_code >= 400:
-        raise LLMError(f"openai-compatible endpoint {base} answered {response.status_code}: "
-                       f"{response.text.strip()[:200]}")
-    try:
-        content = response.json()["choices"][0]["message"]["content"]
-    except (ValueError, KeyError, IndexError, TypeError):
-        raise LLMError(f"openai-compatible endpoint {base} did not return a chat completion") from None
-    if not isinstance(content, str):
-        raise LLMError(f"openai-compatible endpoint {base} returned no text")
-    return content
-
-
-def complete(kind: str, model: str, url: str, api_key: str, messages, timeout: float) -> str:
-    if kind not in DEFAULT_URLS:
-        raise LLMError(f"unknown llm {kind!r} (known: ollama, openai)")
-    if not model:
-        raise LLMError(f"llm = {kind!r} needs a model (--llm-model)")
-    if kind == "ollama":
-        return _ollama(model, url, messages, timeout)
-    return _openai(model, url, api_key, messages, timeout)
 
 
 def check_citations(reply: str, hits: Sequence[Hit], cite: Callable) -> tuple[str, tuple, tuple[str, ...]]:

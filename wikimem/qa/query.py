@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..model import Hit
+from ..search import search
 from . import extractive
 from .answer import QUERY_FOLDER, VAULT_FILES, Answer, Citation, chunk_hash
 
@@ -34,18 +35,18 @@ def citation(hit: Hit, heading: str | None = None, block: str | None = None) -> 
     return Citation(link, hit.path, heading, block, chunk_hash(hit.text), hit.title)
 
 
-def retrieve(vault, question: str, k: int, filters: dict[str, Any]) -> tuple[list[Hit], tuple[str, ...]]:
+def retrieve(ctx, question: str, k: int, filters: dict[str, Any]) -> tuple[list[Hit], tuple[str, ...]]:
     """The top ``k`` chunks (at most two per page), leaving out earlier answers (queries/), so an
     answer is built from notes, never from a previous answer, and the vault's own index, log and
     schema."""
-    result = vault.search(question, limit=k + 6, per_page=2, **filters)
+    result = search(ctx, question, limit=k + 6, per_page=2, **filters)
     hits = [h for h in result.hits if not h.path.startswith(QUERY_FOLDER + "/") and h.type != "query"
             and h.path not in VAULT_FILES]
     return hits[:k], tuple(result.notices) + tuple(f"search degraded: {d}" for d in result.degraded)
 
 
-def extractive_answer(vault, question: str, hits: list[Hit]) -> tuple[str, tuple[Citation, ...]]:
-    chosen = extractive.choose(question, hits, vault.cache)
+def extractive_answer(ctx, question: str, hits: list[Hit]) -> tuple[str, tuple[Citation, ...]]:
+    chosen = extractive.choose(question, hits, ctx.cache)
     if not chosen:
         return "", ()
     cites: dict[str, Citation] = {}
@@ -61,7 +62,7 @@ def extractive_answer(vault, question: str, hits: list[Hit]) -> tuple[str, tuple
     return "\n\n".join(" ".join(p) for p in paragraphs), tuple(dict.fromkeys(cites.values()))
 
 
-def ask(vault, question: str, *, k: int = 6, write: bool = True, llm: str | None = None,
+def ask(ctx, question: str, *, k: int = 6, write: bool = True, llm: str | None = None,
         llm_model: str | None = None, llm_url: str | None = None, llm_api_key: str | None = None,
         llm_timeout: float = 60.0, supersede: bool = False, **filters: Any) -> Answer:
     """``supersede``: the query page written replaces the most similar active query page (the
@@ -71,7 +72,7 @@ def ask(vault, question: str, *, k: int = 6, write: bool = True, llm: str | None
         raise UsageError("empty question")
     if k < 1:
         raise UsageError("-k must be at least 1")
-    hits, notices = retrieve(vault, question, k, filters)
+    hits, notices = retrieve(ctx, question, k, filters)
     notices = list(notices)
     flags: tuple[str, ...] = ()
     mode = "extractive"
@@ -92,7 +93,7 @@ def ask(vault, question: str, *, k: int = 6, write: bool = True, llm: str | None
             if not text:  # the model found no answer in the chunks
                 cites = ()
     if mode == "extractive":
-        text, cites = extractive_answer(vault, question, hits)
+        text, cites = extractive_answer(ctx, question, hits)
     answer = Answer(question, mode, text, bool(text), cites, tuple(notices), flags, retrieved=tuple(hits))
     if not write:
         return answer
@@ -100,4 +101,4 @@ def ask(vault, question: str, *, k: int = 6, write: bool = True, llm: str | None
         return replace(answer, notices=answer.notices + ("no answer, so no query page was written",))
     from .writeback import write_back
 
-    return write_back(vault, answer, supersede=supersede)
+    return write_back(ctx, answer, supersede=supersede)

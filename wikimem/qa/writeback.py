@@ -28,6 +28,7 @@ import yaml
 
 from ..errors import ConflictError, NoteReadError, WikimemError
 from ..index.analysis import terms
+from ..knowledge.writer import add_to_index, write_page
 from ..parse import frontmatter as fm
 from ..parse import generated
 from .extractive import FRAMING
@@ -71,16 +72,16 @@ def parse_source(entry: Any) -> tuple[str, str | None] | None:
     return (m.group(1), m.group(2)) if m else None
 
 
-def _existing(vault) -> list[tuple[str, Any, dict]]:
+def _existing(ctx) -> list[tuple[str, Any, dict]]:
     """(path, note, frontmatter) of every query page."""
-    folder = vault.root / QUERY_FOLDER
+    folder = ctx.root / QUERY_FOLDER
     if not folder.is_dir():
         return []
     out = []
     for path in sorted(folder.rglob("*.md")):
-        rel = path.relative_to(vault.root).as_posix()
+        rel = path.relative_to(ctx.root).as_posix()
         try:
-            note = vault.files.read_note(rel)
+            note = ctx.files.read_note(rel)
         except (NoteReadError, WikimemError):
             continue
         front, _ = fm.parse(note.text.replace("\r\n", "\n"))
@@ -90,10 +91,10 @@ def _existing(vault) -> list[tuple[str, Any, dict]]:
     return out
 
 
-def _names(vault) -> list[tuple[str, set[str]]]:
+def _names(ctx) -> list[tuple[str, set[str]]]:
     """(a page's title or alias, the terms of all its names): the vault's own synonyms."""
     try:
-        rows = vault.cache.db.execute("SELECT title, aliases FROM files WHERE aliases IS NOT NULL AND "
+        rows = ctx.cache.db.execute("SELECT title, aliases FROM files WHERE aliases IS NOT NULL AND "
                                       "aliases NOT IN ('', '[]')").fetchall()
     except Exception:  # noqa: BLE001 - no cache: no synonyms
         return []
@@ -149,10 +150,10 @@ class _Meaning:
     """Cosines between the new question and earlier wordings, embedded as queries on demand
     (a query page's questions are few; most pages never get this far)."""
 
-    def __init__(self, vault, question: str):
+    def __init__(self, ctx, question: str):
         self.embedder, self.mine, self.thresholds = None, None, None
         try:
-            embedder = vault.cache.embedder()
+            embedder = ctx.cache.embedder()
         except Exception:  # noqa: BLE001 - no embedder: words and citations decide
             embedder = None
         if embedder is None:
@@ -200,13 +201,13 @@ def _page_of(link: str) -> str:
     return link.strip().removeprefix("[[").removesuffix("]]").split("|", 1)[0].split("#", 1)[0]
 
 
-def find_same(vault, answer: Answer):
+def find_same(ctx, answer: Answer):
     """(path, note, frontmatter, why) of the query page this question repeats, or None."""
-    names = _names(vault)
+    names = _names(ctx)
     mine = question_terms(answer.question, names)
     links = {c.link for c in answer.citations}
-    meaning = _Meaning(vault, answer.question)
-    existing = _existing(vault)
+    meaning = _Meaning(ctx, answer.question)
+    existing = _existing(ctx)
     pages = {rel: (note, data) for rel, note, data in existing}
     best, best_score, best_why = None, 0.0, None
     for rel, note, data in existing:
@@ -287,7 +288,7 @@ def _body(answer: Answer, title: str) -> str:
     return f"# {title}\n\n" + generated.render(SECTION, _section(answer))
 
 
-def write_back(vault, answer: Answer, supersede: bool = False) -> Answer:
+def write_back(ctx, answer: Answer, supersede: bool = False) -> Answer:
     """Create or update the query page. Two processes filing the same question at once: the
     loser's conflict-checked write is refused, and it retries once as an update of the winner's page.
     An answer quoting a secret from a note is still given, but not filed (the writer refuses it)."""
@@ -295,37 +296,37 @@ def write_back(vault, answer: Answer, supersede: bool = False) -> Answer:
 
     try:
         try:
-            written = _write_back(vault, answer)
+            written = _write_back(ctx, answer)
         except ConflictError:
             log.info("query page changed while being written; retrying once")
-            written = _write_back(vault, answer)
+            written = _write_back(ctx, answer)
     except SecretError as exc:
         return replace(answer, notices=answer.notices + (f"no query page was written: {exc}",))
     if supersede and written.page:
         from ..knowledge.versions import supersede_most_similar
 
-        done = supersede_most_similar(vault, written.page, written.similar)
+        done = supersede_most_similar(ctx, written.page, written.similar)
         written = replace(written, notices=written.notices + (done,))
     return written
 
 
-def _write_back(vault, answer: Answer) -> Answer:
+def _write_back(ctx, answer: Answer) -> Answer:
     now = _dt.datetime.now().astimezone().replace(microsecond=0).isoformat()
-    same = find_same(vault, answer)
+    same = find_same(ctx, answer)
     changes: dict[str, Any] = {"updated": now, "answer_mode": answer.mode, "sources": source_entries(answer)}
     if answer.flags:
         changes["flags"] = list(answer.flags)
     if same is None:
         rel = f"{QUERY_FOLDER}/{slug(answer.question)}.md"
         n = 2
-        while vault.files.abspath(rel).exists():  # a page of that name that is not this question
+        while ctx.files.abspath(rel).exists():  # a page of that name that is not this question
             rel = f"{QUERY_FOLDER}/{slug(answer.question)} {n}.md"
             n += 1
         front = {"title": answer.question, "type": "query", "question": answer.question, "asked": now, **changes,
                  "generated_by": "wikimem"}
         text = "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=10_000) + "---\n" \
             + _body(answer, answer.question)
-        result = vault.write_page(rel, text, reason="query")
+        result = write_page(ctx, rel, text, reason="query")
         status = "created"
     else:
         rel, note, data, matched = same
@@ -341,25 +342,25 @@ def _write_back(vault, answer: Answer) -> Answer:
         if kept:
             answer = replace(answer, notices=answer.notices + (f"{rel}: {kept}",))
         text = fm.compose(raw, body)  # LF: the writer gives it the note's own line endings
-        result = vault.write_page(rel, text, expected_sha256=note.sha256, reason="query (updated)")
+        result = write_page(ctx, rel, text, expected_sha256=note.sha256, reason="query (updated)")
         status = "updated"
     notices = list(answer.notices) + list(result.warnings)
     summary = re.sub(r"\s*\[\[[^\]]*\]\]", "", answer.text.split("\n")[0])
     summary = summary if len(summary) <= 100 else summary[:100].rsplit(" ", 1)[0] + "…"
     try:
-        vault.add_to_index(rel, summary)  # which brings the cache up to date for index.md too
+        add_to_index(ctx, rel, summary)  # which brings the cache up to date for index.md too
     except WikimemError as exc:
         notices.append(f"index.md not updated: {exc}")
     return replace(answer, page=rel, page_status=status, notices=tuple(notices), similar=tuple(result.similar),
                    matched=None if same is None else same[3])
 
 
-def check_sources(vault, rel: str) -> list[tuple[str, str]]:
+def check_sources(ctx, rel: str) -> list[tuple[str, str]]:
     """For each cited chunk of query page ``rel``: ``(link, status)`` with status ``ok`` (a chunk
     of the cited page still has that exact text), ``changed`` (the page is there, that text is
     not: the answer may be stale) or ``missing`` (the page is gone). For the linter."""
 
-    front, _ = fm.parse(vault.files.read_note(rel).text.replace("\r\n", "\n"))
+    front, _ = fm.parse(ctx.files.read_note(rel).text.replace("\r\n", "\n"))
     hashes_by_page: dict[str, set[str] | None] = {}
     out = []
     for entry in front.data.get("sources") or []:
@@ -371,8 +372,8 @@ def check_sources(vault, rel: str) -> list[tuple[str, str]]:
         path = target if target.lower().endswith(".md") else target + ".md"
         if path not in hashes_by_page:
             try:
-                page = vault.parse_file(path)
-                hashes_by_page[path] = {chunk_hash(c.text) for c in vault.chunks(page)}
+                page = ctx.parse_file(path)
+                hashes_by_page[path] = {chunk_hash(c.text) for c in ctx.chunks(page)}
             except WikimemError:
                 hashes_by_page[path] = None
         known = hashes_by_page[path]

@@ -36,9 +36,9 @@ def obsidian_uri(vault_name: str, path: str) -> str:
     return f"obsidian://open?vault={quote(vault_name, safe='')}&file={quote(target, safe='')}"
 
 
-def _ready(vault, notices: list[str], degraded: list[str]) -> None:
+def _ready(ctx, notices: list[str], degraded: list[str]) -> None:
     """Make sure there is a cache to read. Builds only when there is none usable at all."""
-    cache = vault.cache
+    cache = ctx.cache
     problem = cache.manifest_problem()
     if problem is None:
         meta = cache.meta()
@@ -50,17 +50,17 @@ def _ready(vault, notices: list[str], degraded: list[str]) -> None:
             degraded.append("vectors_damaged")
             notices.append("the vector index is damaged; answering from the lexical side (run `wikimem index`)")
         return
-    _bootstrap(vault, problem, notices)
+    _bootstrap(ctx, problem, notices)
 
 
-def _bootstrap(vault, problem: str, notices: list[str]) -> None:
-    cache = vault.cache
+def _bootstrap(ctx, problem: str, notices: list[str]) -> None:
+    cache = ctx.cache
     if not cache.writable():
         raise IndexStaleError(f"cannot search: {problem}, and {cache.dir} cannot be written here; "
                               "run `wikimem index` as a user who can write the vault")
     from ..index.build import build
     try:
-        report = build(vault, embed=False)
+        report = build(ctx, embed=False)
     except OSError as exc:  # a full disk or a read-only folder: say what, not "a wikimem bug"
         raise IndexStaleError(f"cannot search: {problem}, and the index cannot be built here "
                               f"({exc.strerror or exc}); free space or make {cache.dir} writable, then run "
@@ -74,39 +74,39 @@ def _bootstrap(vault, problem: str, notices: list[str]) -> None:
     notices.extend(report.notices)
 
 
-def search(vault, query: str, *, limit: int = 10, mode: str = "hybrid", folder: str | None = None,
+def search(ctx, query: str, *, limit: int = 10, mode: str = "hybrid", folder: str | None = None,
            type: str | None = None, tags: Sequence[str] | None = None, since: str | None = None,
            until: str | None = None, include_superseded: bool = False, per_page: int = 1,
            paths: Collection[str] | None = None, include_meta: bool = False) -> SearchResult:
     check_args(query, mode, limit, since, until)
     filters = make_filters(folder, type, tags, since, until, include_superseded, paths, include_meta)
     try:
-        if vault.cache.manifest_problem() is None:
-            with vault.cache.snapshot():  # one committed state for every read of this search
-                return _search(vault, query, limit, mode, filters, per_page)
-        return _search(vault, query, limit, mode, filters, per_page)
+        if ctx.cache.manifest_problem() is None:
+            with ctx.cache.snapshot():  # one committed state for every read of this search
+                return _search(ctx, query, limit, mode, filters, per_page)
+        return _search(ctx, query, limit, mode, filters, per_page)
     except sqlite3.DatabaseError as exc:  # damage that only a query could find
         log.warning("the cache is damaged (%s)", exc)
         notices = [f"the cache was damaged ({exc}); rebuilt it"]
-        vault.cache.close_thread()
-        if not vault.cache.writable():
+        ctx.cache.close_thread()
+        if not ctx.cache.writable():
             raise IndexStaleError(f"the cache is damaged ({exc}); run `wikimem index --rebuild`") from None
         from ..index.build import build
-        build(vault, rebuild=True, embed=False, wait=30.0)
-        result = _search(vault, query, limit, mode, filters, per_page)
+        build(ctx, rebuild=True, embed=False, wait=30.0)
+        result = _search(ctx, query, limit, mode, filters, per_page)
         return SearchResult(result.query, result.mode, result.hits, result.degraded, result.coverage,
                             result.took_ms, tuple(notices) + result.notices)
 
 
-def _search(vault, query: str, limit: int, mode: str, filters, per_page: int) -> SearchResult:
+def _search(ctx, query: str, limit: int, mode: str, filters, per_page: int) -> SearchResult:
     from ..index.embedding import GATE
 
     started = time.perf_counter()
     notices: list[str] = []
     degraded: list[str] = []
-    _ready(vault, notices, degraded)
-    cache = vault.cache
-    settings = vault.settings
+    _ready(ctx, notices, degraded)
+    cache = ctx.cache
+    settings = ctx.settings
     n = max(settings.candidates, limit * max(per_page, 1) * 2)
     coverage = 0.0
     where, args = filters.sql()
@@ -119,7 +119,7 @@ def _search(vault, query: str, limit: int, mode: str, filters, per_page: int) ->
     ready = None  # (index, query vector, transcript query vector, allowed ids) once the vector side can run
     if mode in ("hybrid", "vector"):
         meta = cache.meta()
-        no_vectors_yet = vault.settings.embedder != "none" and not (meta.get("artifacts") or {}).get("faiss") \
+        no_vectors_yet = ctx.settings.embedder != "none" and not (meta.get("artifacts") or {}).get("faiss") \
             and not cache.embedder_loaded()
         embedder = None if no_vectors_yet else cache.embedder()
         index = cache.vectors(embedder.identity.dim, meta) if embedder is not None else None
@@ -182,9 +182,9 @@ def _search(vault, query: str, limit: int, mode: str, filters, per_page: int) ->
     if lexical_job is not None:
         lexical = lexical_job.result()
 
-    name = vault.root.name
+    name = ctx.root.name
     vectors_of = (lambda ids: rankers.unit_vectors(cache, ready[0], ids)) if ready is not None else None
-    hits = fuse(vault, query, lexical, vector, settings, mode, limit, per_page, where, args,
+    hits = fuse(ctx, query, lexical, vector, settings, mode, limit, per_page, where, args,
                 lambda path: obsidian_uri(name, path), turn_ids, nearest, vectors_of, filters.hidden())
     took = (time.perf_counter() - started) * 1000
     return SearchResult(query, mode, tuple(hits), tuple(degraded), coverage if mode != "lexical" else 1.0,

@@ -75,7 +75,7 @@ def repeats(key: tuple[tuple[str, ...], str], other: tuple[tuple[str, ...], str]
     return all(p in other[1] for p in key[0]) or all(p in key[1] for p in other[0])
 
 
-def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, per_page: int,
+def fuse(ctx, query: str, lexical, vector, settings, mode: str, limit: int, per_page: int,
          where: str, args: Sequence[Any], uri, turn_ids: set[str] | None = None,
          nearest: dict[str, Any] | None = None, vectors_of: Callable | None = None,
          hidden: frozenset[str] = frozenset()) -> list[Hit]:
@@ -85,7 +85,7 @@ def fuse(vault, query: str, lexical, vector, settings, mode: str, limit: int, pe
     ``vectors_of``: chunk ids -> {id: unit vector across the language axis} (rankers.unit_vectors),
     when the vector side ran; ``hidden``: paths ranked with the rest but never returned."""
     nearest = nearest or {}
-    cache = vault.cache
+    cache = ctx.cache
     # hybrid only: a missing lexical share is imputed for candidates in another script, and a
     # translation ranks below its original (evidence.py)
     other = set()

@@ -257,6 +257,14 @@ class VaultFiles:
             return False  # not a place in the vault at all: abspath() says so to the caller
         return real == raw or raw in real.parents
 
+    def refuse_raw(self, rel: str) -> None:
+        """The one raw/ guard every write passes: ReadOnlyError for a path under raw/ by its
+        spelling in any case (on a case-insensitive volume ``RAW/x.md`` is ``raw/x.md``) or by
+        where it really is (a folder symlink into raw/)."""
+        parts = rel_parts(rel)
+        if self.in_raw(rel) or (parts and parts[0].casefold() == "raw"):
+            raise ReadOnlyError(f"{rel}: raw/ sources are immutable; wikimem never modifies them")
+
     def _inside(self, path: Path) -> bool:
         try:
             real = path.resolve()
@@ -420,8 +428,7 @@ class VaultFiles:
         ``expected_sha256`` is the hash of the bytes the caller read (None: the file must not exist).
         Returns the new file's sha256. Raises ConflictError when the file changed meanwhile.
         """
-        if self.in_raw(rel):
-            raise ReadOnlyError(f"{rel}: raw/ sources are immutable; wikimem never modifies them")
+        self.refuse_raw(rel)
         path = self.abspath(rel)
         _check_text(rel, text)
         body = text if as_is else text.replace("\r\n", "\n")

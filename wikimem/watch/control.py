@@ -28,7 +28,7 @@ from typing import Any
 from ..errors import LockError, WikimemError
 from ..vault.files import ensure_cache_folder
 
-LOCK = "watch.lock"
+from ..index.store import WATCH_LOCK as LOCK
 PIDFILE = "watch.pid"
 STATUS = "watch.json"
 LOG = "watch.log"
@@ -155,8 +155,8 @@ class WatchLock:
 
 def holder(root: Path) -> int | None:
     """The pid of the running watcher, or None when no watcher holds the lock."""
-    from ..index.store import flock_holder
-    return flock_holder(cache_dir(root) / LOCK)
+    from ..index.store import watcher_pid
+    return watcher_pid(root)
 
 
 def read_pid(path: Path | str, dir_fd: int | None = None) -> int | None:

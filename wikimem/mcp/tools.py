@@ -1,0 +1,251 @@
+"""The tools, bound to one open vault: each method is one tool (name = method name), one call into
+``wikimem.api.Vault``, its arguments described for the agent and its result typed in schemas.py."""
+from __future__ import annotations
+
+import dataclasses
+import threading
+from typing import Annotated, Any, Literal, Optional
+
+from pydantic import Field
+
+from ..errors import UsageError
+from ..vault.files import rel_parts
+from .schemas import (
+    MAX_QUERY,
+    Codes,
+    D,
+    EditResult,
+    Folder,
+    Limit,
+    ListResult,
+    PageResult,
+    Passages,
+    Path_,
+    QueryResult,
+    Question,
+    Reason,
+    RememberResult,
+    SearchResult,
+    Sha,
+    Tags,
+    Type_,
+    WriteResult,
+)
+
+
+def plain(value: Any) -> Any:
+    """Results as JSON-ready data: dataclasses, to_dict(), tuples and sets become dicts and lists."""
+    if hasattr(value, "to_dict"):
+        return plain(value.to_dict())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return plain(dataclasses.asdict(value))
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [plain(v) for v in (sorted(value) if isinstance(value, (set, frozenset)) else value)]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def _filters(folder: str | None, type: str | None, tags: list[str] | None) -> dict[str, Any]:
+    return {k: v for k, v in (("folder", folder), ("type", type), ("tags", tags)) if v}
+
+
+class Tools:
+    """The tools, bound to one open vault. Each method is one tool (name = method name)."""
+
+    def __init__(self, vault):
+        self.vault = vault
+        self._write = threading.Lock()  # one agent write at a time in this server
+
+    # -- reading ------------------------------------------------------------------------------
+    def search(self, query: Annotated[str, Field(max_length=MAX_QUERY, description="What to look for, any language.")],
+               top_k: Limit = 8,
+               mode: Annotated[Literal["hybrid", "lexical", "vector"], D("Rankers to use.")] = "hybrid",
+               folder: Folder = None, type: Type_ = None, tags: Tags = None,
+               since: Annotated[Optional[str], D("YYYY-MM-DD or later.")] = None,
+               until: Annotated[Optional[str], D("YYYY-MM-DD or earlier.")] = None,
+               include_superseded: Annotated[bool, D("Also pages a newer version replaced.")] = False,
+               include_meta: Annotated[bool, D("Also index.md, log.md, communities.md.")] = False,
+               full_text: Annotated[bool, D("Whole chunk text, passage, found_by, score components, uri.")] = False
+               ) -> SearchResult:
+        """Hybrid search of the vault: one compact hit per page, best first."""
+        from ..agent.pages import excerpt, name_clashes, wikilink
+        result = self.vault.search(query, limit=top_k, mode=mode, folder=folder, type=type, tags=tags,
+                                   since=since, until=until, include_superseded=include_superseded,
+                                   include_meta=include_meta)
+        hits, clashes = [], name_clashes(self.vault.ctx)
+        for h in result.hits:
+            heading = " > ".join(h.heading_path)
+            hit = {"path": h.path, "title": h.title, "wikilink": wikilink(h.path, clashes),
+                   "score": round(h.score, 3), "type": h.type}
+            if heading and heading != h.title:
+                hit["heading"] = heading
+            if h.status != "active":
+                hit["status"] = h.status
+            if full_text:
+                hit.update(text=h.text, found_by=list(h.found_by), components=dict(h.components), uri=h.uri)
+                if h.passage:
+                    hit["passage"] = h.passage
+            else:  # one excerpt, the best one: the passage already is the part of the chunk that matched
+                hit["excerpt"] = excerpt(h.passage) if h.passage else excerpt(h.text)
+            hits.append(hit)
+        return {"query": query, "mode": result.mode, "hits": hits, "degraded": list(result.degraded),
+                "notices": list(result.notices)}
+
+    def read_page(self, path: Path_,
+                  heading: Annotated[Optional[str], D("Only this section: a heading text or a path 'H1#H2'.")] = None,
+                  backlinks: Annotated[bool, D("List the pages linking here.")] = False,
+                  frontmatter: Annotated[bool, D("Also the parsed frontmatter.")] = False) -> PageResult:
+        """A page or one section, with its sha256 for writes."""
+        page = self.vault.read_page(path, heading=heading)
+        if not backlinks:
+            page.pop("backlinks", None)
+        if not frontmatter:
+            page.pop("frontmatter", None)
+        return page
+
+    def list_pages(self, folder: Folder = None, type: Type_ = None,
+                   tag: Annotated[Optional[str], D("Only notes with this tag (or one nested under it).")] = None,
+                   offset: Annotated[int, Field(ge=0, le=10**9, description="Skip this many.")] = 0,
+                   limit: Annotated[int, Field(ge=1, le=500, description="Pages per answer.")] = 25) -> ListResult:
+        """Notes by folder, page type or tag, sorted by path, one page of results (next_offset for more)."""
+        return self.vault.list_pages(folder=folder, type=type, tag=tag, offset=offset, limit=limit)
+
+    def taxonomy(self) -> dict[str, Any]:
+        """Folders, page types, statuses and tags with note counts, and the SCHEMA.md summary."""
+        return self.vault.taxonomy()
+
+    def prime_context(self, prompt: Annotated[Optional[str], Field(max_length=20 * MAX_QUERY,
+                                                                   description="The session's first prompt.")] = None,
+                      cwd: Annotated[Optional[str], D("The agent's working directory (its name is the project).")] = None,
+                      budget_tokens: Annotated[int, Field(ge=50, le=20000, description="Briefing size.")] = 1500
+                      ) -> dict[str, Any]:
+        """Session-start briefing within a token budget: the vault's domain, persona and instruction
+        memories, the pages relevant to the project and prompt."""
+        return self.vault.prime_context(cwd=cwd, prompt=prompt, budget_tokens=budget_tokens)
+
+    def history(self, path: Path_) -> dict[str, Any]:
+        """The version chain a page belongs to, oldest to newest, with what changed between versions."""
+        return self.vault.history(path)
+
+    def neighbors(self, path: Path_, depth: Annotated[int, Field(ge=1, le=3, description="Links away.")] = 1,
+                  fanout: Annotated[int, Field(ge=1, le=200, description="At most this many links per page.")] = 20,
+                  types: Annotated[Optional[list[Literal["links_to", "embeds", "supersedes", "tagged"]]], D(
+                      "Edge types to follow (default: all).")] = None) -> dict[str, Any]:
+        """Pages linked to or from a page within `depth` links, with the link types and weights."""
+        return self.vault.neighbors(path, depth=depth, fanout=fanout, types=types)
+
+    def communities(self, resolution: Annotated[float, Field(gt=0, le=10, description="Higher: smaller clusters.")] = 1.0,
+                    members: Annotated[int, Field(ge=0, le=1000, description="Member paths listed per community "
+                                                                             "(members_total counts all).")] = 5
+                    ) -> dict[str, Any]:
+        """Topic clusters of the link graph (Leiden, seeded): label, size, hubs, tags and members of each."""
+        report = plain(self.vault.communities(resolution=resolution))
+        for community in report.get("communities", []):
+            community["members_total"] = len(community.get("members", []))
+            community["members"] = community.get("members", [])[:members]
+        return report
+
+    def lint(self, paths: Annotated[Optional[list[str]], D("Files or folders (default: the whole vault).")] = None,
+             select: Codes = None, ignore: Codes = None,
+             limit: Annotated[int, Field(ge=0, le=2000, description="Findings listed at most (the summary "
+                                                                    "counts all).")] = 20) -> dict[str, Any]:
+        """Check pages (links, frontmatter, versions, orphans, secrets...): a summary and findings."""
+        for rel in paths or ():
+            if not self.vault.files.abspath(rel.rstrip("/") or ".").exists():  # a typo is not a clean report
+                raise UsageError(f"no such file or folder in the vault: {rel}")
+            if any(part.startswith(".") for part in rel_parts(rel)):  # .wikimem/manifest.sqlite is no page
+                raise UsageError(f"{rel}: files under a dot folder are not part of the wiki; lint checks pages")
+        report = plain(self.vault.lint(paths or (), select=select or (), ignore=ignore or ()))
+        report["findings_total"] = len(report.get("findings", []))
+        report["findings"] = report.get("findings", [])[:limit]
+        return report
+
+    def stats(self) -> dict[str, Any]:
+        """Vault counts from the cache: pages, links, orphans, hubs, communities, memories, vector coverage."""
+        return self.vault.stats()
+
+    def query_no_write(self, question: Question, k: Passages = 6, folder: Folder = None, type: Type_ = None,
+                       tags: Tags = None) -> QueryResult:
+        """Answer a question from the vault with [[page#heading]] citations (read-only server: the
+        answer is not filed back)."""
+        return plain(self.vault.query(question, k=k, write=False, **_filters(folder, type, tags)))
+
+    # -- writing (absent with --read-only) ---------------------------------------------------------
+    def query(self, question: Question, k: Passages = 6,
+              write: Annotated[bool, D("File the answer as queries/<question>.md: true when it is worth "
+                                       "keeping.")] = False,
+              folder: Folder = None, type: Type_ = None, tags: Tags = None,
+              supersede: Annotated[bool, D("The page written replaces the most similar query page.")] = False
+              ) -> QueryResult:
+        """Answer from the vault with [[page#heading]] citations; write=true files it as a query page."""
+        if not write:
+            return self.query_no_write(question, k, folder, type, tags)
+        with self._write:
+            return plain(self.vault.query(question, k=k, write=True, supersede=supersede,
+                                          **_filters(folder, type, tags)))
+
+    def remember(self, fact: Annotated[str, D("One atomic fact, in a sentence or two.")],
+                 kind: Annotated[Literal["persona", "episodic", "instruction", "decision"], D(
+                     "persona and instruction: briefed by prime_context.")] = "episodic",
+                 about: Annotated[Optional[str], D("The page it is about, e.g. '[[BM25]]'.")] = None,
+                 source: Annotated[Optional[str], D("Where it came from, e.g. a wikilink.")] = None
+                 ) -> RememberResult:
+        """Store a fact as a note under memories/; a duplicate is not written, a fact updating one about
+        the same subject supersedes it. Secrets are refused."""
+        from ..agent.guards import check_size
+        check_size("fact", fact)
+        with self._write:
+            return plain(self.vault.remember(fact, kind=kind, about=about, source=source))
+
+    def supersede(self, old: Annotated[str, D("The page being replaced.")],
+                  new: Annotated[str, D("The page that replaces it.")],
+                  old_sha256: Sha, new_sha256: Sha) -> dict[str, Any]:
+        """Record that `new` replaces `old` (both frontmatters, logged); `old` leaves default search."""
+        with self._write:
+            return self.vault.supersede(old, new, old_sha256=old_sha256, new_sha256=new_sha256)
+
+    def write_page(self, path: Path_,
+                   content: Annotated[str, D("The whole note: optional YAML frontmatter, then Markdown.")],
+                   expected_sha256: Annotated[Optional[str], D("sha256 from read_page; required to replace a page.")] = None,
+                   force: Annotated[bool, D("Replace the page even if it changed since read.")] = False,
+                   reason: Reason = "agent write") -> WriteResult:
+        """Create or replace a note (secret-scanned, atomic, logged). raw/ is read-only; 1 MiB at most."""
+        from ..agent.guards import check_content, check_note_path, expected_hash
+        with self._write:
+            rel = check_note_path(self.vault.ctx, path)
+            check_content(rel, content)
+            expected = expected_hash(self.vault.ctx, rel, expected_sha256, force)
+            return plain(self.vault.write_page(rel, content, expected_sha256=expected, reason=reason))
+
+    def edit_page(self, path: Path_,
+                  operation: Annotated[Literal["append", "prepend", "replace_section", "find_replace"], D(
+                      "prepend goes after the frontmatter; replace_section: the text under `heading` becomes "
+                      "`content`; find_replace: `find` becomes `content`.")],
+                  expected_sha256: Sha,
+                  content: Annotated[str, D("The new text.")] = "",
+                  heading: Annotated[Optional[str], D("replace_section: the heading.")] = None,
+                  find: Annotated[Optional[str], D("find_replace: the exact text.")] = None,
+                  expected_count: Annotated[int, Field(ge=1, le=10000, description="find_replace refuses "
+                                                                                   "another count.")] = 1,
+                  reason: Reason = "agent edit") -> EditResult:
+        """Change part of a page without re-sending it (compare-and-swap, logged)."""
+        from ..agent.guards import check_size
+        check_size("content", content)
+        with self._write:
+            return plain(self.vault.edit_page(path, operation, expected_sha256=expected_sha256, content=content,
+                                              heading=heading, find=find, expected_count=expected_count,
+                                              reason=reason))
+
+    def move_page(self, path: Path_, new_path: Annotated[str, D("The new path (.md); must not exist.")],
+                  expected_sha256: Sha, reason: Reason = "agent move") -> EditResult:
+        """Rename a page and update the links to it."""
+        with self._write:
+            return plain(self.vault.move_page(path, new_path, expected_sha256=expected_sha256, reason=reason))
+
+    def delete_page(self, path: Path_, expected_sha256: Sha, reason: Reason = "agent delete") -> EditResult:
+        """Move a page to the vault's .trash/ (as Obsidian does); logged."""
+        with self._write:
+            return plain(self.vault.delete_page(path, expected_sha256=expected_sha256, reason=reason))
