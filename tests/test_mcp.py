@@ -268,6 +268,19 @@ def test_graph_and_lint_tools(server):
     assert server.error("neighbors", {"path": "concepts/Nope.md"})
 
 
+def test_related_and_recent_tools(server):
+    """issue 30 items 2 and 4: the nearest pages by meaning, and what changed lately."""
+    near = server.ok("related", {"path": "concepts/Compost.md", "limit": 3})
+    assert near["page"] == "concepts/Compost.md" and 1 <= len(near["related"]) <= 3
+    assert {"path", "title", "score", "linked", "terms"} <= set(near["related"][0])
+    linked = [r["linked"] for r in near["related"]]
+    assert linked == sorted(linked)  # unlinked first
+    changes = server.ok("recent", {"since": "2w", "limit": 5})
+    assert changes["total"] >= 1 and len(changes["changes"]) <= 5
+    assert "7d" in server.error("recent", {"since": "whenever"})
+    assert server.error("related", {"path": "concepts/Nope.md"})
+
+
 @_needs("remember", "supersede", "history", "query", "write_page")
 def test_knowledge_tools(server, vault):
     memory = server.ok("remember", {"fact": "I water the tomatoes at dawn.", "kind": "persona"})

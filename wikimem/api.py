@@ -317,6 +317,19 @@ class Vault:
         from .graph.neighbors import neighbors
         return neighbors(self.ctx, page, depth=depth, types=types, min_weight=min_weight, fanout=fanout)
 
+    def related(self, page: str, *, limit: int = 10, include_linked: bool = True, include_superseded: bool = False):
+        """The pages nearest ``page`` by meaning (from its chunks' vectors), unlinked ones first, each
+        with whether it is linked and the key terms they share -> RelatedReport."""
+        from .graph.related import related
+        return related(self.ctx, page, limit=limit, include_linked=include_linked,
+                       include_superseded=include_superseded)
+
+    def recent(self, since: str | None = None, *, types: Iterable[str] | None = None, limit: int = 50):
+        """Pages created, edited, superseded or written by wikimem since ``since`` (7d, 12h, a date),
+        newest first, each with a one-line summary -> RecentReport."""
+        from .agent.recent import recent
+        return recent(self.ctx, since, types=types, limit=limit)
+
     def path(self, source: str, target: str, *, types=None, directed: bool = False):
         """The shortest link path between two pages -> PathReport."""
         from .graph.neighbors import path

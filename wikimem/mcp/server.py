@@ -159,6 +159,8 @@ SPECS = (
     ("query", "query", "query", "write"),
     ("query", "query_no_write", "query", "read-only"),
     ("neighbors", "neighbors", "neighbors", "read"),
+    ("related", "related", "related", "read"),
+    ("recent", "recent", "recent", "read"),
     ("communities", "communities", "communities", "read"),
     ("lint", "lint", "lint", "read"),
     ("stats", "stats", "stats", "read"),

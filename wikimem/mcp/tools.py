@@ -137,6 +137,18 @@ class Tools:
         """Pages linked to or from a page within `depth` links, with the link types and weights."""
         return self.vault.neighbors(path, depth=depth, fanout=fanout, types=types)
 
+    def related(self, path: Path_,
+                limit: Annotated[int, Field(ge=1, le=50, description="Pages listed.")] = 10,
+                unlinked: Annotated[bool, D("Only pages not yet linked with it.")] = False) -> dict[str, Any]:
+        """Pages nearest a page by meaning (unlinked first), each with `linked` and the terms they share."""
+        return plain(self.vault.related(path, limit=limit, include_linked=not unlinked))
+
+    def recent(self, since: Annotated[str, D("How far back: 30m, 12h, 7d, 2w, or a date.")] = "7d",
+               type: Type_ = None,
+               limit: Annotated[int, Field(ge=1, le=200, description="Changes listed.")] = 20) -> dict[str, Any]:
+        """Pages created, edited, superseded or written by wikimem lately, newest first, one line each."""
+        return plain(self.vault.recent(since, types=[type] if type else None, limit=limit))
+
     def communities(self, resolution: Annotated[float, Field(gt=0, le=10, description="Higher: smaller clusters.")] = 1.0,
                     members: Annotated[int, Field(ge=0, le=1000, description="Member paths listed per community "
                                                                              "(members_total counts all).")] = 5

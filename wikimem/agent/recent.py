@@ -1,0 +1,162 @@
+"""Recent changes: what happened in the vault lately, newest first (basic-memory's
+``recent_activity``, for people and agents coming back to a vault).
+
+Two sources, both already there: the manifest (every page's file time, its frontmatter
+``created``/``updated`` dates and its status) and log.md (what wikimem itself wrote: queries,
+memories, ingests, supersedes, fixes, agent edits). A page is listed once, with its most recent
+change: written by wikimem (the log line), superseded, created (its ``created`` date falls in the
+window) or edited (its file changed in the window). Nothing is parsed but log.md; at 10k notes
+this reads one table and one file.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable
+
+from ..errors import LockError, NoteReadError, UsageError
+from ..model import META_PAGES
+
+if TYPE_CHECKING:
+    from ..core import Context
+
+LOG_LINE = re.compile(r"^- (\d{4}-\d{2}-\d{2} \d{2}:\d{2}) · (.+?) · (.*)$")
+_SPAN = re.compile(r"^\s*(\d+)\s*(m|min|h|d|w)\s*$", re.IGNORECASE)
+_UNIT_S = {"m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+DEFAULT_SINCE = "7d"
+DEFAULT_LIMIT = 50
+
+
+@dataclass(frozen=True)
+class Change:
+    path: str
+    title: str
+    type: str
+    when: str  # ISO 8601, local time, to the minute
+    kind: str  # written | superseded | created | edited
+    summary: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "title": self.title, "type": self.type, "when": self.when, "kind": self.kind,
+                "summary": self.summary}
+
+
+@dataclass(frozen=True)
+class RecentReport:
+    since: str
+    changes: tuple[Change, ...]
+    total: int  # changes in the window before ``limit``
+    notices: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"since": self.since, "total": self.total, "changes": [c.to_dict() for c in self.changes],
+                "notices": list(self.notices)}
+
+
+def parse_since(text: str | None, now: dt.datetime) -> dt.datetime:
+    """``7d``, ``12h``, ``30m``, ``2w`` back from now, or a date / date-time (``2026-11-30``,
+    ``2026-11-30T08:00``). Anything else is a UsageError naming the forms."""
+    text = (text or DEFAULT_SINCE).strip()
+    m = _SPAN.match(text)
+    if m:
+        return now - dt.timedelta(seconds=int(m.group(1)) * _UNIT_S[m.group(2).lower()])
+    try:
+        return dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"--since {text!r}: give a span such as 7d, 12h, 30m, 2w, or a date such as 2026-11-30")
+
+
+def _log_entries(ctx: "Context") -> list[tuple[dt.datetime, str, str]]:
+    try:
+        text = ctx.files.read_note("log.md").text
+    except NoteReadError:
+        return []
+    out = []
+    for line in text.splitlines():
+        m = LOG_LINE.match(line)
+        if m:
+            try:
+                out.append((dt.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M"), m.group(2), m.group(3)))
+            except ValueError:
+                continue
+    return out
+
+
+def _paths_named(detail: str, known: set[str]) -> list[str]:
+    """The pages a log line's detail names: ``a.md``, ``a.md -> b.md``, ``old → new``, ``a.md: fix (WM304)``."""
+    found = []
+    for part in re.split(r"\s+(?:→|->)\s+|: ", detail):
+        part = part.strip()
+        for candidate in (part, part.split(" (", 1)[0]):
+            if candidate in known and candidate not in found:
+                found.append(candidate)
+                break
+    return found
+
+
+def _date(value: Any) -> dt.datetime | None:
+    if not value:
+        return None
+    try:
+        return dt.datetime.fromisoformat(str(value)[:19])
+    except ValueError:
+        return None
+
+
+def _refresh(ctx: "Context") -> None:
+    """Bring the cache's lexical side up to date (a watcher keeps it so already: then nothing)."""
+    from ..index.store import watcher_pid
+    from ..index.update import update
+    if watcher_pid(ctx.root) is None and ctx.cache.writable():
+        try:
+            update(ctx, embed=False, wait=5.0)
+        except LockError:
+            pass  # another process is building: its last commit is what there is
+
+
+def recent(ctx: "Context", since: str | None = None, *, types: Iterable[str] | None = None,
+           limit: int = DEFAULT_LIMIT, now: dt.datetime | None = None) -> RecentReport:
+    """Pages created, edited, superseded or written by wikimem since ``since``, newest first."""
+    if limit < 1:
+        raise UsageError(f"--limit must be 1 or more, not {limit}")
+    now = now or dt.datetime.now()
+    start = parse_since(since, now)
+    wanted = {t.strip() for t in types or () if t.strip()} or None
+    _refresh(ctx)
+    db = ctx.cache.db
+    pages: dict[str, tuple[str, str, str, int]] = {}
+    for path, title, type_, status, mtime_ns in db.execute(
+            "SELECT path, title, type, status, mtime_ns FROM files WHERE note = 1"):
+        if path not in META_PAGES and path != "SCHEMA.md":
+            pages[path] = (title or path.rsplit("/", 1)[-1].removesuffix(".md"), type_ or "note",
+                           status or "active", int(mtime_ns))
+    dates = {path: (created, updated) for path, created, updated in db.execute(
+        "SELECT path, MAX(created), MAX(updated) FROM chunks GROUP BY path")}
+    best: dict[str, tuple[dt.datetime, str, str]] = {}
+
+    def offer(path: str, when: dt.datetime, kind: str, summary: str) -> None:
+        if when >= start and (path not in best or when > best[path][0]):
+            best[path] = (when, kind, summary)
+
+    for when, operation, detail in _log_entries(ctx):
+        for path in _paths_named(detail, set(pages)):
+            kind = "superseded" if operation == "supersede" else "written"
+            offer(path, when, kind, f"wikimem: {operation}" + (f" ({detail})" if kind == "superseded" else ""))
+    for path, (title, type_, status, mtime_ns) in pages.items():
+        # to the minute, as log.md: a file wikimem wrote has the log's time and keeps the log's words
+        modified = dt.datetime.fromtimestamp(mtime_ns / 1e9).replace(second=0, microsecond=0)
+        created, updated = (_date(d) for d in dates.get(path, (None, None)))
+        edited = "edited" + (f", marked updated {updated.date()}" if updated and updated.date() >= start.date() else "")
+        edited += "; now superseded" if status == "superseded" else ""
+        if created is not None and created.date() >= start.date():
+            if modified.date() <= created.date():  # last written the day it was created: its creation
+                offer(path, max(modified, start), "created", f"created ({type_})")
+                continue
+            offer(path, max(created, start), "created", f"created ({type_})")
+        offer(path, modified, "edited", edited)
+    changes = sorted(((when, path, kind, summary) for path, (when, kind, summary) in best.items()
+                      if wanted is None or pages[path][1] in wanted), key=lambda c: (-c[0].timestamp(), c[1]))
+    shown = tuple(Change(path, pages[path][0], pages[path][1], when.isoformat(timespec="minutes"), kind, summary)
+                  for when, path, kind, summary in changes[:limit])
+    return RecentReport(start.isoformat(timespec="minutes"), shown, len(changes))

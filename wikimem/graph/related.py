@@ -1,0 +1,202 @@
+"""Related notes: the pages nearest a page by meaning, as Smart Connections shows them beside the
+open note, from vectors the build already made (nothing is embedded here).
+
+A page's vector is the normalised mean of its chunks' vectors. ``page_matrix`` computes every
+page's vector once per state of the vector index (kept for the process, keyed by the index's
+serial and searched version, like the language axis), so a long-lived process (MCP server,
+editor integration) answers each ``related`` call with one matrix-vector product; the same
+matrix serves lint's near-duplicate rule and ``communities --semantic``.
+
+Each related page says whether it is already linked (either way), and unlinked pages come first:
+they are the connections the vault is missing. The shared key terms (rarest first by document
+frequency in the lexical index) say why two pages are near.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable
+
+import numpy as np
+
+from ..errors import UsageError
+from ..index.analysis import STOP_WORDS, stem
+from .pagegraph import STRUCTURAL_PAGES, db_of, page_infos, resolve_page
+
+if TYPE_CHECKING:
+    from ..core import Context
+
+DEFAULT_LIMIT = 10
+TERMS_SHOWN = 5
+_WORD = re.compile(r"[^\W\d_][\w'-]*[^\W_]|[^\W\d_]", re.UNICODE)
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+
+
+@dataclass(frozen=True)
+class PageMatrix:
+    """Every page that has vectors: ``paths[i]``'s unit vector is ``vectors[i]``."""
+
+    paths: tuple[str, ...]
+    vectors: np.ndarray
+    row: dict[str, int] = field(default_factory=dict)
+    missing: int = 0  # chunks whose vectors are not in the index yet
+
+
+@dataclass(frozen=True)
+class RelatedPage:
+    path: str
+    title: str
+    score: float
+    linked: bool
+    link: str | None  # "outgoing", "incoming", "both" or None
+    terms: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "title": self.title, "score": round(self.score, 4), "linked": self.linked,
+                "link": self.link, "terms": list(self.terms)}
+
+
+@dataclass(frozen=True)
+class RelatedReport:
+    page: str
+    title: str
+    related: tuple[RelatedPage, ...]
+    notices: tuple[str, ...] = ()
+    degraded: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"page": self.page, "title": self.title, "related": [r.to_dict() for r in self.related],
+                "notices": list(self.notices), "degraded": list(self.degraded)}
+
+
+def page_matrix(ctx: "Context") -> tuple[PageMatrix | None, str | None]:
+    """(the page matrix, None) or (None, why there is none). Kept for this process until the
+    vector index's searched vectors change."""
+    cache = ctx.cache
+    meta = cache.meta()
+    tail = str(meta.get("embedder") or "").rsplit(":", 1)[-1]
+    if not tail.isdigit():
+        return None, "no vectors in the cache (built without an embedder): run `wikimem index` with an embedder"
+    index = cache.vectors(int(tail), meta)
+    if index is None or index.ntotal == 0:
+        return None, "the vector index is missing, damaged or still empty: run `wikimem index`"
+    key = (index.serial, index.searched_version)
+    kept = cache.kept("page_matrix", key)
+    if kept is not None:
+        return kept, None
+    ids, matrix = index.searched()
+    row_of = {int(v): i for i, v in enumerate(ids)}
+    by_page: dict[str, list[int]] = {}
+    missing = 0
+    for vid, path in cache.db.execute("SELECT vid, path FROM chunks ORDER BY path, ord"):
+        row = row_of.get(int(vid))
+        if row is None:
+            missing += 1
+        else:
+            by_page.setdefault(path, []).append(row)
+    paths = tuple(sorted(by_page))
+    if paths:
+        sums = np.stack([matrix[by_page[p]].sum(axis=0) for p in paths]).astype(np.float32)
+        sums /= np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
+    else:
+        sums = np.zeros((0, index.dim), np.float32)
+    found = PageMatrix(paths, np.ascontiguousarray(sums), {p: i for i, p in enumerate(paths)}, missing)
+    cache.keep("page_matrix", key, found)
+    return found, None
+
+
+def related(ctx: "Context", page: str, *, limit: int = DEFAULT_LIMIT, include_linked: bool = True,
+            include_superseded: bool = False) -> RelatedReport:
+    """The ``limit`` pages nearest ``page`` (a path, file name, title or alias) by meaning,
+    unlinked ones first, each with whether it is linked and the key terms the two share."""
+    if limit < 1:
+        raise UsageError(f"--limit must be 1 or more, not {limit}")
+    db = db_of(ctx)
+    start = resolve_page(ctx, page, db)
+    info = page_infos(db, [start])
+    title = info[start].title if start in info else start
+    found, why = page_matrix(ctx)
+    if found is None or start not in found.row:
+        reason = why or f"{start} has no vectors yet: run `wikimem index` (or let the watcher catch up)"
+        return RelatedReport(start, title, (), (reason,), ("vectors_missing",))
+    sims = found.vectors @ found.vectors[found.row[start]]
+    order = np.argsort(-sims, kind="stable")
+    # read a few more than asked: superseded, meta and (optionally) linked pages are dropped after
+    wanted = min(len(order), max(limit * 4, limit + 20))
+    candidates = [found.paths[i] for i in order[:wanted] if found.paths[i] != start]
+    infos = page_infos(db, candidates)
+    links = _links(db, start)
+    kept: list[tuple[str, float, str | None]] = []
+    for path in candidates:
+        meta = infos.get(path)
+        if meta is None or path in STRUCTURAL_PAGES or (meta.status == "superseded" and not include_superseded):
+            continue
+        link = links.get(path)
+        if link and not include_linked:
+            continue
+        kept.append((path, float(sims[found.row[path]]), link))
+    kept = kept[:limit]
+    kept.sort(key=lambda k: (k[2] is not None, -k[1], k[0]))  # unlinked first, then by nearness
+    shared = _shared_terms(db, start, [p for p, _, _ in kept])
+    notices = []
+    if found.missing:
+        notices.append(f"{found.missing} chunk(s) have no vector yet; their pages were compared on the rest")
+    return RelatedReport(start, title, tuple(RelatedPage(p, infos[p].title, s, link is not None, link, shared.get(p, ()))
+                                              for p, s, link in kept), tuple(notices))
+
+
+def _links(db, start: str) -> dict[str, str]:
+    """Pages linked with ``start``: path -> outgoing | incoming | both (any edge type between pages)."""
+    out = {dst for (dst,) in db.execute("SELECT DISTINCT dst FROM edges WHERE src = ?", (start,))}
+    inc = {src for (src,) in db.execute("SELECT DISTINCT src FROM edges WHERE dst = ?", (start,))}
+    return {p: ("both" if p in out and p in inc else "outgoing" if p in out else "incoming") for p in out | inc}
+
+
+def _surface(text: str) -> Counter:
+    """Index term -> Counter of the words it came from (so a stem is shown as a word)."""
+    found: dict[str, Counter] = {}
+    for m in _HAN.finditer(text):
+        from rjieba import cut_for_search
+        for word in cut_for_search(m.group(0)):
+            if len(word) > 1 and word not in STOP_WORDS:
+                found.setdefault(word, Counter())[word] += 1
+    for m in _WORD.finditer(_HAN.sub(" ", text)):
+        word = m.group(0)
+        low = word.lower()
+        if len(low) > 2 and low not in STOP_WORDS:
+            found.setdefault(stem(low), Counter())[low] += 1
+    return found
+
+
+def _page_texts(db, paths: Iterable[str]) -> dict[str, str]:
+    from ..index.manifest import select_in
+    texts: dict[str, list[str]] = {}
+    for path, title, text in select_in(db, "SELECT path, title, text FROM chunks WHERE path IN ({marks}) "
+                                       "ORDER BY path, ord", list(paths)):
+        if path not in texts:
+            texts[path] = [title or ""]
+        texts[path].append(text or "")
+    return {p: "\n".join(parts) for p, parts in texts.items()}
+
+
+def _shared_terms(db, start: str, others: list[str]) -> dict[str, tuple[str, ...]]:
+    if not others:
+        return {}
+    texts = _page_texts(db, [start, *others])
+    mine = _surface(texts.get(start, ""))
+    total = (db.execute("SELECT df FROM terms WHERE term = ''").fetchone() or (1,))[0] or 1
+    from ..index.manifest import select_in
+    df = dict(select_in(db, "SELECT term, df FROM terms WHERE term IN ({marks})", sorted(mine)))
+    out: dict[str, tuple[str, ...]] = {}
+    for path in others:
+        theirs = _surface(texts.get(path, ""))
+        weight = {}
+        for t in mine.keys() & theirs.keys():
+            if df.get(t):  # how much both pages use it, times how rare it is in the vault
+                both = math.sqrt(sum(mine[t].values()) * sum(theirs[t].values()))
+                weight[t] = both * math.log(1 + total / df[t])
+        common = sorted(weight, key=lambda t: (-weight[t], t))
+        out[path] = tuple(mine[t].most_common(1)[0][0] for t in common[:TERMS_SHOWN])
+    return out
