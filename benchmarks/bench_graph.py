@@ -72,16 +72,16 @@ def main() -> int:
     print(f"cache: {report.summary()} ({time.perf_counter() - t:.1f} s)", file=sys.stderr)
     out: dict = {"vault": str(root), "runs": args.runs, "load_average": os.getloadavg()}
 
-    times, result = timed(lambda: C.detect(v, reuse=False), args.runs)
+    times, result = timed(lambda: C.detect(v.ctx, reuse=False), args.runs)
     out["communities_cold_s"] = summary(times)
     out["communities"] = {"pages": result.pages, "edges": result.edges, "count": len(result.communities),
                           "sizes": [c.size for c in result.communities][:20], "quality": result.quality}
-    times, _ = timed(lambda: C.detect(v), args.runs)
+    times, _ = timed(lambda: C.detect(v.ctx), args.runs)
     out["communities_warm_s"] = summary(times)
-    times, _ = timed(lambda: load_page_graph(v), args.runs)
+    times, _ = timed(lambda: load_page_graph(v.ctx), args.runs)
     out["graph_load_s"] = summary(times)
 
-    graph = load_page_graph(v)
+    graph = load_page_graph(v.ctx)
     a, b, w = graph.undirected()
     edges, weights = list(zip(a.tolist(), b.tolist())), w.tolist()
     times, _ = timed(lambda: C._leiden(len(graph.paths), edges, weights, 1.0, 42), args.runs)
@@ -98,7 +98,7 @@ def main() -> int:
                                      "communities": len(set(part.membership)),
                                      "modularity": round(g.modularity(part.membership, weights="weight"), 4)}
 
-    times, _ = timed(lambda: stats(v), args.runs)
+    times, _ = timed(lambda: stats(v.ctx), args.runs)
     out["stats_warm_s"] = summary(times)
 
     def clear():
@@ -109,7 +109,7 @@ def main() -> int:
         def run():
             clear()
             t = time.perf_counter()
-            stats(v, communities=communities)
+            stats(v.ctx, communities=communities)
             return time.perf_counter() - t
         return summary([run() for _ in range(args.runs)])
 
@@ -120,10 +120,10 @@ def main() -> int:
     rng = random.Random(15)
     sample = rng.sample(list(graph.paths), 25)
     for depth in (1, 2):
-        per = [timed(lambda p=p: neighbors(v, p, depth=depth), 1)[0][0] for p in sample]
+        per = [timed(lambda p=p: neighbors(v.ctx, p, depth=depth), 1)[0][0] for p in sample]
         out[f"neighbors_depth{depth}_ms"] = {"median": round(statistics.median(per) * 1000, 2),
                                              "max": round(max(per) * 1000, 2)}
-    per = [timed(lambda p=p, q=q: path(v, p, q), 1)[0][0] for p, q in zip(sample, sample[1:])]
+    per = [timed(lambda p=p, q=q: path(v.ctx, p, q), 1)[0][0] for p, q in zip(sample, sample[1:])]
     out["path_ms"] = {"median": round(statistics.median(per) * 1000, 2), "max": round(max(per) * 1000, 2)}
 
     cli = []

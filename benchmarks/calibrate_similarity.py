@@ -157,7 +157,7 @@ def page_signals(embedder_name: str, pairs: list[dict]) -> tuple[str, np.ndarray
         v = open_vault(root, embedder=embedder_name)
         try:
             v.index()
-            ctx = load_context(v, refresh=False)
+            ctx = load_context(v.ctx, refresh=False)
             embedder = v.cache.embedder()
             paths, mat, _, missing = _page_vectors(ctx, v.cache.vectors(embedder.identity.dim))
             assert not missing, f"{missing} chunks without vectors"
