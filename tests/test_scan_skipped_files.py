@@ -1,27 +1,129 @@
-"""The hostile-vault property (issue 10, "What to build besides the fixes"): notes with arbitrary
-values for every frontmatter key wikimem interprets, arbitrary bytes in bodies, arbitrary (also
-non-UTF-8) file and folder names and special files. index, search, status and parse never raise;
-every file is either indexed or reported by name; the cache equals a fresh rebuild."""
+"""What the vault scan does with files that are not ordinary notes: non-UTF-8 file and folder names,
+FIFOs, sockets, folders named *.md, symlinks leaving the vault, files over the size cap, a FIFO
+.wikimemignore. Each is skipped and reported by name, never read, never a hang (issue 10 items 4-6,
+14); and the property over random hostile vaults: every file is either indexed or reported, and the
+cache equals a fresh rebuild."""
 import json
 import os
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wikimem.api import open_vault
+from wikimem.vault import files as files_mod
 from wikimem.vault.files import shown_name
 
+from support_vault_checks import GOOD, deadline, everything, skipped_of
 from test_properties import hostile_frontmatter
 
+pytestmark = pytest.mark.adversarial
+
+
+# -- names, special files, symlinks ------------------------------------------------------------
+def test_non_utf8_file_and_folder_names_are_reported_with_escapes(make_vault):
+    root = make_vault(GOOD)
+    os.makedirs(os.path.join(os.fsencode(root), b"assets"))
+    with open(os.path.join(os.fsencode(root), b"assets", b"photo\xe9.png"), "wb") as fh:
+        fh.write(b"\x89PNG")
+    with open(os.path.join(os.fsencode(root), b"caf\xe9.md"), "wb") as fh:
+        fh.write(b"# Cafe\n\nalpha\n")
+    os.makedirs(os.path.join(os.fsencode(root), b"dir\xff"))
+    with open(os.path.join(os.fsencode(root), b"dir\xff", b"inner.md"), "wb") as fh:
+        fh.write(b"# Inner\n")
+    v, report, status, summary = everything(root)
+    by_build, by_status = skipped_of(report, status)
+    expected = {"assets/photo\\xe9.png", "caf\\xe9.md", "dir\\xff"}
+    assert expected <= set(by_build) and expected <= set(by_status)
+    assert {by_build[p] for p in expected} == {"bad_name"}
+    assert not any("\\xff/" in p for p in by_build), "a bad folder is reported once, not walked"
+    json.dumps(report.to_dict()).encode("utf-8")  # no lone surrogates anywhere
+
+
+def test_fifo_socket_and_folder_named_md_are_not_notes(make_vault):
+    import socket
+    root = make_vault(GOOD)
+    os.mkfifo(root / "pipe.md")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(root / "sock.md"))
+    (root / "folder.md").mkdir()
+    try:
+        v, report, status, summary = everything(root)
+        by_build, by_status = skipped_of(report, status)
+        assert by_build["pipe.md"] == by_status["pipe.md"] == "not_regular"
+        assert by_build["sock.md"] == "not_regular"
+        with deadline(10), pytest.raises(files_mod.NoteReadError, match="not a regular file"):
+            v.files.read_note("pipe.md")  # even when asked for by name, never blocks
+    finally:
+        sock.close()
+
+
+def test_symlinks_outside_are_refused_like_folders(make_vault, tmp_path):
+    outside = tmp_path / "secret.md"
+    outside.write_text("# Secret\n\nalpha beta gamma\n")
+    root = make_vault(GOOD)
+    os.symlink(outside, root / "leak.md")
+    os.symlink("/dev/zero", root / "zero.md")
+    os.symlink(root / "good.md", root / "inside.md")  # inside the vault: fine
+    v, report, status, summary = everything(root)
+    by_build, by_status = skipped_of(report, status)
+    assert by_build["leak.md"] == by_build["zero.md"] == "outside"
+    assert by_status["leak.md"] == "outside"
+    assert "inside.md" in v.load().pages and "leak.md" not in v.load().pages
+
+
+def test_wikimemignore_that_is_a_fifo_does_not_hang_the_scan(make_vault):
+    root = make_vault(GOOD)
+    os.mkfifo(root / ".wikimemignore")
+    everything(root)
+
+
+# -- the size cap -------------------------------------------------------------------------------
+def test_reads_stop_at_the_cap_whatever_the_stat_says(make_vault, monkeypatch):
+    root = make_vault({**GOOD, "big.md": "# Big\n" + "word " * 300_000})
+    v = open_vault(root, embedder="none", max_file_mb=1)
+    real_fstat = os.fstat
+
+    class Lying:
+        def __init__(self, st):
+            self._st = st
+
+        def __getattr__(self, name):
+            return 0 if name == "st_size" else getattr(self._st, name)
+
+    monkeypatch.setattr(os, "fstat", lambda fd: Lying(real_fstat(fd)))  # a size of 0, like /proc files
+    with pytest.raises(files_mod.NoteReadError) as info:
+        v.files.read_note("big.md")
+    assert info.value.kind == "too_large" and "1.0 MiB" in info.value.reason and " MB" not in info.value.reason
+
+
+def test_size_message_in_mib(make_vault):
+    root = make_vault({**GOOD, "big.md": "x" * (3 * 1024 * 1024)})
+    loaded = open_vault(root, embedder="none", max_file_mb=2).load()
+    reason = {s.path: s.reason for s in loaded.skipped}["big.md"]
+    assert "3.0 MiB, over the 2.0 MiB limit" in reason
+
+
+# -- the hostile-vault property (issue 10, "What to build besides the fixes") ----------------------
 NAME_BYTES = st.binary(min_size=1, max_size=24).map(lambda b: b.replace(b"/", b"_").replace(b"\x00", b"_"))
+
+
 NAME_TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="/\x00"), min_size=1, max_size=24)
+
+
 NAME = st.one_of(NAME_BYTES, NAME_TEXT.map(os.fsencode)).filter(lambda b: not b.startswith(b".") and len(b) < 200)
+
+
 SUFFIX = st.sampled_from([b".md", b".md", b".markdown", b".MD"])
+
+
 BODY = st.one_of(
     st.binary(max_size=300),
     st.text(max_size=300).map(lambda t: t.encode("utf-8", "surrogatepass")),
     st.sampled_from([b"# T\n\n**Bob**: Yes.\n\n**Al**: alpha?\n\n**Bob**: Yes.\n\n**Al**: ok\n",
                      b"# Links\n\n[[good]] [[missing]] ![[x.png]] #tag ^block\n", b"\xef\xbb\xbf# BOM\r\n\r\nalpha\r\n"]))
+
+
 SPECIALS = ("fifo", "outside", "zero", "dangling", "folder.md", "badfolder")
 
 

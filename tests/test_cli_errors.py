@@ -1,5 +1,6 @@
-"""`wikimem index/search/status/parse` in a subprocess on a hostile vault: no traceback, no hang,
-exit code <= 2, JSON that parses, and what was skipped is said (issue 10 items 10, 11, 14)."""
+"""`wikimem index/search/status/parse` in a subprocess on a hostile vault or with bad arguments: no
+traceback, no hang, exit code <= 2, JSON that parses (errors too, under --json), and what was skipped
+is said (issue 10 items 10, 11, 14)."""
 import json
 import os
 import socket
@@ -8,6 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+
+pytestmark = pytest.mark.adversarial
+
 
 ROOT = Path(__file__).parent.parent
 
