@@ -225,6 +225,12 @@ class Hit:
     # the chunk's passage nearest the query by meaning (a paragraph or list item of a note, a
     # sentence pair of a transcript turn: index/passages.py), None when the vector side gave none
     passage: str | None = None
+    # 1-based lines in the file of the text shown (blank lines at either end left out), and the
+    # line to open: the passage's when it can be placed, else the first; None when not known
+    start_line: int | None = None
+    end_line: int | None = None
+    line: int | None = None
+    steps: tuple[str, ...] = ()  # the re-rank steps that changed the score (search/steps.py)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -241,6 +247,10 @@ class Hit:
             "status": self.status,
             "blocks": list(self.blocks),
             "passage": self.passage,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "line": self.line,
+            "steps": list(self.steps),
         }
 
 
@@ -253,6 +263,9 @@ class SearchResult:
     coverage: float = 1.0
     took_ms: float = 0.0
     notices: tuple[str, ...] = ()
+    # how the query was read (query_syntax.ParsedQuery.explain()): the ranked text, each condition,
+    # notes on odd input; empty for a query without operators, which is ranked as typed
+    query_read: tuple[str, ...] = ()
 
     def __iter__(self) -> Iterator[Hit]:
         return iter(self.hits)
@@ -263,7 +276,8 @@ class SearchResult:
     def to_dict(self) -> dict[str, Any]:
         return {"query": self.query, "mode": self.mode, "degraded": list(self.degraded),
                 "vector_coverage": round(self.coverage, 4), "took_ms": round(self.took_ms, 2),
-                "notices": list(self.notices), "hits": [h.to_dict() for h in self.hits]}
+                "notices": list(self.notices), "hits": [h.to_dict() for h in self.hits],
+                **({"query_read": list(self.query_read)} if self.query_read else {})}
 
 
 @dataclass

@@ -121,7 +121,9 @@ def _skipped_line(skipped: list[dict[str, str]]) -> str:
 
 
 @app.command()
-def search(query: str = typer.Argument(..., help="What to look for (any language)."),
+def search(query: str = typer.Argument(..., help="What to look for (any language); Obsidian's operators "
+                                       "work: tag:, path:, file:, \"phrase\", -word, OR, [property:value], "
+                                       "line:(...), section:(...) (docs/search-syntax.md)."),
            vault: Optional[str] = VaultOpt,
            limit: int = typer.Option(10, "--limit", "-k", min=1, max=1000, help="How many results."),
            mode: str = typer.Option("hybrid", "--mode", help="hybrid | lexical | vector"),
@@ -135,19 +137,36 @@ def search(query: str = typer.Argument(..., help="What to look for (any language
                                              "communities.md too (wikimem's own pages)."),
            community: Optional[int] = typer.Option(None, "--community", help="Only pages of this community "
                                                    "(numbers as `wikimem communities` shows them)."),
-           explain: bool = typer.Option(False, "--explain", help="Show each score component."),
+           explain: bool = typer.Option(False, "--explain", help="Show how the query was read and each score "
+                                        "component, with the re-rank steps that changed it."),
+           output: str = typer.Option("text", "--format", help="text | json | vimgrep (path:line:col:text, "
+                                      "one line per hit, for editors)."),
            as_json: bool = JsonOpt) -> None:
     """Hybrid search (BM25 + vectors + link graph) over the vault."""
     from ..api import open_vault
 
+    if output not in ("text", "json", "vimgrep"):
+        err.print(f"[red]error:[/] unknown --format {escape(output)!r} (choose text, json or vimgrep)")
+        raise typer.Exit(2)
     v = _run(lambda: open_vault(vault))
     result = _run(lambda: v.search(query, limit=limit, mode=mode, folder=folder, type=type_, tags=tag,
                                    since=since, until=until, include_superseded=include_superseded,
                                    include_meta=include_meta, community=community))
-    if as_json:
+    if as_json or output == "json":
         _emit_json(result.to_dict())
         if not result.hits:
             raise typer.Exit(1)  # as in text mode: scripts can test the exit code
+        return
+    if output == "vimgrep":  # as ripgrep --vimgrep: a path the editor can open from here
+        import os
+        for hit in result.hits:
+            full = os.path.join(str(v.root), hit.path)
+            shown = os.path.relpath(full)
+            where = shown if not shown.startswith("..") else full
+            snippet = " ".join((hit.passage or hit.text).split())[:240]
+            typer.echo(f"{_printable(where)}:{hit.line or 1}:1:{_printable(snippet)}")
+        if not result.hits:
+            raise typer.Exit(1)
         return
     for notice in result.notices:
         err.print(f"[yellow]note:[/] {escape(_printable(notice))}")
@@ -155,19 +174,24 @@ def search(query: str = typer.Argument(..., help="What to look for (any language
         coverage = "" if "vectors_partial" not in result.degraded else (
             f" (vector coverage {result.coverage:.0%})" if result.coverage < 1.0 else " (vectors follow the last edit)")
         err.print(f"[yellow]degraded:[/] {', '.join(result.degraded)}{coverage}")
+    if explain:
+        for line in result.query_read:
+            out.print(f"[cyan]query:[/] {escape(_printable(line))}", highlight=False)
     if not result.hits:
         out.print("no results")
         raise typer.Exit(1)
     for i, hit in enumerate(result.hits, 1):
         where = " > ".join(hit.heading_path)
-        out.print(f"[bold]{i:>2}. {escape(hit.title)}[/]  [dim]{escape(hit.path)}{' # ' + escape(where) if where else ''}[/]",
+        at = f"{hit.path}:{hit.line}" if hit.line else hit.path  # path:line, as ripgrep prints it
+        out.print(f"[bold]{i:>2}. {escape(hit.title)}[/]  [dim]{escape(at)}{' # ' + escape(where) if where else ''}[/]",
                   highlight=False)
         snippet = " ".join((hit.passage or hit.text).split())  # the passage nearest the query, if any
         out.print(f"    {snippet[:240]}{'…' if len(snippet) > 240 else ''}", highlight=False, markup=False)
         if explain:
             parts = ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
                               for k, v in hit.components.items())
-            out.print(f"    [cyan]score={hit.score:.4f}[/] {parts} found_by={'+'.join(hit.found_by)}",
+            steps = f" steps={'+'.join(hit.steps)}" if hit.steps else ""
+            out.print(f"    [cyan]score={hit.score:.4f}[/] {escape(parts)} found_by={'+'.join(hit.found_by)}{steps}",
                       highlight=False)
     out.print(f"[dim]{len(result.hits)} results in {result.took_ms:.0f} ms[/]")
 

@@ -1,8 +1,15 @@
 """Hybrid search (design.md §5), in stages::
 
-    candidates (rankers.py: BM25 top-N, vector top-N) -> fusion (fusion.py: convex or RRF)
-    -> re-rank steps (steps.py: graph pull-ins; transcript-only speaker boost and neighbour lift)
-    -> one hit per page
+    the query read (query_syntax.py: ranked text, page and text conditions)
+    -> candidates (rankers.py: BM25 top-N, vector top-N) -> fusion (fusion.py: convex or RRF, typed
+       candidates.Candidate) -> re-rank steps (steps.STEPS, each on when the candidates call for it)
+    -> one hit per page, the query's text conditions checked (fusion.select) -> hits with lines and links
+
+Operators (docs/search-syntax.md): the free text is ranked; tag:, path:, file: and [property]
+narrow the candidates like the filter arguments (with which they combine); phrases, excludes,
+line: and section: are checked on each hit's text after ranking (more candidates are fetched so
+``limit`` is still met when possible). A query of conditions only lists the pages they admit,
+most recent first. A query without operators is ranked exactly as typed.
 
 Every hit carries its score components and who found it. A search never writes: a cache that an
 interrupted build left behind, or a damaged vector index, is reported in ``degraded`` and left to
@@ -15,24 +22,31 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
+from dataclasses import replace
 from typing import Collection, Sequence
 from urllib.parse import quote
 
 from ..errors import IndexStaleError, LockError
 from ..index.status import vector_coverage, vector_degraded
 from ..index.vectors import held_sql
-from ..model import SearchResult
-from . import rankers
-from .filters import MODES, check_args, make_filters
-from .fusion import fuse
+from ..model import Hit, SearchResult
+from . import conditions, fusion, rankers
+from .candidates import Candidate
+from .filters import MODES, Filters, check_args, make_filters
+from .query_syntax import ParsedQuery, parse_query
+from .tuning import POST_FILTER_FETCH
 
 log = logging.getLogger(__name__)
 
 __all__ = ["MODES", "obsidian_uri", "search"]
 
 
-def obsidian_uri(vault_name: str, path: str) -> str:
+def obsidian_uri(vault_name: str, path: str, heading: str | None = None) -> str:
+    """A link that opens the page in Obsidian, at ``heading`` when given: Obsidian's URI scheme
+    takes the heading after an encoded '#' in ``file``."""
     target = path[:-3] if path.endswith(".md") else path
+    if heading:
+        target = f"{target}#{heading}"
     return f"obsidian://open?vault={quote(vault_name, safe='')}&file={quote(target, safe='')}"
 
 
@@ -78,13 +92,16 @@ def search(ctx, query: str, *, limit: int = 10, mode: str = "hybrid", folder: st
            type: str | None = None, tags: Sequence[str] | None = None, since: str | None = None,
            until: str | None = None, include_superseded: bool = False, per_page: int = 1,
            paths: Collection[str] | None = None, include_meta: bool = False) -> SearchResult:
+    """Search the vault. ``query`` may use Obsidian's operators (docs/search-syntax.md); the other
+    arguments are filters that combine with them. ``per_page``: hits per page (0: no cap)."""
     check_args(query, mode, limit, since, until)
     filters = make_filters(folder, type, tags, since, until, include_superseded, paths, include_meta)
+    parsed = parse_query(query)
     try:
         if ctx.cache.manifest_problem() is None:
             with ctx.cache.snapshot():  # one committed state for every read of this search
-                return _search(ctx, query, limit, mode, filters, per_page)
-        return _search(ctx, query, limit, mode, filters, per_page)
+                return _search(ctx, query, limit, mode, filters, per_page, parsed)
+        return _search(ctx, query, limit, mode, filters, per_page, parsed)
     except sqlite3.DatabaseError as exc:  # damage that only a query could find
         log.warning("the cache is damaged (%s)", exc)
         notices = [f"the cache was damaged ({exc}); rebuilt it"]
@@ -93,12 +110,12 @@ def search(ctx, query: str, *, limit: int = 10, mode: str = "hybrid", folder: st
             raise IndexStaleError(f"the cache is damaged ({exc}); run `wikimem index --rebuild`") from None
         from ..index.build import build
         build(ctx, rebuild=True, embed=False, wait=30.0)
-        result = _search(ctx, query, limit, mode, filters, per_page)
-        return SearchResult(result.query, result.mode, result.hits, result.degraded, result.coverage,
-                            result.took_ms, tuple(notices) + result.notices)
+        result = _search(ctx, query, limit, mode, filters, per_page, parsed)
+        return replace(result, notices=tuple(notices) + result.notices)
 
 
-def _search(ctx, query: str, limit: int, mode: str, filters, per_page: int) -> SearchResult:
+def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: int,
+            parsed: ParsedQuery) -> SearchResult:
     from ..index.embedding import GATE
 
     started = time.perf_counter()
@@ -107,7 +124,19 @@ def _search(ctx, query: str, limit: int, mode: str, filters, per_page: int) -> S
     _ready(ctx, notices, degraded)
     cache = ctx.cache
     settings = ctx.settings
+    read = tuple(parsed.explain()) if parsed.groups or parsed.notes else ()
+    query = parsed.text if parsed.groups else raw  # without operators: ranked exactly as typed
+    more, page_ok = conditions.page_filter(cache.db, parsed)
+    if more:
+        filters = replace(filters, **more)
+    text_ok = conditions.text_check(parsed)
+    if parsed.groups and parsed.only_filters:
+        hits = _listing(ctx, filters, limit, page_ok, text_ok, parsed)
+        return SearchResult(raw, mode, tuple(hits), tuple(degraded), 1.0,
+                            (time.perf_counter() - started) * 1000, tuple(notices), read)
     n = max(settings.candidates, limit * max(per_page, 1) * 2)
+    if text_ok is not None or page_ok is not None:  # hits are dropped after ranking: fetch more
+        n *= POST_FILTER_FETCH
     coverage = 0.0
     where, args = filters.sql()
     narrowing = filters.narrowing
@@ -184,8 +213,40 @@ def _search(ctx, query: str, limit: int, mode: str, filters, per_page: int) -> S
 
     name = ctx.root.name
     vectors_of = (lambda ids: rankers.unit_vectors(cache, ready[0], ids)) if ready is not None else None
-    hits = fuse(ctx, query, lexical, vector, settings, mode, limit, per_page, where, args,
-                lambda path: obsidian_uri(name, path), turn_ids, nearest, vectors_of, filters.hidden())
+    found = fusion.candidates(ctx, query, lexical, vector, settings, mode, turn_ids, nearest)
+    ranked = fusion.rank(ctx, query, found, settings, mode, where, args, vectors_of)
+    chosen = fusion.select(cache, ranked, limit, per_page, filters.hidden(), text_ok, page_ok)
+    hits = fusion.hits(ctx, chosen, lambda path, heading=None: obsidian_uri(name, path, heading), nearest)
     took = (time.perf_counter() - started) * 1000
-    return SearchResult(query, mode, tuple(hits), tuple(degraded), coverage if mode != "lexical" else 1.0,
-                        took, tuple(notices))
+    return SearchResult(raw, mode, tuple(hits), tuple(degraded), coverage if mode != "lexical" else 1.0,
+                        took, tuple(notices), read)
+
+
+def _listing(ctx, filters: Filters, limit: int, page_ok, text_ok, parsed: ParsedQuery) -> list[Hit]:
+    """A query of conditions only: the pages they admit (and the filters), most recent first, each
+    shown by its first chunk that meets the text conditions (the page's text must meet them too)."""
+    cache = ctx.cache
+    where, args = filters.sql()
+    hidden = filters.hidden()
+    chosen = []
+    recency: dict[str, str] = {}
+    for path, when in conditions.recent_pages(cache.db, where, args):
+        if len(chosen) >= limit:
+            break
+        if path in hidden or (page_ok is not None and not page_ok(path)):
+            continue
+        ids = conditions.page_chunk_ids(cache.db, path, where, args)
+        chunks = cache.chunks_by_id(ids)
+        ordered = [chunks[i] for i in ids if i in chunks]
+        if not ordered:
+            continue
+        if text_ok is not None:
+            body = conditions.page_body(cache.db, path)
+            if not parsed.text_matches(body if body is not None else "\n".join(c.text for c in ordered)):
+                continue
+            ordered = [c for c in ordered if text_ok(c)] or ordered
+        recency[ordered[0].id] = when
+        chosen.append((Candidate(ordered[0].id, path), ordered[0]))
+    name = ctx.root.name
+    hits = fusion.hits(ctx, chosen, lambda path, heading=None: obsidian_uri(name, path, heading))
+    return [replace(h, score=0.0, components={"recency": recency[h.chunk_id]}, found_by=("filter",)) for h in hits]

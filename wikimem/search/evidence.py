@@ -1,15 +1,6 @@
-"""Page-level evidence and language balance: re-rank steps for ordinary notes (issue 17).
+"""Language balance: what the re-rank steps for a vault in two scripts compute (issue 17).
 
-One best chunk is weak evidence for a page on real documentation: the chunk that holds the
-answer ("- Extract files matching a pattern: `tar xf … --wildcards`") often lacks the words that
-say what the page is about (its title, its opening description), and a page whose several chunks
-all match is likelier to be the right one than a page with one lucky chunk. These steps score a
-candidate chunk with its page's other evidence:
-
-- ``page_support``: a chunk gains ``share`` of the best other candidate chunk of its page (the
-  order of chunks within a page never changes: the best chunk gains least).
-- ``title_bonus``: a chunk gains ``weight`` when the query contains every word of its page's title
-  (or of one alias) — "how do I rebase with git" names the page "git rebase".
+- ``foreign``: which candidates are written in another script than the query (``script``).
 - ``impute_lexical`` (hybrid): BM25 cannot see a candidate written in another script than the
   query, so that candidate's missing lexical share is imputed from its vector share. The vector
   side itself measures similarity across the vault's language axis (language.py), so such
@@ -21,35 +12,25 @@ candidate chunk with its page's other evidence:
   translation next. That is what lets the imputation be generous to pages that exist only in the
   other language.
 
-Transcript turns (chunks with speakers) are left alone: there the unit of retrieval is the turn,
-and the transcript steps (steps.py) handle its context. Each step is off when its constant is 0,
-but the translation step, which is off above 1 (``TWIN_SIMILARITY``); it runs only with the
-imputation on (``CROSS_LEXICAL`` > 0), the step it corrects.
+Nothing here looks at folders or file names: which text is a translation of which is found from
+the vectors alone. Transcript turns (chunks with speakers) are never foreign: there the unit of
+retrieval is the turn, and the transcript steps handle its context. The steps that apply these
+are steps.ImputeLexical and steps.TranslationsBelowOriginals; the constants are in tuning.py.
+(The page-support and title-bonus steps that lived here were measured, kept off, and removed: see
+tuning.py.)
 """
 from __future__ import annotations
 
-import json
 import re
-from typing import Iterable
+from typing import Mapping
 
 import numpy as np
 
-from ..index.analysis import tokens
-
-# Measured in benchmarks/README.md ("tldr pages"); a step that hurt any set stays off (0).
-PAGE_SHARE = 0.0  # off: +0.011 MRR@10 on tldr, but examples/ held-aside 0.895 -> 0.885
-TITLE_WEIGHT = 0.0  # off: no gain on tldr (0.682 -> 0.683), +0.004 on examples/
-CROSS_LEXICAL = 0.8  # on, with the language axis and translations ranked below their originals (benchmarks/README.md)
-# Two candidates are one text in two languages when each is the other's nearest candidate across
-# the scripts and their cosine (across the language axis) is at least this. Measured on
-# multilingual-e5-small over tldr's 1,162 page pairs: 99 % of translations are at >= 0.937, and 95 %
-# of the nearest non-translations below 0.938 (benchmarks/README.md, "Session 7").
-TWIN_SIMILARITY = 0.94
+from .tuning import CROSS_LEXICAL, LETTERS_PER_HAN, TWIN_SIMILARITY
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
 _CODE = re.compile(r"`[^`\n]*`|\{\{[^}]*\}\}|<https?://[^>]*>|https?://\S+")
-LETTERS_PER_HAN = 5  # a Han character carries about as much meaning as a five-letter run of Latin
 
 
 def script(text: str) -> str:
@@ -115,22 +96,31 @@ def _foreign_to(side: str, want: str) -> bool:
     return side != want and not (side == "" and want == "latin")
 
 
-def impute_lexical(parts, shares: dict[str, dict[str, float]], weight_lexical: float,
-                   share: float | None = None) -> None:
+def imputed_gains(shares: Mapping[str, Mapping[str, float]], weight_lexical: float,
+                  share: float | None = None) -> dict[str, float]:
     """BM25 cannot match a Chinese question against English text (or only on stray ASCII words),
     so its silence about a page in another script is no evidence against it: that candidate's
     lexical share is missing, not 0. It is taken to be ``share`` times the candidate's vector
     share (0 <= share <= 1; below 1 because it is a guess, not a match), unless BM25's own share
     is higher. ``shares``: chunk id -> {"bm25": share, "vector": share} for the candidates in
-    another script than the query."""
+    another script than the query. Returns chunk id -> what its fused score gains (> 0)."""
     share = CROSS_LEXICAL if share is None else share
     if share <= 0:
-        return
+        return {}
+    gains: dict[str, float] = {}
     for cid, got in shares.items():
         gain = share * got.get("vector", 0.0) - got.get("bm25", 0.0)
         if gain > 0:
-            parts[cid]["fused"] += weight_lexical * gain
-            parts[cid]["imputed"] = round(weight_lexical * gain, 8)
+            gains[cid] = weight_lexical * gain
+    return gains
+
+
+def impute_lexical(parts, shares: Mapping[str, Mapping[str, float]], weight_lexical: float,
+                   share: float | None = None) -> None:
+    """``imputed_gains`` added in place to ``parts[cid]["fused"]`` (recorded as ``"imputed"``)."""
+    for cid, gain in imputed_gains(shares, weight_lexical, share).items():
+        parts[cid]["fused"] += gain
+        parts[cid]["imputed"] = round(gain, 8)
 
 
 def translations(vectors: dict[str, np.ndarray], other: set[str],
@@ -155,66 +145,32 @@ def translations(vectors: dict[str, np.ndarray], other: set[str],
     close = sims[np.arange(len(theirs)), nearest_ours] >= threshold
     pairs = {theirs[i]: ours[j] for i, j in enumerate(nearest_ours) if close[i] and nearest_theirs[j] == i}
     originals = set(pairs.values())
-    # a page translated twice (zh/ and zh_TW/): the second is as near its original as the first
+    # a page translated twice (into Simplified and Traditional Chinese, say): both are nearest to the
+    # one original, which can be nearest to only one of them, so the second is not mutual. It is
+    # paired too when it clears the same threshold. No folder or file name is looked at.
     pairs.update((theirs[i], ours[j]) for i, j in enumerate(nearest_ours)
                  if close[i] and theirs[i] not in pairs and ours[j] in originals)
     return pairs
 
 
-def below_translations(scores: dict[str, float], parts, twins: dict[str, str],
-                       paths: dict[str, str]) -> None:
-    """Rank each translation just below its original when it would rank above it (in place); the
-    original's page is recorded in ``parts[cid]["translation_of"]`` either way."""
+def capped_translations(scores: Mapping[str, float], twins: Mapping[str, str]) -> dict[str, tuple[str, float]]:
+    """Each translation whose original is scored too: translation id -> (original id, its score
+    lowered to just below the original's when it would rank above it, else as it was)."""
+    out: dict[str, tuple[str, float]] = {}
     for cid, original in twins.items():
-        if cid not in scores or original not in scores:
-            continue
-        parts[cid]["translation_of"] = paths.get(original)
-        ceiling = scores[original] - 1e-6
-        if scores[cid] > ceiling:
-            scores[cid] = ceiling
-
-
-def _title_words(db, paths: Iterable[str]) -> dict[str, list[set[str]]]:
-    """Each page's title and aliases as sets of index terms (empty names dropped)."""
-    paths = sorted(set(paths))
-    out: dict[str, list[set[str]]] = {}
-    for start in range(0, len(paths), 500):
-        part = paths[start:start + 500]
-        marks = ",".join("?" * len(part))
-        for path, title, aliases in db.execute(f"SELECT path, title, aliases FROM files WHERE path IN ({marks})", part):
-            names = [title or ""]
-            try:
-                names += [a for a in json.loads(aliases or "[]") if isinstance(a, str)]
-            except ValueError:
-                pass
-            out[path] = [words for words in (set(tokens(n)) for n in names) if words]
+        if cid in scores and original in scores:
+            ceiling = scores[original] - 1e-6
+            out[cid] = (original, ceiling if scores[cid] > ceiling else scores[cid])
     return out
 
 
-def page_evidence(db, query: str, scores: dict[str, float], parts, light,
-                  share: float | None = None, weight: float | None = None) -> None:
-    """Add page support and the title bonus to ``scores`` (chunk id -> score) in place, recording
-    them in ``parts[cid]["page"]``. ``light``: chunk id -> (path, speakers, ordinal)."""
-    share = PAGE_SHARE if share is None else share
-    weight = TITLE_WEIGHT if weight is None else weight
-    if share <= 0 and weight <= 0:
-        return
-    by_page: dict[str, list[str]] = {}
-    for cid in scores:
-        row = light.get(cid)
-        if row and not row[1]:  # ordinary notes only
-            by_page.setdefault(row[0], []).append(cid)
-    asked = set(tokens(query)) if weight > 0 else set()
-    titles = _title_words(db, by_page) if weight > 0 else {}
-    for path, cids in by_page.items():
-        base = {cid: scores[cid] for cid in cids}
-        named = weight if any(words <= asked for words in titles.get(path, ())) else 0.0
-        for cid in cids:
-            others = [s for c, s in base.items() if c != cid]
-            gain = (share * max(others) if others and share > 0 else 0.0) + named
-            if gain:
-                scores[cid] += gain
-                parts[cid]["page"] = round(gain, 8)
+def below_translations(scores: dict[str, float], parts, twins: Mapping[str, str],
+                       paths: Mapping[str, str]) -> None:
+    """``capped_translations`` in place on ``scores``; the original's page is recorded in
+    ``parts[cid]["translation_of"]`` either way."""
+    for cid, (original, score) in capped_translations(scores, twins).items():
+        parts[cid]["translation_of"] = paths.get(original)
+        scores[cid] = score
 
 
 def language_steps_on() -> bool:

@@ -25,11 +25,16 @@ class Filters:
     include_superseded: bool = False
     paths: frozenset[str] | None = None  # only these pages (e.g. one community's members)
     include_meta: bool = False  # index.md, log.md, communities.md (model.META_PAGES): see hidden()
+    # the pages the query's page conditions (tag:, path:, file:, [property]) admit, or those they
+    # rule out (whichever list is shorter); unlike ``paths`` they leave wikimem's own pages hidden
+    pages: frozenset[str] | None = None
+    not_pages: frozenset[str] | None = None
 
     @property
     def narrowing(self) -> bool:
         """Filters that select a subset (the superseded filter alone is handled by exclusion)."""
-        return bool(self.folder or self.type or self.tags or self.since or self.until or self.paths is not None)
+        return bool(self.folder or self.type or self.tags or self.since or self.until or self.paths is not None
+                    or self.pages is not None or self.not_pages)
 
     def hidden(self) -> frozenset[str]:
         """Pages ranked as candidates but never returned: wikimem's own pages unless asked for.
@@ -63,6 +68,14 @@ class Filters:
             paths = sorted(self.paths)
             sql.append(f"AND c.path IN ({','.join('?' * len(paths))})" if paths else "AND 0")
             args.extend(paths)
+        if self.pages is not None:
+            pages = sorted(self.pages)
+            sql.append(f"AND c.path IN ({','.join('?' * len(pages))})" if pages else "AND 0")
+            args.extend(pages)
+        if self.not_pages:
+            pages = sorted(self.not_pages)
+            sql.append(f"AND c.path NOT IN ({','.join('?' * len(pages))})")
+            args.extend(pages)
         return " ".join(sql), args
 
 

@@ -1,21 +1,20 @@
 """Fusion: each ranker's list becomes a share of the candidate's score, weighted and summed.
 
-Then the re-rank steps (steps.py) and one hit per page (or ``per_page``)."""
+``candidates`` makes the typed candidates (candidates.py) from the rankers' lists, ``rank`` runs the
+re-rank steps (steps.py) and orders them, ``select`` keeps one hit per page (or ``per_page``), drops
+repeated texts and what the query's text conditions rule out, and ``hits`` makes the results."""
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from ..index.vectors import is_held
-from ..model import Hit
+from ..model import Chunk, Hit, index_clean
 from ..parse.chunk import shown_heading
 from . import evidence
-from .steps import graph_step, neighbour_context, speaker_boost
-
-
-def new_parts() -> dict[str, Any]:
-    return {"bm25_rank": None, "bm25": None, "vector_rank": None, "vector": None, "vector_whole": None,
-            "vector_passage": None, "fused": 0.0, "graph": 0.0, "speaker": 0.0, "context": 0.0}
+from .candidates import Candidate
+from .steps import Candidates, Facts, run_steps
+from .tuning import REPEAT_MIN_CHARS, REPEAT_MIN_TOTAL, REPEAT_SPARE
 
 
 def fusion_scores(ranked: Sequence[tuple[str, float]], settings, floor: float | None = None) -> list[float]:
@@ -48,9 +47,6 @@ def _groups(ranked, turn_ids: set[str] | None):
     return [[r for r in ranked if r[0] not in turn_ids], [r for r in ranked if r[0] in turn_ids]]
 
 
-REPEAT_SPARE = 5  # candidates read beyond the limit so that dropping a repeated text still fills it
-REPEAT_MIN_CHARS = 40  # a paragraph shorter than this (a heading, a one-word item) is alike by chance
-REPEAT_MIN_TOTAL = 60  # and what repeats must add up to at least this much
 _NOT_WORD = re.compile(r"[\W_]+")
 
 
@@ -75,97 +71,169 @@ def repeats(key: tuple[tuple[str, ...], str], other: tuple[tuple[str, ...], str]
     return all(p in other[1] for p in key[0]) or all(p in key[1] for p in other[0])
 
 
-def fuse(ctx, query: str, lexical, vector, settings, mode: str, limit: int, per_page: int,
-         where: str, args: Sequence[Any], uri, turn_ids: set[str] | None = None,
-         nearest: dict[str, Any] | None = None, vectors_of: Callable | None = None,
-         hidden: frozenset[str] = frozenset()) -> list[Hit]:
-    """``where``/``args``: the search's filters as SQL (for pulled-in pages); ``uri``: path -> link;
-    ``turn_ids``: in a vault with transcripts, which vector candidates are transcript turns;
-    ``nearest``: chunk id -> rankers.Nearest for the vector candidates (a hit's passage);
-    ``vectors_of``: chunk ids -> {id: unit vector across the language axis} (rankers.unit_vectors),
-    when the vector side ran; ``hidden``: paths ranked with the rest but never returned."""
+
+def candidates(ctx, query: str, lexical, vector, settings, mode: str, turn_ids: set[str] | None = None,
+               nearest: dict[str, Any] | None = None) -> Candidates:
+    """The rankers' lists fused into candidates. ``turn_ids``: in a vault with transcripts, which
+    vector candidates are transcript turns (scaled apart from notes); ``nearest``: chunk id ->
+    rankers.Nearest for the vector candidates. A chunk whose row is gone (a build committed during
+    this search) is dropped."""
     nearest = nearest or {}
     cache = ctx.cache
-    # hybrid only: a missing lexical share is imputed for candidates in another script, and a
-    # translation ranks below its original (evidence.py)
-    other = set()
+    # hybrid only: which candidates are in another script than the query (the language steps)
+    other: set[str] = set()
     if mode == "hybrid" and evidence.language_steps_on():
         other = evidence.foreign(cache.db, query, list(dict.fromkeys([cid for cid, _ in vector] +
                                                                      [cid for cid, _ in lexical])))
-    parts: dict[str, dict[str, Any]] = {}
-    shares: dict[str, dict[str, float]] = {}  # each side's share, for candidates in another script
+    found: Candidates = {}
     for side, groups, weight, floor in (("bm25", [lexical], settings.weight_lexical, 0.0),
                                         ("vector", _groups(vector, turn_ids), settings.weight_vector, None)):
         for ranked in groups:
             for rank, ((cid, score), share) in enumerate(zip(ranked, fusion_scores(ranked, settings, floor)), 1):
-                p = parts.setdefault(cid, new_parts())
-                p[f"{side}_rank"] = rank
-                p[side] = round(score, 6)
-                if side == "vector" and cid in nearest:
-                    found = nearest[cid]
-                    p["vector_whole"] = round(found.whole, 6)
-                    p["vector_passage"] = None if found.passage is None else round(found.passage, 6)
-                p["fused"] += weight * share
-                if cid in other:
-                    shares.setdefault(cid, {})[side] = share
-    if mode == "hybrid":
-        evidence.impute_lexical(parts, shares, settings.weight_lexical)
-    light = cache.paths_by_id(parts)  # light rows: full chunks are read for the final hits only
-    paths = {cid: row[0] for cid, row in light.items()}
-    twins: dict[str, str] = {}
-    if other and vectors_of is not None:
-        twins = evidence.translations(vectors_of([cid for cid, row in light.items() if not row[1]]), other)
-        # capped before the graph step too: it picks the pages whose links it follows by fused score
-        fused = {cid: parts[cid]["fused"] for pair in twins.items() for cid in pair}
-        evidence.below_translations(fused, parts, twins, paths)
-        for cid in twins:
-            parts[cid]["fused"] = fused[cid]
-    speaker_boost(parts, light, query, settings)
-    if mode == "hybrid":
-        graph_step(cache, parts, paths, settings, where, args, new_parts)
-    scores = {cid: p["fused"] + p["graph"] for cid, p in parts.items() if cid in paths}
-    neighbour_context(scores, parts, light, settings)
-    evidence.page_evidence(cache.db, query, scores, parts, light)
-    evidence.below_translations(scores, parts, twins, paths)  # again: page evidence may have lifted one
-    # the speaker boost comes last: the lift says which exchange is relevant, the boost which of
-    # its turns the named person spoke (boosting first lifts the other speaker's replies with it)
-    ranked = sorted(((round((score + parts[cid]["context"]) * (1.0 + parts[cid]["speaker"]), 10), cid, parts[cid])
-                     for cid, score in scores.items()), key=lambda r: (-r[0], r[1]))
-    chosen = []
+                c = found.get(cid)
+                if c is None:
+                    c = found[cid] = Candidate(cid, foreign=cid in other)
+                if side == "bm25":
+                    c.bm25_rank, c.bm25 = rank, round(score, 6)
+                else:
+                    c.vector_rank, c.vector = rank, round(score, 6)
+                    if cid in nearest:
+                        why = nearest[cid]
+                        c.vector_whole = round(why.whole, 6)
+                        c.vector_passage = None if why.passage is None else round(why.passage, 6)
+                c.fused += weight * share
+                if c.foreign:
+                    c.shares[side] = share
+    light = cache.paths_by_id(found)  # light rows: full chunks are read for the final hits only
+    kept: Candidates = {}
+    for cid, c in found.items():
+        if cid in light:
+            c.path, c.speakers, c.ordinal = light[cid]
+            kept[cid] = c
+    return kept
+
+
+def rank(ctx, query: str, found: Candidates, settings, mode: str, where: str = "", args: Sequence[Any] = (),
+         vectors_of: Callable | None = None) -> list[Candidate]:
+    """The re-rank steps over ``found``, then every candidate best first (ties by chunk id).
+    ``where``/``args``: the search's filters as SQL (for pulled-in pages); ``vectors_of``: chunk
+    ids -> {id: unit vector across the language axis} (rankers.unit_vectors), when the vector side ran."""
+    facts = Facts(query, mode, settings, ctx.cache, where, tuple(args), vectors_of,
+                  turns=any(c.turn for c in found.values()), two_scripts=any(c.foreign for c in found.values()))
+    found = run_steps(found, facts)
+    return sorted(found.values(), key=lambda c: (-c.score, c.id))
+
+
+def select(cache, ranked: Sequence[Candidate], limit: int, per_page: int, hidden: frozenset[str] = frozenset(),
+           text_ok: Callable[[Chunk], bool] | None = None,
+           page_ok: Callable[[str], bool] | None = None) -> list[tuple[Candidate, Chunk]]:
+    """At most ``limit`` candidates with their chunks, best first: ``per_page`` per page (0: no
+    cap), never a ``hidden`` page, never a text a better hit shows (a source page quoting its raw
+    file). ``page_ok``/``text_ok``: conditions of the query checked after ranking (a page, a
+    chunk); a candidate that fails one takes no place in its page's quota."""
+    chosen: list[Candidate] = []
     seen: dict[str, int] = {}
-    for score, cid, p in ranked:
-        path = paths[cid]
-        if path in hidden or (per_page and seen.get(path, 0) >= per_page):
+    chunks: dict[str, Chunk] = {}
+    read_to = 0
+    for i, c in enumerate(ranked):
+        if c.path in hidden or (per_page and seen.get(c.path, 0) >= per_page):
             continue
-        seen[path] = seen.get(path, 0) + 1
-        chosen.append((score, cid, p))
+        if page_ok is not None and not page_ok(c.path):
+            continue
+        if text_ok is not None:
+            if i >= read_to:  # chunks read ahead in batches, only when a condition needs the text
+                read_to = i + 100
+                chunks.update(cache.chunks_by_id(d.id for d in ranked[i:read_to]))
+            chunk = chunks.get(c.id)
+            if chunk is None or not text_ok(chunk):
+                continue
+        seen[c.path] = seen.get(c.path, 0) + 1
+        chosen.append(c)
         if len(chosen) >= limit + min(limit, REPEAT_SPARE):  # a few spare: a repeated text is dropped below
             break
-    chunks = cache.chunks_by_id(cid for _, cid, _ in chosen)
-    said = cache.passage_texts(nearest[cid].passage_id for _, cid, _ in chosen
-                               if cid in nearest and nearest[cid].passage_id is not None)
-    hits: list[Hit] = []
+    missing = [c.id for c in chosen if c.id not in chunks]
+    if missing:
+        chunks.update(cache.chunks_by_id(missing))
+    out: list[tuple[Candidate, Chunk]] = []
     shown: list[tuple[tuple[str, ...], str]] = []
-    for score, cid, p in chosen:
-        c = chunks.get(cid)
-        if c is None:  # replaced by a build that committed during this search: it no longer exists
+    for c in chosen:
+        chunk = chunks.get(c.id)
+        if chunk is None:  # replaced by a build that committed during this search: it no longer exists
             continue
-        if len(hits) >= limit:
+        if len(out) >= limit:
             break
-        text = repeat_key(c.text)
+        text = repeat_key(chunk.text)
         if text is not None and any(repeats(text, other) for other in shown):
             continue  # the same text a better hit shows (a source page quoting its raw file)
         if text is not None:
             shown.append(text)
-        found_by = tuple(side for side, key in (("lexical", "bm25_rank"), ("vector", "vector_rank")) if p[key]) \
-            or ("graph",)
-        components = {k2: (round(v, 8) if isinstance(v, float) else v) for k2, v in p.items()}
-        found = nearest.get(cid)
+        out.append((c, chunk))
+    return out
+
+
+def hits(ctx, chosen: Sequence[tuple[Candidate, Chunk]], uri: Callable[..., str],
+         nearest: dict[str, Any] | None = None) -> list[Hit]:
+    """The hits for ``chosen``: each with its passage (the part nearest the query by meaning), the
+    lines it spans in its file and a link that opens it (``uri(path, heading)``)."""
+    nearest = nearest or {}
+    cache = ctx.cache
+    said = cache.passage_texts(nearest[c.id].passage_id for c, _ in chosen
+                               if c.id in nearest and nearest[c.id].passage_id is not None)
+    lines = chunk_lines(cache.db, [chunk for _, chunk in chosen])
+    out: list[Hit] = []
+    for c, chunk in chosen:
+        found = nearest.get(c.id)
         passage = said.get(found.passage_id) if found is not None else None
-        if passage is not None and is_held(found.passage_id) and passage.startswith(f"{c.title}: "):
+        if passage is not None and is_held(found.passage_id) and passage.startswith(f"{chunk.title}: "):
             # a note's passage was embedded with its page title in front (index/passages.py)
-            passage = passage[len(c.title) + 2:]
-        heading_path = shown_heading(c.text, c.heading_path, passage) if passage else c.heading_path
-        hits.append(Hit(cid, c.path, c.title, heading_path, c.text, score, components, found_by,
-                        uri(c.path), c.type, c.status, c.blocks, passage))
-    return hits
+            passage = passage[len(chunk.title) + 2:]
+        heading_path = shown_heading(chunk.text, chunk.heading_path, passage) if passage else chunk.heading_path
+        start, end = lines.get(c.id, (None, None))
+        line = start
+        if start is not None and passage:
+            line = start + passage_offset(chunk.text, passage)
+        heading = heading_path[-1] if heading_path and tuple(heading_path) != (chunk.title,) else None
+        out.append(Hit(c.id, chunk.path, chunk.title, heading_path, chunk.text, c.score, c.components(),
+                       c.found_by, uri(chunk.path, heading), chunk.type, chunk.status, chunk.blocks, passage,
+                       start_line=start, end_line=end, line=line, steps=tuple(c.steps)))
+    return out
+
+
+def chunk_lines(db, chunks: Iterable[Chunk]) -> dict[str, tuple[int, int]]:
+    """Chunk id -> (first, last) 1-based line in its file of the text it shows (blank lines at
+    either end left out). A chunk's span indexes its page's body, which starts after the
+    frontmatter (``Page.body_line``): both are read from the page record the index keeps. A chunk
+    whose text is not where its span says (a record from an older index) gets none."""
+    chunks = list(chunks)
+    paths = sorted({c.path for c in chunks})
+    bodies: dict[str, tuple[int, str]] = {}
+    for start in range(0, len(paths), 500):
+        part = paths[start:start + 500]
+        marks = ",".join("?" * len(part))
+        for path, body_line, body in db.execute(
+                f"SELECT path, json_extract(page, '$.body_line'), json_extract(page, '$.body') FROM files "
+                f"WHERE path IN ({marks}) AND page IS NOT NULL", part):
+            if isinstance(body, str) and isinstance(body_line, int):
+                bodies[path] = (body_line, body)
+    out: dict[str, tuple[int, int]] = {}
+    for c in chunks:
+        if c.path not in bodies or not c.text.strip():
+            continue
+        body_line, body = bodies[c.path]
+        if body[c.start:c.end] != c.text:
+            continue
+        first = c.start + len(c.text) - len(c.text.lstrip())
+        last = c.start + len(c.text.rstrip()) - 1
+        out[c.id] = (body_line + body.count("\n", 0, first) + 1, body_line + body.count("\n", 0, last) + 1)
+    return out
+
+
+def passage_offset(text: str, passage: str) -> int:
+    """How many lines below the first shown line of ``text`` the ``passage`` starts (0 when it
+    cannot be placed: a passage is the embedded form, whitespace and bold marks gone)."""
+    probe = " ".join(index_clean(passage).split())[:20]
+    if probe:
+        for i, line in enumerate(text.strip().splitlines()):
+            if probe in " ".join(index_clean(line).split()):
+                return i
+    return 0

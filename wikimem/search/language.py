@@ -38,11 +38,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .evidence import script_of
+from .tuning import AXIS_MIN_GROUP as MIN_GROUP, AXIS_SAMPLE as SAMPLE, AXIS_WEIGHT as WEIGHT
 
-# Measured in benchmarks/README.md ("tldr pages", language axis); 0 turns the projection off.
-WEIGHT = 1.0  # the whole component along the axis (0.5 / 0.7 kept less of the cross-lingual gain)
-SAMPLE = 3000  # chunks read (by vector id order) to estimate the two means
-MIN_GROUP = 5  # chunks of each script the sample must hold (an axis from 5 chunks kept most of the gain)
+# WEIGHT, SAMPLE, MIN_GROUP: measured constants (tuning.py); 0 weight turns the projection off.
 
 
 _KANA = re.compile(r"[\u3040-\u30ff]")

@@ -97,6 +97,21 @@ class ParsedQuery:
         """``-word`` and ``-"a phrase"``: a hit whose text holds one is dropped (``text_matches``)."""
         return self._singles(("word", "phrase"), True)
 
+    @property
+    def on_pages(self) -> bool:
+        """Some condition is about pages (tag, path, file, property): ``page_matches`` checks them."""
+        return any(_on_page(g) for g in self.groups)
+
+    @property
+    def on_text(self) -> bool:
+        """Some condition is about text (phrase, exclude, OR of words, line, section): ``text_matches``."""
+        return any(not _on_page(g) for g in self.groups)
+
+    @property
+    def needs_properties(self) -> bool:
+        """Some page condition reads the frontmatter (``[property]``)."""
+        return any(c.kind == "property" for g in self.groups for m in g for c in m)
+
     def page_matches(self, facts: PageFacts) -> bool:
         """Every tag, path, file and property condition holds for this page."""
         return all(any(all(_page_holds(c, facts) for c in m) for m in g) for g in self.groups if _on_page(g))

@@ -16,10 +16,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ..index import lexical as lexical_index
+from .tuning import PASSAGE_SHARE
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-# a chunk with passages scores (1 - share) x its whole-chunk cosine + share x its best passage's
-PASSAGE_SHARE = 0.5  # the mean: measured on LoCoMo for turns, kept for notes (benchmarks/README.md)
 _POOL: ThreadPoolExecutor | None = None
 
 

@@ -1,0 +1,60 @@
+"""Every measured ranking constant of search, with where it was measured.
+
+The figures are in benchmarks/README.md (the section named beside each constant); the commands
+that produce them are ``python benchmarks/heldout.py`` (the bundled examples/ vault, 50 held-aside
+queries, MRR@10), ``python benchmarks/locomo.py`` (LoCoMo transcripts) and
+``python benchmarks/tldr.py`` (tldr pages in English and Chinese). A constant a user may want to
+set per vault is a setting instead (config.Settings: ``fusion``, ``rrf_k``, ``weight_lexical``,
+``weight_vector``, ``candidates``, ``graph_weight``, ``graph_fanout``, ``speaker_boost``,
+``speaker_strip``, ``neighbour_weight``, ``neighbour_span``; measured in the README's LoCoMo
+table).
+
+The modules that use a constant import it by name (``from .tuning import X``), so a test or a
+benchmark's ``--set module.NAME=value`` patches the module that reads it (``evidence.CROSS_LEXICAL``,
+``language.WEIGHT``, ``rankers.PASSAGE_SHARE``). Steps that were measured and did not help have been
+removed, not left at 0: the page-support and title bonus (issue 17: +0.011 MRR@10 on tldr but
+examples/ held-aside 0.895 -> 0.885; the title bonus 0.682 -> 0.683 on tldr) are in git history
+(commit c0ff1bc, search/evidence.py ``page_evidence``) should a new data set call for them.
+"""
+from __future__ import annotations
+
+# -- vector side (rankers.py) ----------------------------------------------------------------------
+# a chunk with passages scores (1 - share) x its whole-chunk cosine + share x its best passage's.
+# The mean: measured on LoCoMo for turns (vector alone dR@10 0.712 -> 0.765, README "LoCoMo"),
+# kept for notes (README "Session 5", held-aside and tldr).
+PASSAGE_SHARE = 0.5
+
+# -- the language axis (language.py; README "tldr pages", language axis) ----------------------------
+AXIS_WEIGHT = 1.0  # the whole component along the axis (0.5 / 0.7 kept less of the cross-lingual gain)
+AXIS_SAMPLE = 3000  # chunks read (by vector id order) to estimate the two means
+AXIS_MIN_GROUP = 5  # chunks of each script the sample must hold (an axis from 5 chunks kept most of the gain)
+LETTERS_PER_HAN = 5  # a Han character carries about as much meaning as a five-letter run of Latin
+
+# -- language steps (steps.ImputeLexical, steps.TranslationsBelowOriginals; README "tldr pages") ----
+# BM25's missing share for a candidate in another script is CROSS_LEXICAL x its vector share;
+# on with the language axis and translations ranked below their originals.
+CROSS_LEXICAL = 0.8
+# Two candidates are one text in two languages when each is the other's nearest candidate across
+# the scripts and their cosine (across the language axis) is at least this. Measured on
+# multilingual-e5-small over tldr's 1,162 page pairs: 99 % of translations are at >= 0.937, and 95 %
+# of the nearest non-translations below 0.938 (README "Session 7"). Above 1: off.
+TWIN_SIMILARITY = 0.94
+
+# -- graph step (steps.GraphPullIn; design.md section 5, README "LoCoMo" / held-aside) -------------
+GRAPH_TOP_PAGES = 5  # the pages whose links are followed
+STRONG_LINK = 0.5  # summed link share from the top pages needed to pull a page in
+
+# -- one hit per page, repeats (fusion.select) -----------------------------------------------------
+REPEAT_SPARE = 5  # candidates read beyond the limit so that dropping a repeated text still fills it
+REPEAT_MIN_CHARS = 40  # a paragraph shorter than this (a heading, a one-word item) is alike by chance
+REPEAT_MIN_TOTAL = 60  # and what repeats must add up to at least this much
+
+# -- search operators (query_syntax.py wiring, __init__.py) -----------------------------------------
+# candidates fetched from each ranker, times this, when text conditions (phrases, excludes, line:,
+# section:) drop hits after ranking: so that ``limit`` is still met when possible. Not a ranking
+# constant (a query without text conditions never uses it).
+POST_FILTER_FETCH = 4
+# a page condition (tag:, path:, file:, [property]) becomes an SQL list of the matching pages when
+# it (or its complement) holds at most this many; beyond that, candidates are filtered after
+# ranking (SQLite's default limit is 32,766 bound values).
+MAX_SQL_PATHS = 20_000
