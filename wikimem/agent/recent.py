@@ -6,7 +6,8 @@ Two sources, both already there: the manifest (every page's file time, its front
 memories, ingests, supersedes, fixes, agent edits). A page is listed once, with its most recent
 change: written by wikimem (the log line), superseded, created (its ``created`` date falls in the
 window) or edited (its file changed in the window). Nothing is parsed but log.md; at 10k notes
-this reads one table and one file.
+this reads one table and one file. A page created with a preserved old file time (a copy) shows
+when its file time falls in the window, as an edit would.
 """
 from __future__ import annotations
 
@@ -83,7 +84,7 @@ def _log_entries(ctx: "Context") -> list[tuple[dt.datetime, str, str]]:
     return out
 
 
-def _paths_named(detail: str, known: set[str]) -> list[str]:
+def _paths_named(detail: str, known) -> list[str]:
     """The pages a log line's detail names: ``a.md``, ``a.md -> b.md``, ``old → new``, ``a.md: fix (WM304)``."""
     found = []
     for part in re.split(r"\s+(?:→|->)\s+|: ", detail):
@@ -116,23 +117,28 @@ def _refresh(ctx: "Context") -> None:
 
 
 def recent(ctx: "Context", since: str | None = None, *, types: Iterable[str] | None = None,
-           limit: int = DEFAULT_LIMIT, now: dt.datetime | None = None) -> RecentReport:
-    """Pages created, edited, superseded or written by wikimem since ``since``, newest first."""
+           limit: int = DEFAULT_LIMIT, now: dt.datetime | None = None, refresh: bool = True) -> RecentReport:
+    """Pages created, edited, superseded or written by wikimem since ``since``, newest first.
+    ``refresh``: bring the cache up to date first when no watcher does (an incremental scan)."""
     if limit < 1:
         raise UsageError(f"--limit must be 1 or more, not {limit}")
     now = now or dt.datetime.now()
     start = parse_since(since, now)
     wanted = {t.strip() for t in types or () if t.strip()} or None
-    _refresh(ctx)
+    if refresh:
+        _refresh(ctx)
     db = ctx.cache.db
-    pages: dict[str, tuple[str, str, str, int]] = {}
+    pages: dict[str, tuple[str, str, str]] = {}
+    modified: dict[str, dt.datetime] = {}
+    floor_ns = int((start - dt.timedelta(days=1)).timestamp() * 1e9)  # a day's slack: times are to the minute
     for path, title, type_, status, mtime_ns in db.execute(
             "SELECT path, title, type, status, mtime_ns FROM files WHERE note = 1"):
-        if path not in META_PAGES and path != "SCHEMA.md":
-            pages[path] = (title or path.rsplit("/", 1)[-1].removesuffix(".md"), type_ or "note",
-                           status or "active", int(mtime_ns))
-    dates = {path: (created, updated) for path, created, updated in db.execute(
-        "SELECT path, MAX(created), MAX(updated) FROM chunks GROUP BY path")}
+        if path in META_PAGES or path == "SCHEMA.md" or (wanted is not None and (type_ or "note") not in wanted):
+            continue
+        pages[path] = (title or path.rsplit("/", 1)[-1].removesuffix(".md"), type_ or "note", status or "active")
+        if mtime_ns >= floor_ns:
+            # to the minute, as log.md: a file wikimem wrote has the log's time and keeps the log's words
+            modified[path] = dt.datetime.fromtimestamp(mtime_ns / 1e9).replace(second=0, microsecond=0)
     best: dict[str, tuple[dt.datetime, str, str]] = {}
 
     def offer(path: str, when: dt.datetime, kind: str, summary: str) -> None:
@@ -140,23 +146,37 @@ def recent(ctx: "Context", since: str | None = None, *, types: Iterable[str] | N
             best[path] = (when, kind, summary)
 
     for when, operation, detail in _log_entries(ctx):
-        for path in _paths_named(detail, set(pages)):
-            kind = "superseded" if operation == "supersede" else "written"
-            offer(path, when, kind, f"wikimem: {operation}" + (f" ({detail})" if kind == "superseded" else ""))
-    for path, (title, type_, status, mtime_ns) in pages.items():
-        # to the minute, as log.md: a file wikimem wrote has the log's time and keeps the log's words
-        modified = dt.datetime.fromtimestamp(mtime_ns / 1e9).replace(second=0, microsecond=0)
-        created, updated = (_date(d) for d in dates.get(path, (None, None)))
-        edited = "edited" + (f", marked updated {updated.date()}" if updated and updated.date() >= start.date() else "")
-        edited += "; now superseded" if status == "superseded" else ""
-        if created is not None and created.date() >= start.date():
-            if modified.date() <= created.date():  # last written the day it was created: its creation
-                offer(path, max(modified, start), "created", f"created ({type_})")
-                continue
-            offer(path, max(created, start), "created", f"created ({type_})")
-        offer(path, modified, "edited", edited)
-    changes = sorted(((when, path, kind, summary) for path, (when, kind, summary) in best.items()
-                      if wanted is None or pages[path][1] in wanted), key=lambda c: (-c[0].timestamp(), c[1]))
-    shown = tuple(Change(path, pages[path][0], pages[path][1], when.isoformat(timespec="minutes"), kind, summary)
-                  for when, path, kind, summary in changes[:limit])
-    return RecentReport(start.isoformat(timespec="minutes"), shown, len(changes))
+        if when >= start:
+            for path in _paths_named(detail, pages.keys()):
+                kind = "superseded" if operation == "supersede" else "written"
+                offer(path, when, kind, f"wikimem: {operation}" + (f" ({detail})" if kind == "superseded" else ""))
+    for path, when in modified.items():
+        offer(path, when, "edited", "edited")
+    ordered = sorted(best.items(), key=lambda item: (-item[1][0].timestamp(), item[0]))
+    shown = [(path, *entry) for path, entry in ordered[:limit]]
+    dates = _dates(db, [path for path, _, kind, _ in shown if kind == "edited"])
+    changes = []
+    for path, when, kind, summary in shown:
+        title, type_, status = pages[path]
+        if kind == "edited":
+            kind, summary = _edit_kind(when, start, type_, status, *dates.get(path, (None, None)))
+        changes.append(Change(path, title, type_, when.isoformat(timespec="minutes"), kind, summary))
+    return RecentReport(start.isoformat(timespec="minutes"), tuple(changes), len(best))
+
+
+def _dates(db, paths: list[str]) -> dict[str, tuple[dt.datetime | None, dt.datetime | None]]:
+    """Frontmatter created/updated of these pages (read only for the changes shown)."""
+    from ..index.manifest import select_in
+    rows = select_in(db, "SELECT path, MAX(created), MAX(updated) FROM chunks WHERE path IN ({marks}) GROUP BY path",
+                     paths)
+    return {path: (_date(created), _date(updated)) for path, created, updated in rows}
+
+
+def _edit_kind(when: dt.datetime, start: dt.datetime, type_: str, status: str, created: dt.datetime | None,
+               updated: dt.datetime | None) -> tuple[str, str]:
+    """A file that changed in the window: created (its ``created`` date is the day it was last
+    written) or edited, with what the frontmatter adds."""
+    if created is not None and created.date() == when.date():
+        return "created", f"created ({type_})"
+    summary = "edited" + (f", marked updated {updated.date()}" if updated and updated.date() >= start.date() else "")
+    return "edited", summary + ("; now superseded" if status == "superseded" else "")

@@ -13,7 +13,7 @@ from .app import JsonOpt, VaultOpt, _emit_json, _run, app, err, out
 @app.command()
 def related(page: str = typer.Argument(..., help="A page: vault-relative path, file name, title or alias."),
             vault: Optional[str] = VaultOpt,
-            limit: int = typer.Option(10, "--limit", "-n", min=1, metavar="N", help="Pages to list."),
+            limit: int = typer.Option(10, "--limit", "-k", min=1, metavar="N", help="Pages to list."),
             unlinked: bool = typer.Option(False, "--unlinked", help="Only pages not yet linked with PAGE."),
             include_superseded: bool = typer.Option(False, "--include-superseded",
                                                     help="Also list superseded pages."),
@@ -44,7 +44,7 @@ def recent(vault: Optional[str] = VaultOpt,
            since: str = typer.Option("7d", "--since", metavar="SPAN",
                                      help="How far back: 30m, 12h, 7d, 2w, or a date (2026-11-30)."),
            type_: Optional[List[str]] = typer.Option(None, "--type", help="Only pages of this type (repeatable)."),
-           limit: int = typer.Option(50, "--limit", "-n", min=1, metavar="N", help="Changes to list."),
+           limit: int = typer.Option(50, "--limit", "-k", min=1, metavar="N", help="Changes to list."),
            as_json: bool = JsonOpt) -> None:
     """Pages created, edited, superseded or written by wikimem lately, newest first."""
     from ..api import open_vault

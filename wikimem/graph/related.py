@@ -17,12 +17,12 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import UsageError
-from ..index.analysis import STOP_WORDS, stem
+from ..index.analysis import stem
 from .pagegraph import STRUCTURAL_PAGES, db_of, page_infos, resolve_page
 
 if TYPE_CHECKING:
@@ -122,10 +122,11 @@ def related(ctx: "Context", page: str, *, limit: int = DEFAULT_LIMIT, include_li
         reason = why or f"{start} has no vectors yet: run `wikimem index` (or let the watcher catch up)"
         return RelatedReport(start, title, (), (reason,), ("vectors_missing",))
     sims = found.vectors @ found.vectors[found.row[start]]
-    order = np.argsort(-sims, kind="stable")
     # read a few more than asked: superseded, meta and (optionally) linked pages are dropped after
-    wanted = min(len(order), max(limit * 4, limit + 20))
-    candidates = [found.paths[i] for i in order[:wanted] if found.paths[i] != start]
+    wanted = min(len(sims), max(limit * 4, limit + 20))
+    top = np.argpartition(-sims, wanted - 1)[:wanted] if wanted < len(sims) else np.arange(len(sims))
+    order = sorted(top.tolist(), key=lambda i: (-float(sims[i]), found.paths[i]))
+    candidates = [found.paths[i] for i in order if found.paths[i] != start]
     infos = page_infos(db, candidates)
     links = _links(db, start)
     kept: list[tuple[str, float, str | None]] = []
@@ -154,49 +155,65 @@ def _links(db, start: str) -> dict[str, str]:
     return {p: ("both" if p in out and p in inc else "outgoing" if p in out else "incoming") for p in out | inc}
 
 
-def _surface(text: str) -> Counter:
-    """Index term -> Counter of the words it came from (so a stem is shown as a word)."""
-    found: dict[str, Counter] = {}
-    for m in _HAN.finditer(text):
-        from rjieba import cut_for_search
-        for word in cut_for_search(m.group(0)):
-            if len(word) > 1 and word not in STOP_WORDS:
-                found.setdefault(word, Counter())[word] += 1
-    for m in _WORD.finditer(_HAN.sub(" ", text)):
-        word = m.group(0)
-        low = word.lower()
-        if len(low) > 2 and low not in STOP_WORDS:
-            found.setdefault(stem(low), Counter())[low] += 1
-    return found
+def _surface(text: str, wanted: set[str]) -> dict[str, str]:
+    """The word of ``text`` each wanted index term came from (its most frequent one), so a stem
+    such as "librari" is shown as "libraries". Only words that could stem to a wanted term (they
+    share its first letters) are stemmed: a page's whole vocabulary would cost ~1 ms a word."""
+    words = Counter(m.group(0).lower() for m in _WORD.finditer(_HAN.sub(" ", text)))
+    out: dict[str, str] = {}
+    for term in wanted:
+        if _HAN.search(term):
+            out[term] = term  # Han terms are words as rjieba cut them
+            continue
+        head = term[:4]
+        for word, _n in sorted(((w, n) for w, n in words.items() if w.startswith(head)), key=lambda wn: -wn[1]):
+            if stem(word) == term:
+                out[term] = word
+                break
+    return out
 
 
-def _page_texts(db, paths: Iterable[str]) -> dict[str, str]:
+def _telling(term: str) -> bool:
+    """A term worth showing: a Han word of two or more characters, or a word of three or more
+    letters (not a number, not "vs")."""
+    if _HAN.search(term):
+        return len(term) > 1
+    return len(term) > 2 and not term.isdigit() and any(c.isalpha() for c in term)
+
+
+def _page_terms(db, paths: list[str]) -> dict[str, Counter]:
+    """Each page's index terms with their counts, read from the lexical index (already tokenised:
+    nothing is segmented or stemmed again)."""
     from ..index.manifest import select_in
-    texts: dict[str, list[str]] = {}
-    for path, title, text in select_in(db, "SELECT path, title, text FROM chunks WHERE path IN ({marks}) "
-                                       "ORDER BY path, ord", list(paths)):
-        if path not in texts:
-            texts[path] = [title or ""]
-        texts[path].append(text or "")
-    return {p: "\n".join(parts) for p, parts in texts.items()}
+    terms: dict[str, Counter] = {}
+    for path, title, headings, body in select_in(
+            db, "SELECT c.path, l.title, l.headings, l.body FROM chunks c JOIN lex l ON l.rowid = c.vid "
+                "WHERE c.path IN ({marks})", paths):
+        terms.setdefault(path, Counter()).update(f"{title} {headings} {body}".split())
+    return terms
+
+
+def _page_text(db, path: str) -> str:
+    return "\n".join(text or "" for (text,) in db.execute("SELECT text FROM chunks WHERE path = ? ORDER BY ord",
+                                                          (path,)))
 
 
 def _shared_terms(db, start: str, others: list[str]) -> dict[str, tuple[str, ...]]:
+    """The terms both pages use most, rarest in the vault first (tf x idf), shown as the start
+    page's own words."""
     if not others:
         return {}
-    texts = _page_texts(db, [start, *others])
-    mine = _surface(texts.get(start, ""))
+    terms = _page_terms(db, [start, *others])
+    mine = terms.get(start, Counter())
     total = (db.execute("SELECT df FROM terms WHERE term = ''").fetchone() or (1,))[0] or 1
     from ..index.manifest import select_in
     df = dict(select_in(db, "SELECT term, df FROM terms WHERE term IN ({marks})", sorted(mine)))
-    out: dict[str, tuple[str, ...]] = {}
+    shared: dict[str, list[str]] = {}
     for path in others:
-        theirs = _surface(texts.get(path, ""))
-        weight = {}
-        for t in mine.keys() & theirs.keys():
-            if df.get(t):  # how much both pages use it, times how rare it is in the vault
-                both = math.sqrt(sum(mine[t].values()) * sum(theirs[t].values()))
-                weight[t] = both * math.log(1 + total / df[t])
-        common = sorted(weight, key=lambda t: (-weight[t], t))
-        out[path] = tuple(mine[t].most_common(1)[0][0] for t in common[:TERMS_SHOWN])
-    return out
+        theirs = terms.get(path, Counter())
+        weight = {t: math.sqrt(mine[t] * theirs[t]) * math.log(1 + total / df[t])
+                  for t in mine.keys() & theirs.keys() if df.get(t) and _telling(t)}
+        shared[path] = sorted(weight, key=lambda t: (-weight[t], t))[:TERMS_SHOWN]
+    wanted = {t for common in shared.values() for t in common}
+    words = _surface(_page_text(db, start), wanted) if wanted else {}
+    return {path: tuple(words.get(t, t) for t in common) for path, common in shared.items()}
