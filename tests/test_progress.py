@@ -52,3 +52,18 @@ def test_index_off_a_terminal_prints_progress_lines_and_quiet_silences_them(make
     assert globally.exit_code == 0 and "embedding: " not in globally.stderr
     as_json = runner.invoke(app, ["index", str(_vault(make_vault).parent / "vault"), "--rebuild", "--json"])
     assert "embedding: " not in as_json.stderr and json.loads(as_json.stdout)["coverage"] == 1.0
+
+
+def test_a_stage_first_heard_of_mid_way_gives_no_rate_then_counts_from_there():
+    """Was: the first line of a stage reported after its start read "parsing: 199/364 (55%), 0.0/s"."""
+    import io
+
+    from wikimem.progress import LineProgress
+    out, now = io.StringIO(), [0.0]
+    progress = LineProgress(out, every=5, clock=lambda: now[0])
+    progress("parsing", 199, 364)
+    now[0] = 10.0
+    progress("parsing", 299, 364)
+    first, second = out.getvalue().splitlines()
+    assert first == "parsing: 199/364 (55%)"
+    assert second.startswith("parsing: 299/364 (82%), 10.0/s")  # 100 in 10 s, not 299 in 10 s

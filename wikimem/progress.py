@@ -24,27 +24,32 @@ class LineProgress:
         self.stream = stream or sys.stderr
         self.every = every
         self.clock = clock
-        self._stages: dict[str, tuple[float, float, int]] = {}  # stage -> (started, last line, done then)
+        # stage -> (first report's time, done then, last line's time, done then)
+        self._stages: dict[str, tuple[float, int, float | None, int]] = {}
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         now = self.clock()
-        started, last, _ = self._stages.get(stage, (now, None, 0))
+        started, done_at_start, last, last_done = self._stages.get(stage, (now, done, None, 0))
         finished = total and done >= total
         if last is not None and not finished and now - last < self.every:
             return
-        if last is not None and finished and self._stages[stage][2] >= total:
+        if last is not None and finished and last_done >= total:
             return  # its end was already said
-        self._stages[stage] = (started, now, done)
+        self._stages[stage] = (started, done_at_start, now, done)
         if last is None and not finished and done == 0:
             self.stream.write(f"{stage}: {total} to do\n")
         else:
-            self.stream.write(self.line(stage, done, total, now - started) + "\n")
+            self.stream.write(self.line(stage, done, total, now - started, done - done_at_start) + "\n")
         self.stream.flush()
 
     @staticmethod
-    def line(stage: str, done: int, total: int, elapsed: float) -> str:
+    def line(stage: str, done: int, total: int, elapsed: float, progressed: int | None = None) -> str:
+        """``progressed``: how much of ``done`` happened in ``elapsed`` (a stage first heard of
+        mid-way counts its rate from there)."""
         share = f" ({done / total:.0%})" if total else ""
-        rate = done / elapsed if elapsed > 0 else 0.0
+        if elapsed <= 0:  # the stage's first report: no rate yet (it read "0.0/s" mid-way through)
+            return f"{stage}: {done}/{total}{share}"
+        rate = (done if progressed is None else progressed) / elapsed
         left = (total - done) / rate if rate > 0 and total > done else None
         eta = f", {_duration(left)} left" if left is not None else (f", {_duration(elapsed)}" if done >= total else "")
         return f"{stage}: {done}/{total}{share}, {rate:.1f}/s{eta}"
