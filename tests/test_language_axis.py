@@ -271,11 +271,11 @@ def test_the_embedders_own_axis_is_used_when_the_vault_holds_both_scripts(make_v
     own = language.axis(v.cache, index)
     assert own is not None and float(own.direction @ truth) < 0.97  # topic mixed in
     v.cache._embedder.language_axis = truth * 3  # any length: the direction is what counts
-    v.cache._kept.clear()  # the kept axis belongs to the index state; a new process would not have it
+    v.cache.runtime.forget_kept()  # the kept axis belongs to the index state; a new process would not have it
     known = language.axis(v.cache, index)
     assert known is not None and float(known.direction @ truth) == pytest.approx(1.0, abs=1e-6)
     v.cache._embedder.language_axis = np.ones(5, dtype=np.float32)  # another dimension: not this model's
-    v.cache._kept.clear()
+    v.cache.runtime.forget_kept()
     again = language.axis(v.cache, index)
     assert again is not None and float(again.direction @ truth) < 0.97
     v.close()
@@ -337,7 +337,7 @@ def test_a_japanese_vault_estimates_its_own_axis(make_vault):
     own = language.axis(v.cache, index)
     assert own is not None
     v.cache._embedder.language_axis = np.eye(8, dtype=np.float32)[0]  # a direction the vault's own is not
-    v.cache._kept.clear()
+    v.cache.runtime.forget_kept()
     again = language.axis(v.cache, index)
     assert again is not None and np.allclose(again.direction, own.direction)
     v.close()

@@ -7,6 +7,7 @@ downward through the layers below (type-only imports under ``TYPE_CHECKING`` do 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,49 @@ def test_nothing_below_the_facade_calls_a_vault_method():
 def test_the_seams_have_docstrings(module):
     import importlib
     assert (importlib.import_module(module).__doc__ or "").strip()
+
+
+# Modules outside index/ that still hold SQL, each being rewritten by someone else right now: they
+# are to ask the manifest's named questions (index/manifest_reads.py) too, and leave this list.
+SQL_PENDING = {"graph/related.py", "agent/recent.py"}
+SQL_OWNERS = {"index", "search"}  # search/ keeps its SQL until its restructuring moves it behind the stores
+_SQL_TEXT = re.compile(r"\b(SELECT\s.+\sFROM\s|INSERT\s+(OR\s+\w+\s+)?INTO\s|DELETE\s+FROM\s|UPDATE\s+\w+\s+SET\s|"
+                       r"CREATE\s+(TABLE|INDEX|VIRTUAL)\s)", re.S)
+
+
+def _sql_in(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, what) for each statement run on a connection and each SQL statement written out."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("execute", "executemany", "executescript"):
+            found.append((node.lineno, f".{node.func.attr}(...)"))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _SQL_TEXT.search(node.value):
+            found.append((node.lineno, repr(node.value[:40])))
+    return found
+
+
+def test_sql_stays_in_the_stores():
+    """Only the stores in ``wikimem/index`` (``Manifest``, ``Lexical``, ``FaissVectors``, the cache
+    folder's connections) write SQL: a caller asks a named question (``ctx.cache.manifest.edges_of``),
+    so a store can move to another engine (design.md §9) without a hunt through the code base."""
+    wrong, pending_with_sql = [], set()
+    for path, name, is_pkg, unit, tree in _modules():
+        rel = path.relative_to(PACKAGE).as_posix()
+        if unit in SQL_OWNERS:
+            continue
+        found = _sql_in(tree)
+        if rel in SQL_PENDING:
+            pending_with_sql.update([rel] if found else [])
+            continue
+        wrong += [f"{rel}:{line} {what}" for line, what in found]
+    assert not wrong, "SQL outside the stores (ask the manifest a named question):\n" + "\n".join(wrong)
+    done = {rel for rel in SQL_PENDING if (PACKAGE / rel).exists()} - pending_with_sql
+    assert not done, f"no SQL left in {sorted(done)}: remove them from SQL_PENDING"
+
+
+def test_the_sql_check_finds_sql():
+    assert _sql_in(ast.parse("db.execute('x')\nrows = cache.db.executemany(q, r)")) == [(1, ".execute(...)"),
+                                                                                       (2, ".executemany(...)")]
+    assert _sql_in(ast.parse("q = 'SELECT path FROM files WHERE note=1'"))
+    assert not _sql_in(ast.parse("'''Select the pages from the vault.'''\nx = 'update the index'"))

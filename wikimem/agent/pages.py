@@ -3,7 +3,8 @@ supersede chain; paged listings by folder/type/tag; the vault's taxonomy with co
 
 A page's text and sha256 are read from disk at call time (the sha256 is what a later
 ``write_page(expected_sha256=...)`` is checked against). Backlinks, listings and counts come from
-the cache's manifest (``files`` and ``edges`` tables), so they are as fresh as the last build.
+the cache's manifest (its named questions over ``files`` and ``edges``), so they are as fresh as the
+last build.
 """
 from __future__ import annotations
 
@@ -12,11 +13,14 @@ import logging
 import re
 import sqlite3
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import NoteReadError, UsageError
 from ..parse import parse_page
 from ..vault.files import rel_parts
+
+if TYPE_CHECKING:
+    from ..index.manifest import Manifest
 
 log = logging.getLogger(__name__)
 
@@ -42,16 +46,15 @@ def wikilink(path: str, clashes: frozenset[str] = frozenset()) -> str:
 def name_clashes(ctx) -> frozenset[str]:
     """Note names (casefolded, no ``.md``) that more than one note has; kept until the file set
     changes (the manifest's links token)."""
-    db = manifest(ctx)
-    if db is None:
+    found = manifest(ctx)
+    if found is None:
         return frozenset()
-    token = ctx.cache.meta().get("links_token")
-    kept = ctx.cache.kept("name_clashes", token)
+    token = found.meta().get("links_token")
+    kept = ctx.cache.runtime.kept("name_clashes", token)
     if kept is None:
-        counts = Counter(_link_target(p.rsplit("/", 1)[-1]).casefold()
-                         for (p,) in db.execute("SELECT path FROM files WHERE note=1"))
+        counts = Counter(_link_target(p.rsplit("/", 1)[-1]).casefold() for p in found.note_paths())
         kept = frozenset(n for n, c in counts.items() if c > 1)
-        ctx.cache.keep("name_clashes", token, kept)
+        ctx.cache.runtime.keep("name_clashes", token, kept)
     return kept
 
 
@@ -67,12 +70,12 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
     return cut.rstrip(" ,;:") + "…"
 
 
-def manifest(ctx) -> sqlite3.Connection | None:
-    """The cache's manifest connection, or None when there is no usable cache yet."""
+def manifest(ctx) -> "Manifest | None":
+    """The cache's manifest, or None when there is no usable cache yet."""
     try:
         if ctx.cache.manifest_problem() is not None:
             return None
-        return ctx.cache.db
+        return ctx.cache.manifest
     except (sqlite3.Error, OSError) as exc:
         log.warning("cache unavailable: %s", exc)
         return None
@@ -121,26 +124,23 @@ def section_span(lines: list[str], headings, wanted: str) -> tuple[int, int, lis
     raise UsageError(f"no heading {wanted!r} in this page (headings: {available})")
 
 
-def _supersede_chain(db: sqlite3.Connection, path: str) -> dict[str, list[str]]:
-    def walk(sql: str) -> list[str]:
+def _supersede_chain(found: "Manifest", path: str) -> dict[str, list[str]]:
+    def walk(newer: bool) -> list[str]:
         seen, out, current = {path}, [], path
         while True:
-            row = db.execute(sql, (current,)).fetchone()
-            if row is None or row[0] in seen:
+            step = found.supersede_step(current, newer)
+            if step is None or step in seen:
                 return out
-            current = row[0]
+            current = step
             seen.add(current)
             out.append(current)
-    older = walk("SELECT dst FROM edges WHERE src=? AND type='supersedes' ORDER BY dst LIMIT 1")
-    newer = walk("SELECT src FROM edges WHERE dst=? AND type='supersedes' ORDER BY src LIMIT 1")
+    older = walk(newer=False)
+    newer = walk(newer=True)
     return {"supersedes": older, "superseded_by": newer, "current": newer[-1] if newer else path}
 
 
-def _backlinks(db: sqlite3.Connection, path: str, clashes: frozenset[str] = frozenset()) -> tuple[list[dict[str, Any]], int]:
-    marks = ",".join("?" * len(LINK_EDGES))
-    rows = db.execute(
-        f"SELECT DISTINCT e.src, f.title FROM edges e LEFT JOIN files f ON f.path = e.src "
-        f"WHERE e.dst=? AND e.src != ? AND e.type IN ({marks}) ORDER BY e.src", (path, path, *LINK_EDGES)).fetchall()
+def _backlinks(found: "Manifest", path: str, clashes: frozenset[str] = frozenset()) -> tuple[list[dict[str, Any]], int]:
+    rows = found.backlinks(path, LINK_EDGES)
     return [{"path": src, "title": title or src, "wikilink": wikilink(src, clashes)} for src, title in rows[:MAX_BACKLINKS]], len(rows)
 
 
@@ -165,45 +165,27 @@ def read_page(ctx, rel: str, heading: str | None = None) -> dict[str, Any]:
         "headings": [{"level": h.level, "text": h.text} for h in page.headings],
         "heading": section_path or None, "content": content,
     }
-    db = manifest(ctx)
-    if db is None:
+    found = manifest(ctx)
+    if found is None:
         data.update(backlinks=None, backlinks_total=None, versions=None,
                     notice="no cache yet: backlinks and versions need `wikimem index`")
         return data
-    data["backlinks"], data["backlinks_total"] = _backlinks(db, rel, name_clashes(ctx))
-    data["versions"] = _supersede_chain(db, rel)
+    data["backlinks"], data["backlinks_total"] = _backlinks(found, rel, name_clashes(ctx))
+    data["versions"] = _supersede_chain(found, rel)
     return data
 
 
 # -- listings ---------------------------------------------------------------------------------
 def _rows(ctx) -> list[tuple[str, str, str, str, list[str]]]:
     """(path, title, type, status, tags) of every note, from the manifest, else from a scan."""
-    db = manifest(ctx)
-    if db is not None:
-        return [(p, t or p, ty or "note", st or "active", json.loads(tags or "[]")) for p, t, ty, st, tags in
-                db.execute("SELECT path, title, type, status, tags FROM files WHERE note=1 ORDER BY path")]
+    found = manifest(ctx)
+    if found is not None:
+        return [(p, t or p, ty or "note", st or "active", json.loads(tags or "[]"))
+                for p, t, ty, st, tags in found.pages_by_path()]
     out = []
     for path, page in sorted(ctx.load().pages.items()):
         out.append((path, page.title, page.type, page.status, list(page.tag_names)))
     return out
-
-
-def _like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _listing_sql(prefix: str, type: str | None, tag: str | None) -> tuple[str, list[Any]]:
-    sql, args = ["note=1"], []
-    if prefix:
-        sql.append("path LIKE ? ESCAPE '\\'")
-        args.append(_like(prefix) + "%")
-    if type:
-        sql.append("type = ?")
-        args.append(type)
-    if tag:
-        sql.append("(tags LIKE ? ESCAPE '\\' OR tags LIKE ? ESCAPE '\\')")
-        args += [f'%"{_like(tag)}"%', f'%"{_like(tag)}/%']
-    return " AND ".join(sql), args
 
 
 def list_pages(ctx, folder: str | None = None, type: str | None = None, tag: str | None = None,
@@ -221,13 +203,10 @@ def list_pages(ctx, folder: str | None = None, type: str | None = None, tag: str
     want_tag = tag.strip().lstrip("#").lower() if tag else None
     if tag is not None and not want_tag:
         raise UsageError(f"tag {tag!r} has no name (write it as #name or name)")
-    db = manifest(ctx)
-    if db is not None:
-        where, args = _listing_sql(prefix, type, want_tag)
-        total = db.execute(f"SELECT count(*) FROM files WHERE {where}", args).fetchone()[0]
-        rows = [(p, t or p, ty or "note", st or "active", json.loads(tags or "[]")) for p, t, ty, st, tags in
-                db.execute(f"SELECT path, title, type, status, tags FROM files WHERE {where} ORDER BY path "
-                           "LIMIT ? OFFSET ?", (*args, limit, offset))]
+    found = manifest(ctx)
+    if found is not None:
+        total, listed = found.page_listing(prefix, type, want_tag, offset, limit)
+        rows = [(p, t or p, ty or "note", st or "active", json.loads(tags or "[]")) for p, t, ty, st, tags in listed]
     else:
         matching = [r for r in _rows(ctx)
                     if (not prefix or r[0].startswith(prefix)) and (not type or r[2] == type)

@@ -244,10 +244,9 @@ def render(domain: str, items, project: str | None, prompt: str | None, notices=
 
 # -- gathering --------------------------------------------------------------------------------
 def _memory_paths(ctx) -> list[str]:
-    db = manifest(ctx)
-    if db is not None:
-        return [p for (p,) in db.execute(
-            "SELECT path FROM files WHERE note=1 AND path LIKE 'memories/%' ORDER BY path")]
+    found = manifest(ctx)
+    if found is not None:
+        return found.paths_like("memories/", notes_only=True)
     return [f.path for f in ctx.files.scan().notes if f.path.startswith("memories/")]
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UsageError
-from .pagegraph import PageGraph, db_of, load_page_graph, merge_edges, read_stored, state_key, write_stored
+from .pagegraph import PageGraph, load_page_graph, manifest_of, merge_edges, read_stored, state_key, write_stored
 
 log = logging.getLogger(__name__)
 
@@ -268,7 +268,7 @@ def detect(ctx, resolution: float = DEFAULT_RESOLUTION, seed: int = DEFAULT_SEED
         raise UsageError(f"resolution must be positive, got {resolution}")
     if semantic and not 1 <= k <= 100:
         raise UsageError(f"k must be between 1 and 100, got {k}")
-    db_of(ctx)  # no cache: IndexStaleError saying to run index
+    manifest_of(ctx)  # no cache: IndexStaleError saying to run index
     params = [ALGORITHM, resolution, seed, semantic, k if semantic else None]
     build = state_key(ctx, params)
     if reuse:

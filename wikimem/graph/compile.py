@@ -23,7 +23,7 @@ from ..parse import frontmatter as fm
 from ..parse import generated
 from ..vault.files import atomic_write_bytes
 from .communities import CommunityReport
-from .pagegraph import PageInfo, db_of, page_infos
+from .pagegraph import PageInfo, manifest_of, page_infos
 
 PAGE = "communities.md"
 MAP_COMMUNITIES = 30  # the Mermaid map shows the largest ones; more is unreadable
@@ -117,7 +117,7 @@ def _ours(data) -> bool:
 
 def write_page(ctx, report: CommunityReport) -> CompileResult:
     """Compile and write ``communities.md`` (unchanged bytes are not rewritten), then log it."""
-    info = page_infos(db_of(ctx))
+    info = page_infos(manifest_of(ctx))
     path = ctx.root / PAGE
     expected, warnings = None, []
     if not path.exists():

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..errors import UsageError
-from .pagegraph import PAGE_EDGE_TYPES, STRUCTURAL_PAGES, db_of, page_infos, parse_types, resolve_page
+from .pagegraph import PAGE_EDGE_TYPES, STRUCTURAL_PAGES, manifest_of, page_infos, parse_types, resolve_page
 
 DEFAULT_FANOUT = 20
 
@@ -66,11 +66,8 @@ class NeighborReport:
                 "truncated": list(self.truncated), "neighbors": [n.to_dict() for n in self.neighbors]}
 
 
-def _edges_of(db, path: str, types: tuple[str, ...]) -> dict[str, list[Edge]]:
-    marks = ",".join("?" * len(types))
-    rows = db.execute(f"SELECT dst, 'out', type, weight FROM edges WHERE src=? AND type IN ({marks}) "
-                      f"UNION ALL SELECT src, 'in', type, weight FROM edges WHERE dst=? AND type IN ({marks})",
-                      (path, *types, path, *types)).fetchall()
+def _edges_of(manifest, path: str, types: tuple[str, ...]) -> dict[str, list[Edge]]:
+    rows = manifest.edges_of(path, types)
     found: dict[str, list[Edge]] = {}
     for other, direction, etype, weight in rows:
         if other != path:
@@ -93,8 +90,8 @@ def neighbors(ctx, page: str, depth: int = 1, types: Iterable[str] | str | None 
               fanout: int = DEFAULT_FANOUT) -> NeighborReport:
     _check(depth, min_weight, fanout)
     wanted = parse_types(types) or PAGE_EDGE_TYPES
-    db = db_of(ctx)
-    start = resolve_page(ctx, page, db)
+    manifest = manifest_of(ctx)
+    start = resolve_page(ctx, page, manifest)
     seen = {start}
     reached: list[tuple[str, int, str, tuple[Edge, ...]]] = []
     truncated: list[str] = []
@@ -102,7 +99,7 @@ def neighbors(ctx, page: str, depth: int = 1, types: Iterable[str] | str | None 
     for level in range(1, depth + 1):
         following: list[str] = []
         for here in frontier:
-            candidates = [(other, edges) for other, edges in _edges_of(db, here, wanted).items()
+            candidates = [(other, edges) for other, edges in _edges_of(manifest, here, wanted).items()
                           if other not in seen and other not in STRUCTURAL_PAGES
                           and sum(e.weight for e in edges) >= min_weight]
             candidates.sort(key=lambda oe: (-sum(e.weight for e in oe[1]), oe[0]))
@@ -115,7 +112,7 @@ def neighbors(ctx, page: str, depth: int = 1, types: Iterable[str] | str | None 
                 if not other.startswith("#"):  # page edges join notes only; tags are not walked through
                     following.append(other)
         frontier = following
-    info = page_infos(db, [start, *(r[0] for r in reached)])
+    info = page_infos(manifest, [start, *(r[0] for r in reached)])
     found = [Neighbor(other, info[other].title if other in info else other,
                       "tag" if other.startswith("#") else ("page" if other in info else "file"), level, via, edges)
              for other, level, via, edges in reached]
@@ -165,8 +162,8 @@ def path(ctx, source: str, target: str, types: Iterable[str] | str | None = None
     wanted = tuple(t for t in (parse_types(types) or PAGE_EDGE_TYPES) if t != "tagged")
     if not wanted:
         raise UsageError("a path follows links between pages; the tagged edge type alone gives none")
-    db = db_of(ctx)
-    a, b = resolve_page(ctx, source, db), resolve_page(ctx, target, db)
+    manifest = manifest_of(ctx)
+    a, b = resolve_page(ctx, source, manifest), resolve_page(ctx, target, manifest)
     # node -> (depth, the node it was reached from, edges as seen from that node)
     sides: tuple[dict, dict] = ({a: (0, None, ())}, {b: (0, None, ())})
     fronts = ([a], [b])
@@ -178,7 +175,7 @@ def path(ctx, source: str, target: str, types: Iterable[str] | str | None = None
         for here in fronts[side]:
             if here in STRUCTURAL_PAGES and here not in (a, b):
                 continue  # index.md would join everything to everything in two steps
-            for nxt, edges in sorted(_edges_of(db, here, wanted).items()):
+            for nxt, edges in sorted(_edges_of(manifest, here, wanted).items()):
                 if directed:
                     edges = [e for e in edges if e.direction == ("out" if side == 0 else "in")]
                 if not edges or nxt in mine or (nxt in STRUCTURAL_PAGES and nxt not in (a, b)):
@@ -204,6 +201,6 @@ def path(ctx, source: str, target: str, types: Iterable[str] | str | None = None
         _, nxt, edges = sides[1][node]
         chain.append((nxt, _flip(edges)))
         node = nxt
-    info = page_infos(db, [p for p, _ in chain])
+    info = page_infos(manifest, [p for p, _ in chain])
     steps = tuple(PathStep(p, info[p].title if p in info else p, e) for p, e in chain)
     return PathReport(a, b, True, steps, directed)

@@ -1,4 +1,5 @@
-"""The page graph the graph tools work on, read from the cache's ``files`` and ``edges`` tables.
+"""The page graph the graph tools work on, read from the cache's ``files`` and ``edges`` tables
+through the manifest's named questions (``wikimem.index.manifest_reads``).
 
 Nothing is re-parsed: titles, types, statuses and tags come from the ``files`` rows the last build
 wrote, edges from the ``edges`` table (already weighted by type and summed over repeated links, see
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from ..errors import IndexStaleError, WikimemError
+from ..index.manifest import Manifest
 from ..parse.names import clean_name, find_page
 
 log = logging.getLogger(__name__)
@@ -133,12 +135,21 @@ def write_stored(ctx, name: str, data: Any, **keys: str) -> None:
         log.info("could not keep %s: %s", name, exc)
 
 
-def db_of(ctx) -> sqlite3.Connection:
-    """The manifest connection, or IndexStaleError (exit 1) saying how to build one."""
+def manifest_of(ctx) -> Manifest:
+    """The manifest (this thread's connection), or IndexStaleError (exit 1) saying how to build one."""
     problem = ctx.cache.manifest_problem()
     if problem:
         raise IndexStaleError(f"{problem}: run `wikimem index {ctx.root}` first")
-    return ctx.cache.db
+    return ctx.cache.manifest
+
+
+def db_of(ctx) -> sqlite3.Connection:
+    """``manifest_of``'s connection (for callers not yet asking the manifest by name)."""
+    return manifest_of(ctx).db
+
+
+def _manifest(source: Manifest | sqlite3.Connection) -> Manifest:
+    return source if isinstance(source, Manifest) else Manifest(source)
 
 
 def json_list(text: str | None) -> list:
@@ -168,12 +179,9 @@ def _tags(text: str | None) -> tuple[str, ...]:
     return tuple(sorted(str(t) for t in json_list(text)))
 
 
-def page_infos(db: sqlite3.Connection, paths: Iterable[str] | None = None) -> dict[str, PageInfo]:
+def page_infos(manifest: Manifest | sqlite3.Connection, paths: Iterable[str] | None = None) -> dict[str, PageInfo]:
     """Pages (all, or just ``paths``) by path, sorted."""
-    from ..index.cache import select_in
-    columns = "SELECT path, title, type, status, tags FROM files WHERE note=1"
-    rows = (db.execute(columns + " ORDER BY path") if paths is None
-            else sorted(select_in(db, columns + " AND path IN ({marks})", sorted(set(paths)))))
+    rows = _manifest(manifest).pages_by_path(paths)
     return {p: PageInfo(p, title or p.rsplit("/", 1)[-1].removesuffix(".md"), type_ or "note", status or "active",
                         _tags(tags)) for p, title, type_, status, tags in rows}
 
@@ -184,13 +192,10 @@ def load_page_graph(ctx, include_structural: bool = False) -> PageGraph:
     out), then sorted by (src, dst, type) in numpy, so the result does not depend on the order
     SQLite returns them."""
     import numpy as np
-    db_of(ctx)  # no cache: IndexStaleError saying to run index
-    with ctx.cache.snapshot() as db:
-        pages = db.execute("SELECT path, title, tags FROM files WHERE note=1 ORDER BY path").fetchall()
-        marks = ",".join("?" * len(PAGE_EDGE_TYPES))
-        case = " ".join(f"WHEN '{t}' THEN {i}" for i, t in enumerate(PAGE_EDGE_TYPES))  # constants, not input
-        rows = db.execute(f"SELECT src, dst, CASE type {case} END, weight FROM edges WHERE type IN ({marks})",
-                          PAGE_EDGE_TYPES).fetchall()
+    manifest_of(ctx)  # no cache: IndexStaleError saying to run index
+    with ctx.cache.reading() as manifest:
+        pages = manifest.page_titles_and_tags()
+        rows = manifest.typed_edges(PAGE_EDGE_TYPES)  # (src, dst, index into PAGE_EDGE_TYPES, weight)
     if not include_structural:
         pages = [row for row in pages if row[0] not in STRUCTURAL_PAGES]
     paths = tuple(row[0] for row in pages)
@@ -212,18 +217,18 @@ def load_page_graph(ctx, include_structural: bool = False) -> PageGraph:
     return PageGraph(paths, titles, src[order], dst[order], types[order], weight[order], tag_names, tag_page, tag_code)
 
 
-def resolve_page(ctx, name: str, db: sqlite3.Connection | None = None) -> str:
+def resolve_page(ctx, name: str, manifest: Manifest | sqlite3.Connection | None = None) -> str:
     """A page the user named: a vault-relative path (``.md`` optional), a file name, a title or an
     alias, found as parse/names.py finds it. Unknown -> PageNotFoundError; several matches ->
     AmbiguousPageError listing them. An exact path is one indexed lookup; only other names read
     the list of pages."""
-    db = db if db is not None else db_of(ctx)
+    manifest = _manifest(manifest) if manifest is not None else manifest_of(ctx)
     wanted = clean_name(name)
-    exact = page_infos(db, (wanted, wanted + ".md"))
+    exact = page_infos(manifest, (wanted, wanted + ".md"))
     for candidate in (wanted, wanted + ".md"):
         if candidate in exact:
             return candidate
-    rows = db.execute("SELECT path, title, aliases FROM files WHERE note=1").fetchall()
+    rows = manifest.page_names()
     aliases = json_lists([text or "[]" for _, _, text in rows])
     return find_page(name, {path: (title or "", tuple(str(a) for a in names))
                             for (path, title, _), names in zip(rows, aliases)})

@@ -36,7 +36,7 @@ def page_vectors(ctx, paths: Sequence[str]) -> tuple[list[int], np.ndarray, str 
     position = {p: i for i, p in enumerate(paths)}
     sums = np.zeros((len(paths), dim), np.float32)
     counts = np.zeros(len(paths), np.int64)
-    for vid, path in cache.db.execute("SELECT vid, path FROM chunks ORDER BY vid"):
+    for vid, path in cache.manifest.chunk_pages(by="vid"):
         row, at = row_of.get(int(vid)), position.get(path)
         if row is not None and at is not None:
             sums[at] += matrix[row]

@@ -23,8 +23,8 @@ from collections import Counter
 from typing import Any
 
 from ..index.status import vector_coverage
-from .pagegraph import (PAGE_EDGE_TYPES, STRUCTURAL_PAGES, db_of, json_list, json_lists, read_stored, state_key,
-                        write_stored)
+from .pagegraph import (PAGE_EDGE_TYPES, STRUCTURAL_PAGES, json_list, json_lists, manifest_of, read_stored,
+                        state_key, write_stored)
 
 RESULT_FILE = "stats.json"
 STATS_VERSION = 3  # bump when a count's definition changes (2: links re-resolved, not read from page records;
@@ -38,7 +38,7 @@ def _folder(path: str) -> str:
 
 
 def stats(ctx, communities: bool = True) -> dict[str, Any]:
-    db_of(ctx)  # no cache: IndexStaleError saying to run index
+    manifest_of(ctx)  # no cache: IndexStaleError saying to run index
     counts = _stored_counts(ctx)
     result: dict[str, Any] = {"vault": str(ctx.root), **counts, **_embedding(ctx)}
     if communities:
@@ -55,11 +55,11 @@ def _stored_counts(ctx) -> dict[str, Any]:
     """The counts of the committed cache state, computed and kept, or read back. One read
     snapshot, so the key they are kept under names the state they were counted from even if a
     build commits meanwhile."""
-    with ctx.cache.snapshot() as db:
+    with ctx.cache.reading() as manifest:
         key = state_key(ctx, [STATS_VERSION])
         counts = read_stored(ctx, RESULT_FILE, build=key)
         if counts is None:
-            counts = _counts(db)
+            counts = _counts(manifest)
             write_stored(ctx, RESULT_FILE, counts, build=key)
     return counts
 
@@ -79,9 +79,9 @@ def _embedding(ctx) -> dict[str, Any]:
             "cache_bytes": cache.size_bytes()}
 
 
-def _counts(db) -> dict[str, Any]:
+def _counts(manifest) -> dict[str, Any]:
     """Everything that depends only on the manifest's tables (kept per committed cache state)."""
-    files = db.execute("SELECT path, note, type, status, size, aliases, links, tags FROM files ORDER BY path").fetchall()
+    files = manifest.file_rows()
     notes = [r for r in files if r[1]]
     pages = [r[0] for r in notes]
     by_type = Counter(r[2] or "note" for r in notes)
@@ -92,18 +92,14 @@ def _counts(db) -> dict[str, Any]:
     raw_files, raw_bytes, raw_notes = len(raw), sum(r[4] or 0 for r in raw), sum(1 for r in raw if r[1])
 
     resolved, broken = _link_counts([(r[0], r[1], r[5], r[6]) for r in files])
-    types = ",".join(f"'{t}'" for t in PAGE_EDGE_TYPES)  # constants, not input
-    structural = ",".join("?" * len(STRUCTURAL_PAGES))
     # the build writes page edges between notes only (tag edges aside), so no join with files
-    edge_count = db.execute(f"SELECT count(*) FROM edges WHERE type IN ({types}) AND src != dst").fetchone()[0]
-    inbound = dict(db.execute(f"SELECT dst, count(DISTINCT src) FROM edges WHERE type IN ({types}) AND src != dst "
-                              f"AND src NOT IN ({structural}) GROUP BY dst", sorted(STRUCTURAL_PAGES)).fetchall())
-    orphans = orphan_pages(db)
+    edge_count = manifest.edge_count(PAGE_EDGE_TYPES)
+    inbound = manifest.inbound_counts(PAGE_EDGE_TYPES, sorted(STRUCTURAL_PAGES))
+    orphans = orphan_pages(manifest)
     hubs = [{"path": p, "inbound": n} for p, n in sorted(inbound.items(), key=lambda pn: (-pn[1], pn[0]))[:TOP_HUBS]]
 
-    memories = Counter(str(kind or "episodic").strip().lower() for (kind,) in db.execute(
-        "SELECT json_extract(page, '$.frontmatter.data.kind') FROM files WHERE note=1 AND type='memory'"))
-    chunk_pages = db.execute("SELECT count(DISTINCT path) FROM chunks").fetchone()[0]
+    memories = Counter(str(kind or "episodic").strip().lower() for kind in manifest.memory_kinds())
+    chunk_pages = manifest.pages_with_chunks()
 
     return {
         "pages": len(pages),
@@ -127,12 +123,11 @@ ORPHAN_TYPES = ("entity", "concept", "comparison", "query", "source", "note")  #
 NOT_COUNTED_LINKERS = STRUCTURAL_PAGES - {"index.md"}
 
 
-def orphan_pages(db, types: tuple[str, ...] = ORPHAN_TYPES) -> list[str]:
+def orphan_pages(manifest, types: tuple[str, ...] = ORPHAN_TYPES) -> list[str]:
     """The vault's orphan pages (see the module docstring), sorted, from the manifest's ``files``
     and ``edges`` tables: ``wikimem stats`` counts them and lint's WM401 reports them."""
-    rows = db.execute("SELECT path, type, status FROM files WHERE note=1").fetchall()
-    edge_types = ",".join(f"'{t}'" for t in PAGE_EDGE_TYPES)  # constants, not input
-    edges = db.execute(f"SELECT src, dst, type FROM edges WHERE type IN ({edge_types}) AND src != dst").fetchall()
+    rows = manifest.page_kinds()
+    edges = manifest.page_edges(PAGE_EDGE_TYPES)
     status = {path: (kind or "note", st or "") for path, kind, st in rows}
     superseded = {p for p, (_, st) in status.items() if st == "superseded"}
     superseded |= {dst for src, dst, kind in edges if kind == "supersedes" and src not in superseded}

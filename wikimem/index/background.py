@@ -7,7 +7,8 @@ writer lock (which is taken only to commit), so the next edit's lexical commit n
 embedding; batches pause while a search embeds its query (``embedding.GATE``). The index stays in
 memory between batches and is written to disk every few seconds and when the backlog is done.
 
-One ``embed_pending`` at a time per cache in a process (``_embedding``): the state a call keeps for
+One ``embed_pending`` at a time per cache in a process (``_embedding``, with the vault's
+``Cache.runtime.embedding_lock``): the state a call keeps for
 the next (its index, wanted ids and queue) is one object, and two threads (an MCP server's watcher
 and a write-back's ``index(embed=True)``) embedding from it at once corrupted its queue
 (``KeyError`` on a hash the other thread had embedded) or swapped its index for None under the
@@ -18,13 +19,18 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import threading
 import time
-import weakref
 
 from ..errors import LockError
 from ..model import BuildReport
-from .embedding import VectorState, advance, embed_missing, record_coverage, save_index, sync_vectors
+from .embedding import (
+    VectorState,
+    advance,
+    embed_missing,
+    record_coverage,
+    save_index,
+    sync_vectors,
+)
 
 log = logging.getLogger(__name__)
 
@@ -32,16 +38,11 @@ BACKGROUND_BATCH = 4  # small, so a search never waits long for the model (nanoe
 SAVE_EVERY_S = 5.0
 
 
-_LOCKS: "weakref.WeakKeyDictionary[object, threading.RLock]" = weakref.WeakKeyDictionary()
-_LOCKS_GUARD = threading.Lock()
-
-
 @contextlib.contextmanager
 def _embedding(cache, wait: float):
     """This process's one embedder of ``cache`` (re-entrant); waits up to ``wait`` seconds for
     another thread's call (a watcher's slice is a few seconds and stops early for an edit)."""
-    with _LOCKS_GUARD:
-        lock = _LOCKS.setdefault(cache, threading.RLock())
+    lock = cache.runtime.embedding_lock
     if not (lock.acquire(timeout=wait) if wait > 0 else lock.acquire(blocking=False)):
         raise LockError(f"another thread of this process (pid {os.getpid()}) is embedding {cache.dir}; "
                         "try again when it finishes")
@@ -55,7 +56,7 @@ def keep_pending(cache, embedder, state: VectorState) -> None:
     """Keep a build's fresh vector state for the ``embed_pending`` that follows it in this process,
     so it does not derive the same state again (``_kept_state`` checks it is still current)."""
     meta = cache.meta()
-    cache.keep("pending", (meta.get("created"), meta.get("generation"), meta.get("vectors_sig"),
+    cache.runtime.keep("pending", (meta.get("created"), meta.get("generation"), meta.get("vectors_sig"),
                            embedder.identity.key), state)
 
 
@@ -136,7 +137,7 @@ def _embed_pending(ctx, cache, embedder, key, report, max_seconds, first, batch,
     if not state.missing:  # nothing waits: keep the index and the wanted ids, not the queue
         state.hashes = {}
         state.reset_queue()
-    cache.keep("pending", (manifest, generation, saved_sig, key), state)
+    cache.runtime.keep("pending", (manifest, generation, saved_sig, key), state)
     record_coverage(report, state)
     report.chunks = cache.chunk_count()
     report.seconds["embedding"] = time.monotonic() - started
@@ -149,20 +150,20 @@ def _kept_state(cache, embedder, meta: dict, key: str) -> VectorState | None:
     afresh), no other process saved vectors since (the signature), this process still holds the
     same in-memory index, and every build since was this process's with its id changes recorded
     (a watcher's edits): then ``advance`` applies them (~ms) instead of a full ``sync_vectors``."""
-    entry = cache.kept_entry("pending")
+    entry = cache.runtime.kept_entry("pending")
     if entry is None:
         return None
     (manifest, was, sig, kept_key), state = entry
     generation = meta.get("generation")
     if manifest != meta.get("created") or sig != meta.get("vectors_sig") or kept_key != key \
-            or state.index is None or state.index is not cache.adopted_vectors():
+            or state.index is None or state.index is not cache.vector_store.adopted():
         return None
     if was != generation:
-        changes = cache.ids_changed(manifest, was, generation) if was is not None and generation is not None else None
+        changes = cache.runtime.ids_changed(manifest, was, generation) if was is not None and generation is not None else None
         if changes is None:
             return None
         changed = advance(cache, embedder, state, changes)
-        cache.forget_ids_changed(manifest, generation)
+        cache.runtime.forget_ids_changed(manifest, generation)
     else:
         changed = False
     if not state.missing and (changed or meta.get("vectors_pending") or meta.get("passages_pending")):

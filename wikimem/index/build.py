@@ -33,13 +33,19 @@ from ..errors import NoteReadError
 from ..model import BuildReport, Chunk, Page
 from ..parse import Resolver
 from ..vault.files import ALWAYS_SKIPPED_DIRS, FileInfo, IgnoreRules
-from . import lexical
-from .cache import Cache
 from .background import embed_pending, keep_pending
-from .embedding import record_coverage, sync_vectors, wanted_count, wanted_held
+from .cache import Cache
+from .embedding import record_coverage, sync_vectors
 from .graph import page_edges
-from .manifest import (INSERT_CHUNK, INSERT_EDGE, INSERT_FILE, INSERT_PASSAGE, SELECT_CHUNKS, UPDATE_STAT,
-                       attachment_row, chunk_row, graph_links, link_kind, note_row, row_chunk, select_in)
+from .lexical import row as lexical_row
+from .manifest import (
+    Manifest,
+    attachment_row,
+    chunk_row,
+    graph_links,
+    link_kind,
+    note_row,
+)
 from .passages import VERSION as PASSAGES_VERSION
 from .passages import passage_id, passages
 from .vectors import vector_id
@@ -174,13 +180,13 @@ def _run(plan: BuildPlan) -> BuildReport:
     _scan(plan)
     _diff_and_parse(plan)
     _resolve_and_chunk(plan)
-    with plan.cache.transaction() as db:
-        _write_manifest(plan, db)
-        _write_graph(plan, db)
+    with plan.cache.writing() as manifest:
+        _write_manifest(plan, manifest)
+        _write_graph(plan, manifest)
     if plan.generations is not None:  # committed: a kept embedding state may follow it
         plan.cache.note_ids_changed(*plan.generations, plan.id_change)
     if plan.resolver is not None:
-        plan.cache.keep("resolver", plan.links_token, plan.resolver)
+        plan.cache.runtime.keep("resolver", plan.links_token, plan.resolver)
     plan.lap("graph")
     return _write_vectors(plan)
 
@@ -217,8 +223,8 @@ def _prepare(plan: BuildPlan) -> None:
     if plan.key is not None and meta.get("embedder") not in (None, plan.key):
         report.notices.append(f"embedder changed ({meta.get('embedder')} -> {plan.key}); rebuilding vectors only")
         plan.rebuild_vectors = True
-    with cache.transaction() as db:
-        cache.set_meta(db, dirty=True)
+    with cache.writing() as manifest:
+        manifest.set_meta(dirty=True)
     plan.lap("prepare")
 
 
@@ -229,9 +235,7 @@ def _scan(plan: BuildPlan) -> None:
         found = _scan_paths(files, plan.paths)
         if found is not None:
             plan.files = found
-            rows = select_in(plan.cache.db, "SELECT path, size, mtime_ns, sha256, note FROM files WHERE path IN ({marks})",
-                             sorted(plan.paths))
-            plan.old = {r[0]: r for r in rows}
+            plan.old = plan.cache.manifest.file_states(sorted(plan.paths))
             return
         plan.paths = None  # a folder was named, or something other than a plain file: scan it all
     scan = files.scan()
@@ -241,7 +245,7 @@ def _scan(plan: BuildPlan) -> None:
     if removed:
         plan.report.notices.append(f"removed {len(removed)} temp file(s) that killed writes left behind "
                                    f"(.wikimem-*.tmp: {', '.join(removed[:3])}{' ...' if len(removed) > 3 else ''})")
-    plan.old = {r[0]: r for r in plan.cache.db.execute("SELECT path, size, mtime_ns, sha256, note FROM files")}
+    plan.old = plan.cache.manifest.file_states()
 
 
 def _scan_paths(files, paths: set[str]) -> list[FileInfo] | None:
@@ -340,122 +344,97 @@ def _resolver(plan: BuildPlan) -> Resolver:
     no file and changes no alias reuses the one this process kept from its last build, when the
     manifest is still in the state that resolver was built for (``links_token``, renewed by every
     commit that changes a file, so another process's build or a rebuild makes it stale)."""
-    db, cache = plan.cache.db, plan.cache
-    plan.cached_aliases = {p: json.loads(a or "[]") for p, a in select_in(
-        db, "SELECT path, aliases FROM files WHERE note=1 AND path IN ({marks})", plan.changed)}
-    kept = cache.kept("resolver", cache.meta(db).get("links_token"))
+    cache = plan.cache
+    manifest = cache.manifest
+    plan.cached_aliases = manifest.aliases(plan.changed)
+    kept = cache.runtime.kept("resolver", manifest.meta().get("links_token"))
     if kept is not None and not plan.files_added_or_removed and not plan.aliases_changed:
         return kept.with_pages(plan.parsed)
     if plan.paths is None:
         every = [f.path for f in plan.files if f.path in plan.seen]
     else:
-        every = sorted(({r[0] for r in db.execute("SELECT path FROM files")} - set(plan.removed)) | plan.seen)
+        every = sorted((set(manifest.file_paths()) - set(plan.removed)) | plan.seen)
     removed = set(plan.removed)
-    aliases = {p: json.loads(a or "[]") for p, a in db.execute("SELECT path, aliases FROM files WHERE note=1")
-               if p not in removed}
+    aliases = {p: a for p, a in manifest.aliases().items() if p not in removed}
     return Resolver(every, plan.parsed, aliases=aliases)
 
 
 # -- stage 5: manifest and lexical index (search works before vectors) -------------------------------
-def _write_manifest(plan: BuildPlan, db) -> None:
-    cache, key, mode = plan.cache, plan.key, plan.ctx.settings.embed_passages
+def _write_manifest(plan: BuildPlan, m: Manifest) -> None:
+    key, mode = plan.key, plan.ctx.settings.embed_passages
+    lexical = m.lexical
     touched = set(plan.changed) | set(plan.removed)
-    speakers_before = _speaker_counts(db, touched) if plan.paths is not None and not plan.full_lexical else None
-    meta = cache.meta(db)
+    speakers_before = m.speaker_counts(touched) if plan.paths is not None and not plan.full_lexical else None
+    meta = m.meta()
     passages_key = f"{mode}/{PASSAGES_VERSION}"
     rewrite_passages = meta.get("passages") != passages_key  # the setting or the cutting changed, or a new cache
     exact = bool(touched) and len(touched) <= ID_CHANGE_PAGES and not (plan.full_lexical or rewrite_passages or plan.replacing)
-    retired = _vector_ids(db, sorted(touched)) if exact else None
+    retired = m.vector_ids_of(sorted(touched)) if exact else None
     added: dict[str, list[int]] = {}
     if plan.full_lexical:
-        lexical.clear(db)
+        lexical.clear()
     else:
-        lexical.remove_paths(db, sorted(touched & set(plan.old)))
+        lexical.remove_paths(sorted(touched & set(plan.old)))
     for path in plan.removed:
-        db.execute("DELETE FROM files WHERE path=?", (path,))
-        _delete_chunks(db, path)
-    db.executemany(UPDATE_STAT, plan.stat_only)
-    db.executemany(INSERT_FILE, plan.attachments)
+        m.remove_file(path)
+    m.update_stats(plan.stat_only)
+    m.put_files(plan.attachments)
     if plan.full_lexical or rewrite_passages:  # redo what was kept (repair, or passages under the new setting)
-        kept = [row_chunk(r) for r in db.execute(SELECT_CHUNKS) if r[2] not in touched]
+        kept = m.chunks_except(touched)
         if plan.full_lexical:
-            lexical.add(db, [lexical.row(chunk_vid(c), c) for c in kept])
+            lexical.add([lexical_row(chunk_vid(c), c) for c in kept])
         if rewrite_passages:
-            db.execute("DELETE FROM passages")
-            db.executemany(INSERT_PASSAGE, [row for c in kept for row in _passage_rows(chunk_vid(c), c, mode, key)])
-            cache.set_meta(db, passages=passages_key)
+            m.clear_passages()
+            m.put_passages([row for c in kept for row in _passage_rows(chunk_vid(c), c, mode, key)])
+            m.set_meta(passages=passages_key)
             plan.passages_rewritten = True
     n_new = sum(len(c) for c in plan.chunks.values())
     done = 0
     frequencies: Counter = Counter()
     for path in plan.changed:
         page = plan.parsed[path]
-        _delete_chunks(db, path)
-        db.execute(INSERT_FILE, note_row(page, *plan.read_stats[path]))
+        m.remove_chunks(path)
+        m.put_file(note_row(page, *plan.read_stats[path]))
         rows, lex_rows, passage_rows = [], [], []
         for ordinal, chunk in enumerate(plan.chunks[path]):
             vid = chunk_vid(chunk)
             rows.append(chunk_row(vid, ordinal, embed_hash(key or "", chunk.index_text()), chunk))
-            lex_rows.append(lexical.row(vid, chunk))
+            lex_rows.append(lexical_row(vid, chunk))
             passage_rows.extend(_passage_rows(vid, chunk, mode, key))
-        db.executemany(INSERT_CHUNK, rows)
-        db.executemany(INSERT_PASSAGE, passage_rows)
+        m.put_chunks(rows)
+        m.put_passages(passage_rows)
         if exact:
             added[path] = [row[0] for row in rows] + [row[0] for row in passage_rows]
-        lexical.add(db, lex_rows, frequencies)
+        lexical.add(lex_rows, frequencies)
         done += len(rows)
         if plan.progress and n_new > 2000:
             plan.progress("indexing", done, n_new)
-    lexical.flush(db, frequencies)
+    lexical.flush(frequencies)
     if touched or rewrite_passages or plan.full_lexical:
         # which commit this is: a background embedder notices the chunk or passage set changed
         before = int(meta.get("generation") or 0)
-        cache.set_meta(db, generation=before + 1)
+        m.set_meta(generation=before + 1)
         plan.generations = (meta.get("created"), before, before + 1)
         plan.id_change = (retired, added) if exact else None
     if touched or plan.attachments:  # the file set or a page changed: a kept link resolver is stale
         plan.links_token = uuid.uuid4().hex
-        cache.set_meta(db, links_token=plan.links_token)
+        m.set_meta(links_token=plan.links_token)
     else:
         plan.links_token = meta.get("links_token")
     if touched or "prose_chunks" not in meta:  # transcript speakers, for speaker-aware search
-        _write_speakers(plan, db, meta, speakers_before)
+        _write_speakers(plan, m, meta, speakers_before)
     plan.lap("lexical+manifest")
 
 
-def _speaker_counts(db, paths: Iterable[str]) -> tuple[int, int]:
-    """(chunks with speakers, chunks without) among the chunks of ``paths``."""
-    counts = Counter()
-    for with_speakers, n in select_in(db, "SELECT speakers != '[]', count(*) FROM chunks WHERE path IN ({marks}) "
-                                      "GROUP BY 1", sorted(paths)):  # one row per group per batch of paths
-        counts[with_speakers] += n
-    return counts[1], counts[0]
-
-
-def _write_speakers(plan: BuildPlan, db, meta: dict, before: tuple[int, int] | None) -> None:
+def _write_speakers(plan: BuildPlan, m: Manifest, meta: dict, before: tuple[int, int] | None) -> None:
     """Transcript speakers and the count of prose chunks, for speaker-aware search. An edit among
     prose notes only (the usual case) adjusts the count; anything touching a transcript re-reads
     every chunk's speakers (two scans of the chunk table, ~45 ms at 10k notes)."""
     new = [c for chunks in plan.chunks.values() for c in chunks]
     if before is not None and "prose_chunks" in meta and before[0] == 0 and not any(c.speakers for c in new):
-        plan.cache.set_meta(db, prose_chunks=int(meta["prose_chunks"]) - before[1] + len(new))
+        m.set_meta(prose_chunks=int(meta["prose_chunks"]) - before[1] + len(new))
         return
-    speakers = sorted({s for (row,) in db.execute("SELECT DISTINCT speakers FROM chunks WHERE speakers != '[]'")
-                       for s in json.loads(row)})
-    prose = db.execute("SELECT count(*) FROM chunks WHERE speakers = '[]'").fetchone()[0]
-    plan.cache.set_meta(db, speakers=speakers, prose_chunks=prose)
-
-
-def _vector_ids(db, paths: list[str]) -> list[int]:
-    """The vector ids of ``paths``' chunks and passages as the manifest holds them now."""
-    ids = [vid for (vid,) in select_in(db, "SELECT vid FROM chunks WHERE path IN ({marks})", paths)]
-    ids += [pid for (pid,) in select_in(db, "SELECT pid FROM passages WHERE vid IN ({marks})", ids)]
-    return ids
-
-
-def _delete_chunks(db, path: str) -> None:
-    db.execute("DELETE FROM passages WHERE vid IN (SELECT vid FROM chunks WHERE path=?)", (path,))
-    db.execute("DELETE FROM chunks WHERE path=?", (path,))
+    m.set_meta(speakers=m.speakers(), prose_chunks=m.prose_chunk_count())
 
 
 def _passage_rows(vid: int, chunk: Chunk, mode: str, key: str | None) -> list[tuple]:
@@ -465,28 +444,28 @@ def _passage_rows(vid: int, chunk: Chunk, mode: str, key: str | None) -> list[tu
 
 
 # -- stage 6: graph edges -----------------------------------------------------------------------------
-def _write_graph(plan: BuildPlan, db) -> None:
+def _write_graph(plan: BuildPlan, m: Manifest) -> None:
     """A plain edit rewrites only that page's edges; a new, removed or renamed file or a changed
     alias can change how any link resolves, so then every page's links are re-resolved."""
-    empty = db.execute("SELECT NOT EXISTS (SELECT 1 FROM edges)").fetchone()[0]
+    empty = not m.has_edges()
     if plan.files_added_or_removed or plan.aliases_changed or plan.rebuild_graph or (empty and plan.parsed):
-        _rewrite_edges(db)
+        _rewrite_edges(m)
         return
     targets = {l.resolved for path in plan.changed for l in graph_links(plan.parsed[path]) if l.resolved}
-    notes_now = {r[0] for r in select_in(db, "SELECT path FROM files WHERE note=1 AND path IN ({marks})", sorted(targets))}
+    notes_now = m.notes_among(sorted(targets))
     for path in plan.changed:
         page = plan.parsed[path]
-        db.execute("DELETE FROM edges WHERE src=?", (path,))
+        m.remove_edges_from(path)
         resolved = [(l.resolved, link_kind(l)) for l in graph_links(page) if l.resolved in notes_now]
-        db.executemany(INSERT_EDGE, page_edges(path, resolved, sorted({t.name for t in page.tags})))
+        m.put_edges(page_edges(path, resolved, sorted({t.name for t in page.tags})))
 
 
-def _rewrite_edges(db) -> None:
+def _rewrite_edges(m: Manifest) -> None:
     """Re-resolve every page's links against the whole vault and rewrite the edge list."""
-    rows = db.execute("SELECT path, aliases, links, tags, note FROM files").fetchall()
+    rows = m.link_rows()
     notes = {r[0] for r in rows if r[4]}
     resolver = Resolver([r[0] for r in rows], {}, aliases={r[0]: json.loads(r[1] or "[]") for r in rows if r[4]})
-    db.execute("DELETE FROM edges")
+    m.clear_edges()
     for path, _aliases, links, tags, note in rows:
         if not note:
             continue
@@ -495,28 +474,27 @@ def _rewrite_edges(db) -> None:
             hit, _ = resolver.lookup(target, path, relative=kind == "markdown")
             if hit in notes:
                 resolved.append((hit, kind))
-        db.executemany(INSERT_EDGE, page_edges(path, resolved, json.loads(tags or "[]")))
+        m.put_edges(page_edges(path, resolved, json.loads(tags or "[]")))
 
 
 # -- stage 7: vectors (from the vector cache first, then the embedder) -------------------------------
 def _write_vectors(plan: BuildPlan) -> BuildReport:
     cache, report = plan.cache, plan.report
-    db = cache.db
-    pages = db.execute("SELECT count(*) FROM files WHERE note=1").fetchone()[0]
+    pages = cache.manifest.page_count()
     report.unchanged = pages - len(plan.parsed)
     state = None
     if plan.embedder is not None and (plan.embed or plan.replacing or plan.rebuild_vectors):
         state = sync_vectors(cache, plan.embedder, plan.rebuild_vectors)
     else:  # lexical first: vectors follow in embed_pending (a watcher's background step)
-        with cache.transaction() as tx:
-            meta = cache.meta(tx)
+        with cache.writing() as tx:
+            meta = tx.meta()
             changed = bool(plan.parsed or plan.removed or plan.passages_rewritten) and plan.embedder is not None
             values = {"vectors_pending": changed or bool(meta.get("vectors_pending")),
                       "passages_pending": changed or bool(meta.get("passages_pending"))}
             if changed:  # what is wanted now, for coverage until the vectors follow (save_index)
-                held = wanted_held(tx)
-                values.update(vectors_wanted=wanted_count(tx), passages_wanted=held)
-            cache.set_meta(tx, dirty=False, last_build=time.time(), **values)
+                held = cache.vector_store.held_wanted(tx)
+                values.update(vectors_wanted=tx.wanted_count(), passages_wanted=held)
+            tx.set_meta(dirty=False, last_build=time.time(), **values)
     if plan.replacing:
         cache.commit_replacement()  # readers switch to the rebuilt manifest from here on
     plan.lap("vectors")
@@ -528,7 +506,6 @@ def _write_vectors(plan: BuildPlan) -> BuildReport:
         plan.lap("embedding")
     else:
         report.coverage = 1.0  # no vectors were wanted of this build (lexical only, or lexical first)
-    db = cache.db
     report.pages = pages
-    report.chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    report.chunks = cache.manifest.chunk_rows()
     return report

@@ -4,11 +4,13 @@ first (no model calls) and the embedder for what is missing, committing as it go
 Embedding shares the process's cores with searches, so it goes through one gate: a query
 embedding waits for no backlog (the backlog pauses between batches while a search is running),
 and two threads never run the model at once (on two cores that made both several times slower).
+
+The vector side is reached through ``cache.vector_store`` (``vectorstore.FaissVectors``: load,
+fresh, save, the vector cache) and the manifest's named questions; no SQL is written here.
 """
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import threading
 import time
@@ -19,8 +21,16 @@ import numpy as np
 from ..errors import EmbedderError
 from ..model import coverage_degraded
 from .cache import Cache
-from .manifest import SELECT_CHUNKS, row_chunk, select_in
-from .vectors import FILE_FORMAT, HELD_BIT, VectorIndex, held_sql, id_difference, id_intersection, sorted_ids
+from .manifest import Manifest
+from .vectors import (
+    FILE_FORMAT,
+    HELD_BIT,
+    VectorIndex,
+    id_difference,
+    id_intersection,
+    sorted_ids,
+)
+from .vectorstore import DELTA_MAX, id_signature  # noqa: F401 (DELTA_MAX re-exported)
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +46,14 @@ class EmbedGate:
     is never starved, and while searches keep coming (``interactive``) it embeds one text a batch,
     so a query that arrives mid-batch waits for one text, not four. A foreground build (``index``,
     a write's cache update: someone waits for it) only waits out running queries. Model calls are
-    serialised."""
+    serialised.
+
+    One gate per process, not per vault, on purpose: what it schedules is the machine's cores and
+    the model, and both are shared by every vault open in the process (the default e5 model is
+    loaded once and shared: embed/; a vault's backlog on two cores slows another vault's search
+    exactly as much as its own). Per-vault gates would let vault B's backlog run the model while
+    vault A embeds a query, the contention the gate exists to prevent. Per-vault state lives in
+    ``Cache.runtime`` (runtime.py)."""
 
     INTERACTIVE_S = 10.0  # a search this recent means more may follow
     QUIET_S = 0.5  # measured: p95 search 429 ms during a 5,000-chunk backlog without this gap
@@ -101,7 +118,7 @@ class VectorState:
 
 
 def _load_cached_vectors(cache: Cache, key: str, dim: int, hashes: list[str]) -> dict[str, np.ndarray]:
-    return cache.cached_vectors(key, dim, hashes)
+    return cache.vector_store.cached(key, dim, hashes)
 
 
 def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
@@ -112,7 +129,7 @@ def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
     loading and saving it is most of a no-change re-index."""
     key, dim = embedder.identity.key, embedder.identity.dim
     meta = cache.meta()
-    want = wanted_ids(cache.db)
+    want = cache.manifest.wanted_ids()
     state = VectorState(want, int(np.count_nonzero(want & HELD_BIT)))
     recorded = meta.get("artifacts", {}).get("faiss") or {}
     complete = meta.get("vectors_sig") == _id_signature(want) and recorded.get("format") == FILE_FORMAT
@@ -123,9 +140,9 @@ def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
         return state
     index = None
     if not rebuild and meta.get("embedder") == key:
-        index = cache.vectors(dim, meta)  # held in memory, or loaded (file checksum checked, delta applied)
+        index = cache.vector_store.load(dim, meta)  # held in memory, or loaded (file checksum checked, delta applied)
     if index is None:
-        index = VectorIndex(cache.faiss_path, dim)
+        index = cache.vector_store.fresh(dim)
         missing = want.tolist()
     else:
         have = sorted_ids(index.ids())  # array set operations: ~500k ids at 100k chunks with passages
@@ -134,7 +151,7 @@ def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
     state.missing = []
     for start in range(0, len(missing), SYNC_BATCH):  # a slice at a time: 400k float32 vectors are 600 MB
         part = missing[start:start + SYNC_BATCH]
-        hashes = embed_hashes(cache.db, part)
+        hashes = cache.manifest.embed_hashes(part)
         cached = _load_cached_vectors(cache, key, dim, sorted(set(hashes.values())))
         from_cache = [v for v in part if hashes.get(v) in cached]
         if from_cache:
@@ -170,7 +187,7 @@ def advance(cache: Cache, embedder, state: VectorState, changes: list[tuple]) ->
     removed = id_difference(gone, dropped)  # gone from the index
     index = state.index
     index.remove(removed.tolist())
-    hashes = embed_hashes(cache.db, new.tolist())
+    hashes = cache.manifest.embed_hashes(new.tolist())
     identity = embedder.identity
     cached = _load_cached_vectors(cache, identity.key, identity.dim, sorted(set(hashes.values()))) if hashes else {}
     from_cache = [v for v in new.tolist() if hashes.get(v) in cached]
@@ -231,7 +248,9 @@ def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progre
             size = 1 if background and GATE.interactive() else batch
             chosen_now = hashes[position:position + size]
             position += size
-            texts = _texts(cache.db, [v for h in chosen_now for v in pending[h]])
+            # embed hash -> text, read one batch at a time, so a backlog of 40k chunks costs no
+            # up-front read of every text (~3 s that an edit had to wait for)
+            texts = cache.manifest.embed_texts([v for h in chosen_now for v in pending[h]])
             part = [h for h in chosen_now if h in texts]  # a row gone since: skipped
             if not part:
                 continue
@@ -241,9 +260,7 @@ def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progre
             except EmbedderError as exc:
                 report.notices.append(f"embedding stopped: {exc}")
                 break
-            with cache.transaction(cache.vdb) as vdb:
-                vdb.executemany("INSERT OR REPLACE INTO vecs VALUES (?,?,?)",
-                                [(key, h, vectors[i].astype(np.float32).tobytes()) for i, h in enumerate(part)])
+            cache.vector_store.remember(key, part, vectors)
             ids = [v for h in part for v in pending[h]]
             index.add(ids, np.stack([vectors[i] for i, h in enumerate(part) for _ in pending[h]]))
             for h in part:
@@ -289,9 +306,7 @@ def record_coverage(report, state: VectorState) -> None:
 def _queue(cache: Cache, state: VectorState) -> None:
     """Which hashes wait to be embedded (in id order, each with the ids that take its vector) and
     which pages they belong to. Ids no chunk or passage has any more are left out."""
-    owner = dict(select_in(cache.db, "SELECT vid, path FROM chunks WHERE vid IN ({marks})", state.missing))
-    owner.update(select_in(cache.db, "SELECT p.pid, c.path FROM passages p JOIN chunks c ON c.vid = p.vid "
-                           "WHERE p.pid IN ({marks})", state.missing))
+    owner = cache.manifest.id_pages(state.missing)
     pending: dict[str, list[int]] = {}
     by_path: dict[str, list[str]] = {}
     for vid in sorted(state.missing):
@@ -306,73 +321,30 @@ def _queue(cache: Cache, state: VectorState) -> None:
     state.pending, state.by_path = pending, by_path
 
 
-def _texts(db, ids: list[int]) -> dict[str, str]:
-    """Embed hash -> the text embedded, for chunk and passage ids: read one batch at a time, so a
-    backlog of 40k chunks costs no up-front read of every text (~3 s that an edit had to wait for)."""
-    texts = {row[4]: row_chunk(row).index_text() for row in select_in(db, SELECT_CHUNKS + " WHERE vid IN ({marks})", ids)}
-    texts.update(select_in(db, "SELECT embed_hash, text FROM passages WHERE pid IN ({marks})", ids))
-    return texts
-
-
 def wanted_ids(db) -> np.ndarray:
-    """Every vector id the index should hold, sorted: one per chunk, one per passage. Read as one
-    string per table and parsed in C: a row at a time is five times slower at ~500k ids."""
-    text = ",".join(part for (part,) in db.execute("SELECT group_concat(vid) FROM chunks UNION ALL "
-                                                   "SELECT group_concat(pid) FROM passages") if part)
-    return sorted_ids(np.fromstring(text, dtype=np.int64, sep=",") if text else ())
+    """Every vector id the index should hold, sorted: one per chunk, one per passage."""
+    return Manifest(db).wanted_ids()
 
 
 def wanted_count(db) -> int:
     """How many vectors the index should hold (``len(wanted_ids(db))`` without reading them)."""
-    return db.execute("SELECT (SELECT count(*) FROM chunks) + (SELECT count(*) FROM passages)").fetchone()[0]
+    return Manifest(db).wanted_count()
 
 
 def wanted_held(db) -> int:
     """How many of them are held (a note's passages; their ids are the top of the id range)."""
-    return db.execute(f"SELECT count(*) FROM passages WHERE {held_sql('pid')}").fetchone()[0]
+    return Manifest(db).passage_count(held=True)
 
 
 def embed_hashes(db, ids: list[int]) -> dict[int, str]:
     """The embed hash of these chunk and passage ids (ids of neither are left out)."""
-    out = dict(select_in(db, "SELECT vid, embed_hash FROM chunks WHERE vid IN ({marks})", ids))
-    out.update(select_in(db, "SELECT pid, embed_hash FROM passages WHERE pid IN ({marks})", ids))
-    return out
+    return Manifest(db).embed_hashes(ids)
 
 
-def _id_signature(ids) -> str:
-    """A digest of a set of vector ids: the index is complete when it holds exactly these."""
-    return hashlib.sha1(np.sort(np.asarray(ids, dtype=np.int64)).tobytes()).hexdigest()
-
-
-DELTA_MAX = 0.02  # a delta past this share of the index (or 2,000 ids) is compacted into a full save
+_id_signature = id_signature
 
 
 def save_index(cache: Cache, index: VectorIndex, key: str, wanted: int, held: int,
                dirty: bool | None = None) -> None:
-    """Commit the index: as a small delta (ids added and removed since the file on disk, recorded
-    in the manifest; readers take the added vectors from the vector cache) or, when there is no
-    file yet or the delta has grown, a full write of the file. A one-chunk edit at 10k notes so
-    writes a few ids instead of a 60 MB file.
-
-    ``wanted``: vectors the index should hold, ``held`` of them held passages. The manifest says
-    apart whether searched vectors are missing (``vectors_pending``: some chunks cannot be found
-    by meaning yet) or only held passages (``passages_pending``: found, but ranked without their
-    best passage)."""
-    if index.path != cache.faiss_path:  # loaded from a file a swap has since replaced: a delta
-        index.path, index.base_ids = cache.faiss_path, None  # would be against the wrong file; write it whole
-    delta = index.delta()
-    small = delta is not None and len(delta[0]) + len(delta[1]) <= max(50, min(2000, DELTA_MAX * index.ntotal))
-    checksum = None if small else index.save()
-    with cache.transaction() as db:
-        if checksum is not None:
-            cache.record_artifact("faiss", cache.faiss_path, db, checksum=checksum, format=FILE_FORMAT)
-        values = {"vectors": index.ntotal, "vectors_wanted": wanted, "vectors_sig": _id_signature(index.ids()),
-                  "embedder": key, "vectors_delta": {"add": delta[0], "remove": delta[1]} if small else None}
-        if dirty is not None:
-            values.update(dirty=dirty, last_build=time.time())
-        values.update(passages_held=index.held_total, passages_wanted=held,
-                      vectors_pending=index.ntotal - index.held_total != wanted - held,
-                      passages_pending=index.held_total != held)
-        cache.set_meta(db, **values)
-        meta = cache.meta(db)
-    cache.adopt_vectors(index, meta)
+    """Commit the index (``FaissVectors.save``: a small delta or the whole file)."""
+    cache.vector_store.save(index, key, wanted, held, dirty)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Iterable
 
+from .manifest import Manifest
+
 EDGE_WEIGHTS = {"links_to": 1.0, "embeds": 1.0, "supersedes": 2.0, "tagged": 0.5}
 
 
@@ -33,11 +35,7 @@ def page_edges(source: str, resolved: Iterable[tuple[str, str]], tags: Iterable[
 def neighbours(db: sqlite3.Connection, path: str, fanout: int) -> list[tuple[str, float]]:
     """The ``fanout`` strongest page neighbours (either direction) with their share of this page's
     link strength, so a hub that links to everything passes on little to each."""
-    rows = db.execute(
-        "SELECT other, sum(weight) FROM ("
-        " SELECT dst AS other, weight FROM edges WHERE src=? AND type != 'tagged'"
-        " UNION ALL SELECT src AS other, weight FROM edges WHERE dst=? AND type != 'tagged'"
-        ") GROUP BY other", (path, path)).fetchall()
+    rows = Manifest(db).neighbour_weights(path)
     strength = sum(w for _, w in rows) or 1.0
     rows.sort(key=lambda r: (-r[1], r[0]))
     return [(other, w / strength) for other, w in rows[:fanout]]
@@ -48,8 +46,7 @@ def build_graph(db: sqlite3.Connection):
     edge attributes ``type``, ``weight``)."""
     import igraph
 
-    pages = [r[0] for r in db.execute("SELECT path FROM files WHERE note=1 ORDER BY path")]
-    edges = db.execute("SELECT src, dst, type, weight FROM edges ORDER BY src, dst, type").fetchall()
+    pages, edges = Manifest(db).graph_rows()
     tags = sorted({dst for _, dst, t, _ in edges if t == "tagged"})
     names = pages + tags
     index = {n: i for i, n in enumerate(names)}

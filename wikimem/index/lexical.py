@@ -7,6 +7,8 @@ score like a fresh build. FTS5 keeps exact statistics under deletes, runs in C, 
 same transaction as the manifest, so the lexical side can never disagree with the chunk table.
 
 Rows are keyed by the chunk's vector id; columns hold pre-tokenised text (see analysis.py).
+``Lexical`` is the lexical store's interface over one manifest connection (its FTS5 SQL stays here,
+beside the functions it is made of, which search still calls with a connection).
 """
 from __future__ import annotations
 
@@ -132,3 +134,58 @@ def search(db: sqlite3.Connection, text: str, limit: int, where: str = "", args:
     hits = [(ids[v], s) for v, s in ranked if v in ids]
     hits.sort(key=lambda h: (-h[1], h[0]))
     return hits
+
+
+class Lexical:
+    """The lexical store: BM25 over chunks (FTS5) and the term document frequencies beside it, on
+    one manifest connection, so its writes share the build's transaction with the chunk rows. A
+    backend on another engine (OpenSearch, design.md §9) implements these methods."""
+
+    def __init__(self, db: sqlite3.Connection):
+        self.db = db
+
+    def add(self, rows: Sequence[tuple[int, str, str, str]], pending: Counter | None = None) -> None:
+        add(self.db, rows, pending)
+
+    def flush(self, pending: Counter) -> None:
+        flush(self.db, pending)
+
+    def clear(self) -> None:
+        clear(self.db)
+
+    def remove_paths(self, paths: Iterable[str]) -> None:
+        remove_paths(self.db, paths)
+
+    def search(self, text: str, limit: int, where: str = "", args: Sequence = (),
+               exclude: Collection[int] = ()) -> list[tuple[str, float]]:
+        return search(self.db, text, limit, where, args, exclude)
+
+    def document_count(self) -> int:
+        """How many chunks the index holds (kept under the term "")."""
+        row = self.db.execute("SELECT df FROM terms WHERE term = ''").fetchone()
+        return row[0] if row else 0
+
+    def document_frequencies(self, words: Sequence[str]) -> dict[str, int]:
+        """term -> how many chunks hold it, for the terms of ``words`` the index has."""
+        out: dict[str, int] = {}
+        words = list(words)
+        for start in range(0, len(words), 500):
+            part = words[start:start + 500]
+            out.update(self.db.execute(f"SELECT term, df FROM terms WHERE term IN ({','.join('?' * len(part))})",
+                                       part).fetchall())
+        return out
+
+    def frequencies_outside(self, words: Sequence[str], folder: str,
+                            paths: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """(chunks outside ``folder`` and ``paths``, {word: how many of them hold it}): document
+        frequencies over part of the vault, by an exact FTS5 phrase match per word (``folder`` is
+        compared as SQL's LIKE does: ASCII case-insensitive)."""
+        skip = f"c.path NOT LIKE ? AND c.path NOT IN ({','.join('?' * len(paths))})"
+        args = (folder + "%", *paths)
+        total = self.db.execute(f"SELECT count(*) FROM chunks c WHERE {skip}", args).fetchone()[0]
+        frequencies = {}
+        for word in words:
+            frequencies[word] = self.db.execute(
+                f"SELECT count(*) FROM lex JOIN chunks c ON c.vid = lex.rowid WHERE lex MATCH ? AND {skip}",
+                ('"' + word.replace('"', '""') + '"', *args)).fetchone()[0]
+        return total, frequencies

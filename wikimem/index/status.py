@@ -40,15 +40,15 @@ def status(ctx) -> dict[str, Any]:
 
 
 def _status(ctx, cache: Cache, info: dict[str, Any]) -> dict[str, Any]:
-    db = cache.db
-    meta = cache.meta()
-    pages = db.execute("SELECT count(*) FROM files WHERE note=1").fetchone()[0]
-    chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    manifest = cache.manifest
+    meta = manifest.meta()
+    pages = manifest.page_count()
+    chunks = manifest.chunk_rows()
     damaged = cache.artifact_problems(meta)
     vectors = int(meta.get("vectors") or 0) if meta.get("embedder") and "faiss" not in damaged else 0
     coverage, passage_coverage = vector_coverage(meta, chunks, vectors, None if vectors else 0)
     scan = ctx.files.scan()
-    known = {r[0]: (r[1], r[2]) for r in db.execute("SELECT path, size, mtime_ns FROM files")}
+    known = manifest.file_stats()
     current = {f.path: (f.size, f.mtime_ns) for f in scan.files}
     skipped = [(s.path, s.kind, s.reason) for s in scan.skipped]
     changed = [p for p, st in current.items() if known.get(p) != st]
@@ -61,8 +61,7 @@ def _status(ctx, cache: Cache, info: dict[str, Any]) -> dict[str, Any]:
     unreadable = {p for p, _, _ in skipped}
     stale = sorted(p for p in changed if p not in unreadable)
     gone = sorted(set(known) - set(current))
-    problems = sorted((path, json_list(errors)) for path, errors in
-                      db.execute("SELECT path, errors FROM files WHERE note=1 AND errors NOT IN ('[]', '')"))
+    problems = sorted((path, json_list(errors)) for path, errors in manifest.page_problems())
     degraded = []
     embedder_name = ctx.settings.embedder
     if embedder_name == "none" or meta.get("embedder") is None:
@@ -76,7 +75,7 @@ def _status(ctx, cache: Cache, info: dict[str, Any]) -> dict[str, Any]:
         "state": "interrupted build (next index repairs it)" if meta.get("dirty") else "ok",
         "pages": pages,
         "chunks": chunks,
-        "passages": db.execute("SELECT count(*) FROM passages").fetchone()[0],
+        "passages": manifest.passage_rows(),
         "vectors": vectors,  # one per chunk and one per passage
         "vector_coverage": round(coverage, 4),  # of what search scans: chunks, transcript turns' passages
         "passage_coverage": None if passage_coverage is None else round(passage_coverage, 4),  # notes' held passages

@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import json
 import logging
 import os
 import shutil
@@ -36,7 +35,7 @@ from .. import __version__
 from ..errors import LockError, VaultError
 from ..vault.files import atomic_write_bytes, ensure_cache_folder
 from .analysis import ANALYZER
-from .manifest import SCHEMA_SQL, SCHEMA_VERSION, VECTORS_SQL, select_in  # noqa: F401 (select_in re-exported)
+from .manifest import SCHEMA_SQL, SCHEMA_VERSION, VECTORS_SQL, Manifest, select_in  # noqa: F401 (select_in re-exported)
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +98,10 @@ def _faiss_for(folder: Path, manifest_name: str) -> Path:
 
 
 class CacheDir:
-    """Paths and low-level access; the build and search modules hold the logic."""
+    """The cache folder's lifecycle: paths, per-thread connections, transactions and snapshots,
+    the writer lock, integrity checks, and a rebuild's build-beside-then-swap and sweep. What the
+    files hold is the stores' business (``manifest.Manifest``, ``lexical.Lexical``,
+    ``vectorstore.FaissVectors``); the SQL here is only about connections and files (pragmas)."""
 
     def __init__(self, root: Path):
         self.dir = root / ".wikimem"
@@ -274,11 +276,10 @@ class CacheDir:
 
     # -- meta ----------------------------------------------------------------------------
     def meta(self, db: sqlite3.Connection | None = None) -> dict[str, Any]:
-        return {k: json.loads(v) for k, v in (db or self.db).execute("SELECT key, value FROM meta")}
+        return Manifest(db or self.db).meta()
 
     def set_meta(self, db: sqlite3.Connection | None = None, **values: Any) -> None:
-        (db or self.db).executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                                    [(k, json.dumps(v)) for k, v in values.items()])
+        Manifest(db or self.db).set_meta(**values)
 
     # -- integrity -----------------------------------------------------------------------
     def manifest_problem(self, thorough: bool = False) -> str | None:
@@ -290,7 +291,7 @@ class CacheDir:
             return "no cache yet"
         try:
             meta = self.meta()
-            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            tables = Manifest(self.db).table_names()
             if not REQUIRED_TABLES <= tables:
                 return f"manifest is damaged (missing {', '.join(sorted(REQUIRED_TABLES - tables))})"
             if thorough:

@@ -8,8 +8,9 @@ documentation), so they sit beside it in a ``HeldStore``: float16 rows by id, ne
 (half the memory; the cosines they give differ by ~1e-4), from which a removal costs nothing
 like FAISS's compaction.
 
-Saved with temp file + rename, so a reader never sees half an index. Behind a narrow interface
-(add / remove / search by chunk id) so that another backend can replace it.
+Saved with temp file + rename, so a reader never sees half an index. ``VectorIndex`` is the FAISS
+implementation of ``vectorstore.VectorStore`` (add / remove / search / get by vector id), so that
+another backend can replace it; ``vectorstore.FaissVectors`` loads, commits and shares it.
 """
 from __future__ import annotations
 
@@ -79,7 +80,9 @@ def id_intersection(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def held_sql(column: str, held: bool = True) -> str:
     """The SQL test for held (or, ``held=False``, searched) ids in ``column`` of the cache's
-    ``passages`` table: ids are below 2**62, so HELD_BIT set means the id is at least HELD_BIT."""
+    ``passages`` table: ids are below 2**62, so HELD_BIT set means the id is at least HELD_BIT.
+    Used by the manifest's passage questions, which only the vector store asks
+    (``FaissVectors.held_passages`` ...); search's own use is to move behind them too."""
     return f"{column} {'>=' if held else '<'} {HELD_BIT}"
 
 
@@ -304,6 +307,10 @@ class VectorIndex:
                 except RuntimeError:  # not in the index (yet)
                     continue
         return out
+
+    def get(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """``VectorStore.get``: the stored vectors of ``ids`` (those present)."""
+        return self.vectors(ids)
 
     def vector_rows(self, ids: Sequence[int]) -> np.ndarray:
         """The stored vectors of ``ids`` as rows, in order, in one call (ids all of one kind); a

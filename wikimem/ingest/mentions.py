@@ -82,8 +82,7 @@ def _linked_names(text: str) -> set[str]:
 
 def _candidates(ctx) -> list[tuple[str, str, list[str]]]:
     """(path, title, aliases) of the pages a source may name, from the cache."""
-    rows = ctx.cache.db.execute(
-        "SELECT path, title, aliases, type, status FROM files WHERE note = 1 ORDER BY path").fetchall()
+    rows = ctx.cache.manifest.page_names_and_kinds()
     out = []
     for path, title, aliases, type_, status in rows:
         if (is_raw_path(path) or path in STRUCTURAL or (type_ or "") in EXCLUDED_TYPES

@@ -180,7 +180,7 @@ def _index_unseen_memories(ctx) -> None:
         on_disk = {f"{FOLDER}/{p.name}" for p in folder.glob("*.md")}
         if not on_disk:
             return
-        known = {p for (p,) in ctx.cache.db.execute("SELECT path FROM files WHERE path LIKE ?", (f"{FOLDER}/%",))}
+        known = set(ctx.cache.manifest.paths_like(f"{FOLDER}/"))
         unseen = sorted(on_disk - known)
         if unseen:
             update(ctx, paths=unseen, wait=10.0)

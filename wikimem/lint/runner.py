@@ -94,8 +94,7 @@ def _in_paths(path: str, paths: list[str]) -> bool:
 def load_context(ctx: "Context", refresh: bool = True) -> LintContext:
     """Pages from the cache, brought up to date first (lexical part: embedding is not lint's job)."""
     pages = current_pages(ctx, refresh=refresh)  # lexical build first when this process may write the cache
-    files = {path: (sha, size, mtime) for path, sha, size, mtime in
-             ctx.cache.db.execute("SELECT path, sha256, size, mtime_ns FROM files")}
+    files = ctx.cache.manifest.file_hashes()
     schema_text, schema, notices = None, VaultSchema(), []
     if (Path(ctx.root) / "SCHEMA.md").exists():
         try:

@@ -30,7 +30,7 @@ _MDLINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _BLOCK_ID = re.compile(r"\s+\^[A-Za-z0-9-]+\s*$")
 # the chunks answers are built from: not earlier answers, not the vault's index, log and schema
 # (a question filed back would otherwise make its own words look known to the vault)
-_NOTES = "c.path NOT LIKE 'queries/%' AND c.path NOT IN ('index.md', 'log.md', 'SCHEMA.md')"
+_NOT_ANSWERS = ("queries/", ("index.md", "log.md", "SCHEMA.md"))  # what term weights are counted without
 _TURN = re.compile(r"^\*\*(?P<speaker>[^*\n]{1,80})\*\*(?:\s*\([^)\n]*\))?\s*:\s*")
 
 
@@ -139,12 +139,11 @@ def term_weights(cache, query_terms: list[str]) -> dict[str, float]:
     """IDF of each query term over the lexical index (1.0 each when the index cannot tell);
     0 for a term no note holds, which no sentence could match (see ``choose``)."""
     try:
-        db = cache.db  # this thread's own connection
-        total = db.execute(f"SELECT count(*) FROM chunks c WHERE {_NOTES}").fetchone()[0] or 1
+        total, frequencies = cache.manifest.lexical.frequencies_outside(query_terms, *_NOT_ANSWERS)
+        total = total or 1
         weights = {}
         for term in query_terms:
-            df = db.execute("SELECT count(*) FROM lex JOIN chunks c ON c.vid = lex.rowid "
-                            f"WHERE lex MATCH ? AND {_NOTES}", ('"' + term.replace('"', '""') + '"',)).fetchone()[0]
+            df = frequencies[term]
             weights[term] = math.log(1 + (total - df + 0.5) / (df + 0.5)) if df else 0.0
         return weights
     except Exception:  # noqa: BLE001 - no lexical index: every term counts the same

@@ -94,8 +94,7 @@ def _existing(ctx) -> list[tuple[str, Any, dict]]:
 def _names(ctx) -> list[tuple[str, set[str]]]:
     """(a page's title or alias, the terms of all its names): the vault's own synonyms."""
     try:
-        rows = ctx.cache.db.execute("SELECT title, aliases FROM files WHERE aliases IS NOT NULL AND "
-                                      "aliases NOT IN ('', '[]')").fetchall()
+        rows = ctx.cache.manifest.titles_with_aliases()
     except Exception:  # noqa: BLE001 - no cache: no synonyms
         return []
     out = []

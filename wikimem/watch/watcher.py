@@ -341,8 +341,7 @@ class Watcher:
 
     def _cached_under(self, folder: str) -> list[str]:
         prefix = folder + "/"
-        return [r[0] for r in self.ctx.cache.db.execute(
-            "SELECT path FROM files WHERE substr(path, 1, ?) = ?", (len(prefix), prefix))]
+        return self.ctx.cache.manifest.file_paths_under(prefix)
 
     def _build(self, batch: Batch) -> None:
         if not self._still_holding():
@@ -491,9 +490,7 @@ class Watcher:
         queue those whose bytes (or stat) differ from what it recorded: mtime+size can both be kept
         by an edit (a sync tool, ``touch -r``, a same-length rewrite within the clock's grain)."""
         try:
-            rows = self.ctx.cache.db.execute(
-                "SELECT path, size, mtime_ns, sha256 FROM files WHERE path > ? ORDER BY path LIMIT ?",
-                (self._verify_after, VERIFY_FILES)).fetchall()
+            rows = self.ctx.cache.manifest.file_stats_after(self._verify_after, VERIFY_FILES)
         except sqlite3.Error:
             return
         verified = self._info["verified"]

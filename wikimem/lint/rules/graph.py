@@ -26,7 +26,7 @@ def orphan_page(ctx):
     (wikimem.graph.stats.orphan_pages)."""
     from ...graph.stats import orphan_pages  # one definition, shared with `wikimem stats`
     types = _types(ctx, INDEXED_TYPES + ("note",))
-    for path in orphan_pages(ctx.cache.db, types):
+    for path in orphan_pages(ctx.cache.manifest, types):
         page = ctx.pages.get(path)
         if page is not None:
             yield ctx.finding(path, 1, f"orphan page [[{page.title}]]: no page links to it and index.md "
@@ -187,8 +187,7 @@ def query_sources_changed(ctx):
                 continue  # a missing page is WM101's
             if digest:
                 if path not in hashes:
-                    hashes[path] = {chunk_hash(text) for (text,) in ctx.cache.db.execute(
-                        "SELECT text FROM chunks WHERE path=?", (path,))}
+                    hashes[path] = {chunk_hash(text) for text in ctx.cache.manifest.chunk_texts(path)}
                 if digest not in hashes[path]:
                     yield ctx.finding(page.path, line, f"the text cited from {link} changed after this answer "
                                                        f"was written ({path})")

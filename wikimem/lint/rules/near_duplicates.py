@@ -105,7 +105,7 @@ def _all_vectors(index) -> tuple[dict[int, int], np.ndarray]:
 
 
 def _page_vectors(ctx, index) -> tuple[list[str], np.ndarray, list[str], int]:
-    rows = ctx.cache.db.execute("SELECT vid, path FROM chunks ORDER BY path, ord").fetchall()
+    rows = ctx.cache.manifest.chunk_pages(by="page")
     row_of, vectors = _all_vectors(index)
     by_page: dict[str, list[int]] = {}
     missing = 0
