@@ -127,12 +127,11 @@ def recent(ctx: "Context", since: str | None = None, *, types: Iterable[str] | N
     wanted = {t.strip() for t in types or () if t.strip()} or None
     if refresh:
         _refresh(ctx)
-    db = ctx.cache.db
+    manifest = ctx.cache.manifest
     pages: dict[str, tuple[str, str, str]] = {}
     modified: dict[str, dt.datetime] = {}
     floor_ns = int((start - dt.timedelta(days=1)).timestamp() * 1e9)  # a day's slack: times are to the minute
-    for path, title, type_, status, mtime_ns in db.execute(
-            "SELECT path, title, type, status, mtime_ns FROM files WHERE note = 1"):
+    for path, title, type_, status, mtime_ns in manifest.page_mtimes():
         if path in META_PAGES or path == "SCHEMA.md" or (wanted is not None and (type_ or "note") not in wanted):
             continue
         pages[path] = (title or path.rsplit("/", 1)[-1].removesuffix(".md"), type_ or "note", status or "active")
@@ -154,7 +153,8 @@ def recent(ctx: "Context", since: str | None = None, *, types: Iterable[str] | N
         offer(path, when, "edited", "edited")
     ordered = sorted(best.items(), key=lambda item: (-item[1][0].timestamp(), item[0]))
     shown = [(path, *entry) for path, entry in ordered[:limit]]
-    dates = _dates(db, [path for path, _, kind, _ in shown if kind == "edited"])
+    dates = {path: (_date(created), _date(updated)) for path, (created, updated) in
+             manifest.page_dates([path for path, _, kind, _ in shown if kind == "edited"]).items()}
     changes = []
     for path, when, kind, summary in shown:
         title, type_, status = pages[path]
@@ -162,14 +162,6 @@ def recent(ctx: "Context", since: str | None = None, *, types: Iterable[str] | N
             kind, summary = _edit_kind(when, start, type_, status, *dates.get(path, (None, None)))
         changes.append(Change(path, title, type_, when.isoformat(timespec="minutes"), kind, summary))
     return RecentReport(start.isoformat(timespec="minutes"), tuple(changes), len(best))
-
-
-def _dates(db, paths: list[str]) -> dict[str, tuple[dt.datetime | None, dt.datetime | None]]:
-    """Frontmatter created/updated of these pages (read only for the changes shown)."""
-    from ..index.manifest import select_in
-    rows = select_in(db, "SELECT path, MAX(created), MAX(updated) FROM chunks WHERE path IN ({marks}) GROUP BY path",
-                     paths)
-    return {path: (_date(created), _date(updated)) for path, created, updated in rows}
 
 
 def _edit_kind(when: dt.datetime, start: dt.datetime, type_: str, status: str, created: dt.datetime | None,

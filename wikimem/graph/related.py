@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..index.analysis import stem
-from .pagegraph import STRUCTURAL_PAGES, db_of, page_infos, resolve_page
+from .pagegraph import STRUCTURAL_PAGES, manifest_of, page_infos, resolve_page
 
 if TYPE_CHECKING:
     from ..core import Context
@@ -90,7 +90,7 @@ def page_matrix(ctx: "Context") -> tuple[PageMatrix | None, str | None]:
     row_of = {int(v): i for i, v in enumerate(ids)}
     by_page: dict[str, list[int]] = {}
     missing = 0
-    for vid, path in cache.db.execute("SELECT vid, path FROM chunks ORDER BY path, ord"):
+    for vid, path in cache.manifest.chunk_pages(by="page"):
         row = row_of.get(int(vid))
         if row is None:
             missing += 1
@@ -113,9 +113,9 @@ def related(ctx: "Context", page: str, *, limit: int = DEFAULT_LIMIT, include_li
     unlinked ones first, each with whether it is linked and the key terms the two share."""
     if limit < 1:
         raise UsageError(f"--limit must be 1 or more, not {limit}")
-    db = db_of(ctx)
-    start = resolve_page(ctx, page, db)
-    info = page_infos(db, [start])
+    manifest = manifest_of(ctx)
+    start = resolve_page(ctx, page, manifest)
+    info = page_infos(manifest, [start])
     title = info[start].title if start in info else start
     found, why = page_matrix(ctx)
     if found is None or start not in found.row:
@@ -127,8 +127,8 @@ def related(ctx: "Context", page: str, *, limit: int = DEFAULT_LIMIT, include_li
     top = np.argpartition(-sims, wanted - 1)[:wanted] if wanted < len(sims) else np.arange(len(sims))
     order = sorted(top.tolist(), key=lambda i: (-float(sims[i]), found.paths[i]))
     candidates = [found.paths[i] for i in order if found.paths[i] != start]
-    infos = page_infos(db, candidates)
-    links = _links(db, start)
+    infos = page_infos(manifest, candidates)
+    links = _links(manifest, start)
     kept: list[tuple[str, float, str | None]] = []
     for path in candidates:
         meta = infos.get(path)
@@ -140,7 +140,7 @@ def related(ctx: "Context", page: str, *, limit: int = DEFAULT_LIMIT, include_li
         kept.append((path, float(sims[found.row[path]]), link))
     kept = kept[:limit]
     kept.sort(key=lambda k: (k[2] is not None, -k[1], k[0]))  # unlinked first, then by nearness
-    shared = _shared_terms(db, start, [p for p, _, _ in kept])
+    shared = _shared_terms(manifest, start, [p for p, _, _ in kept])
     notices = []
     if found.missing:
         notices.append(f"{found.missing} chunk(s) have no vector yet; their pages were compared on the rest")
@@ -148,10 +148,9 @@ def related(ctx: "Context", page: str, *, limit: int = DEFAULT_LIMIT, include_li
                                               for p, s, link in kept), tuple(notices))
 
 
-def _links(db, start: str) -> dict[str, str]:
+def _links(manifest, start: str) -> dict[str, str]:
     """Pages linked with ``start``: path -> outgoing | incoming | both (any edge type between pages)."""
-    out = {dst for (dst,) in db.execute("SELECT DISTINCT dst FROM edges WHERE src = ?", (start,))}
-    inc = {src for (src,) in db.execute("SELECT DISTINCT src FROM edges WHERE dst = ?", (start,))}
+    out, inc = manifest.linked_pages(start)
     return {p: ("both" if p in out and p in inc else "outgoing" if p in out else "incoming") for p in out | inc}
 
 
@@ -181,33 +180,16 @@ def _telling(term: str) -> bool:
     return len(term) > 2 and not term.isdigit() and any(c.isalpha() for c in term)
 
 
-def _page_terms(db, paths: list[str]) -> dict[str, Counter]:
-    """Each page's index terms with their counts, read from the lexical index (already tokenised:
-    nothing is segmented or stemmed again)."""
-    from ..index.manifest import select_in
-    terms: dict[str, Counter] = {}
-    for path, title, headings, body in select_in(
-            db, "SELECT c.path, l.title, l.headings, l.body FROM chunks c JOIN lex l ON l.rowid = c.vid "
-                "WHERE c.path IN ({marks})", paths):
-        terms.setdefault(path, Counter()).update(f"{title} {headings} {body}".split())
-    return terms
-
-
-def _page_text(db, path: str) -> str:
-    return "\n".join(text or "" for (text,) in db.execute("SELECT text FROM chunks WHERE path = ? ORDER BY ord",
-                                                          (path,)))
-
-
-def _shared_terms(db, start: str, others: list[str]) -> dict[str, tuple[str, ...]]:
+def _shared_terms(manifest, start: str, others: list[str]) -> dict[str, tuple[str, ...]]:
     """The terms both pages use most, rarest in the vault first (tf x idf), shown as the start
     page's own words."""
     if not others:
         return {}
-    terms = _page_terms(db, [start, *others])
+    lexical = manifest.lexical
+    terms = lexical.page_terms([start, *others])  # as tokenised at build time: nothing is stemmed again
     mine = terms.get(start, Counter())
-    total = (db.execute("SELECT df FROM terms WHERE term = ''").fetchone() or (1,))[0] or 1
-    from ..index.manifest import select_in
-    df = dict(select_in(db, "SELECT term, df FROM terms WHERE term IN ({marks})", sorted(mine)))
+    total = lexical.document_count() or 1
+    df = lexical.document_frequencies(sorted(mine))
     shared: dict[str, list[str]] = {}
     for path in others:
         theirs = terms.get(path, Counter())
@@ -215,5 +197,5 @@ def _shared_terms(db, start: str, others: list[str]) -> dict[str, tuple[str, ...
                   for t in mine.keys() & theirs.keys() if df.get(t) and _telling(t)}
         shared[path] = sorted(weight, key=lambda t: (-weight[t], t))[:TERMS_SHOWN]
     wanted = {t for common in shared.values() for t in common}
-    words = _surface(_page_text(db, start), wanted) if wanted else {}
+    words = _surface("\n".join(t or "" for t in manifest.chunk_texts(start)), wanted) if wanted else {}
     return {path: tuple(words.get(t, t) for t in common) for path, common in shared.items()}

@@ -160,6 +160,19 @@ class Lexical:
                exclude: Collection[int] = ()) -> list[tuple[str, float]]:
         return search(self.db, text, limit, where, args, exclude)
 
+    def page_terms(self, paths: Sequence[str]) -> dict[str, Counter]:
+        """Each page's index terms with how often it uses them (title, headings and body of its
+        chunks, as tokenised at build time: nothing is segmented or stemmed again)."""
+        found: dict[str, Counter] = {}
+        paths = list(paths)
+        for start in range(0, len(paths), 500):
+            part = paths[start:start + 500]
+            for path, title, headings, body in self.db.execute(
+                    "SELECT c.path, l.title, l.headings, l.body FROM chunks c JOIN lex l ON l.rowid = c.vid "
+                    f"WHERE c.path IN ({','.join('?' * len(part))})", part):
+                found.setdefault(path, Counter()).update(f"{title} {headings} {body}".split())
+        return found
+
     def document_count(self) -> int:
         """How many chunks the index holds (kept under the term "")."""
         row = self.db.execute("SELECT df FROM terms WHERE term = ''").fetchone()

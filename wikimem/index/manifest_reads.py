@@ -115,10 +115,15 @@ class ManifestReads:
         return self.db.execute("SELECT path, mtime_ns FROM files WHERE note = 1 AND mtime_ns >= ? "
                                "ORDER BY mtime_ns DESC, path", (since_ns,)).fetchall()
 
-    def page_dates(self) -> dict[str, tuple[Any, Any]]:
-        """path -> (latest ``created``, latest ``updated``) over its chunks' frontmatter dates."""
-        return {path: (created, updated) for path, created, updated in
-                self.db.execute("SELECT path, MAX(created), MAX(updated) FROM chunks GROUP BY path")}
+    def page_dates(self, paths: Iterable[str] | None = None) -> dict[str, tuple[Any, Any]]:
+        """path -> (latest ``created``, latest ``updated``) over its chunks' frontmatter dates, for
+        every page or only ``paths``."""
+        if paths is None:
+            rows = self.db.execute("SELECT path, MAX(created), MAX(updated) FROM chunks GROUP BY path")
+        else:
+            rows = select_in(self.db, "SELECT path, MAX(created), MAX(updated) FROM chunks WHERE path IN ({marks}) "
+                                      "GROUP BY path", list(paths))
+        return {path: (created, updated) for path, created, updated in rows}
 
     def page_problems(self) -> list[tuple[str, str]]:
         """(path, errors as JSON text) of the notes the parser found problems in."""
