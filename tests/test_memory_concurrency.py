@@ -20,14 +20,15 @@ import sys, time
 from pathlib import Path
 from wikimem.api import open_vault
 root, fact, go = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+import wikimem.knowledge.memory as memory
 v = open_vault(root, embedder="fake")
-v.index()
+v.index(wait=60)  # both processes start together: the second waits for the first's commit
 v.search("plants", limit=3)  # a warm, long-lived process: cache open, embedder loaded
-real = v.write_page
+real = memory.write_page
 def slow_write(*args, **kwargs):  # widen the window between the duplicate check and the write
     time.sleep(1.0)
     return real(*args, **kwargs)
-v.write_page = slow_write
+memory.write_page = slow_write  # the writer door remember() goes through
 print("ready", flush=True)
 while not go.exists():
     time.sleep(0.01)
@@ -63,8 +64,8 @@ def test_the_remember_lock_is_reentrant_in_one_process(tmp_path):
     init_vault(root)
     v = open_vault(root, embedder="fake")
     started = time.monotonic()
-    with remember_lock(v):
-        with remember_lock(v):
+    with remember_lock(v.ctx):
+        with remember_lock(v.ctx):
             assert v.remember("The user keeps bees").action == "written"
     assert time.monotonic() - started < 30
     v.close()
