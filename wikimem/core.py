@@ -72,7 +72,7 @@ class Context:
     def cache(self) -> "Cache":
         if self._cache is None:
             from .index.cache import Cache
-            self._cache = Cache(self)
+            self._cache = Cache(self.root, self.settings)
         return self._cache
 
     def cache_opened(self) -> bool:

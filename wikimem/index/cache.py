@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 import numpy as np
@@ -39,17 +40,18 @@ from .store import CacheDir
 from .vectorstore import FaissVectors
 
 if TYPE_CHECKING:
-    from ..core import Context
+    from ..config import Settings
 
 log = logging.getLogger(__name__)
 
 
 class Cache(CacheDir):
-    def __init__(self, ctx: "Context"):
-        super().__init__(ctx.root)
-        self.settings = ctx.settings
+    def __init__(self, root: Path, settings: "Settings"):
+        """The stores of the vault at ``root``; ``settings`` name the embedder to load."""
+        super().__init__(root)
+        self.settings = settings
         self.vector_store = FaissVectors(self)
-        self.runtime = Runtime(ctx.root.name)
+        self.runtime = Runtime(Path(root).name)
         self._embedder = None
         self._embedder_error: str | None = None
         self._embedder_lock = threading.Lock()
