@@ -77,10 +77,12 @@ _PUNCT_CATEGORIES = ("P", "S")
 
 
 def normalise(text: str) -> str:
-    """Case, width, whitespace and punctuation folded: "Vim over nano." == "vim over nano"."""
+    """Case, width, whitespace and punctuation folded: "Vim over nano." == "vim over nano".
+    Punctuation is found once per distinct character and replaced in C (``str.translate``): a
+    character-by-character join took 0.8 s on a 1 MiB page."""
     text = unicodedata.normalize("NFKC", text).casefold()
-    text = "".join(" " if unicodedata.category(ch)[0] in _PUNCT_CATEGORIES else ch for ch in text)
-    return _SPACE.sub(" ", text).strip()
+    table = {ord(ch): " " for ch in set(text) if unicodedata.category(ch)[0] in _PUNCT_CATEGORIES}
+    return _SPACE.sub(" ", text.translate(table)).strip()
 
 
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
@@ -293,6 +295,8 @@ def thresholds_to_dict(t: Thresholds) -> dict:
 
 
 # -- comparing a text with pages ----------------------------------------------------------------
+COMPARED_CHARS = 64 * 1024  # of each text, for the lexical and vector signals (duplicates compare whole texts)
+
 def compare(embedder, thresholds: Thresholds, text: str, others: dict[str, str],
             same_subject: frozenset[str] | set[str] = frozenset()) -> list[Match]:
     """Classify ``text`` against each of ``others`` (path -> text), most similar first. Texts
@@ -304,9 +308,14 @@ def compare(embedder, thresholds: Thresholds, text: str, others: dict[str, str],
     from ..index.analysis import tokens
     norm = normalise(text)
     floor = min(thresholds.duplicate_lex, thresholds.update_lex)
+    exact = {p for p, t in others.items() if normalise(t) == norm}  # duplicates: the whole texts, exactly
+    # the signals read each text's first COMPARED_CHARS (a 1 MiB page was tokenized whole for an
+    # overlap its first 64 KB decide as well; the model reads 512 tokens of it in any case)
+    cut = {p for p, t in others.items() if len(t) > COMPARED_CHARS or len(text) > COMPARED_CHARS}
+    text = text[:COMPARED_CHARS]
+    others = {p: t[:COMPARED_CHARS] for p, t in others.items()}
     mine = set(tokens(text))
     lex = {p: lexical_overlap(text, t, mine) for p, t in others.items()}
-    exact = {p for p, t in others.items() if normalise(t) == norm}
     embed = sorted(p for p in others if p not in exact and lex[p] >= floor)
     use = embedder if thresholds.key != LEXICAL else None
     cos = dict(zip(embed, cosines(use, text, [others[p] for p in embed]) or [])) if use is not None else {}
@@ -319,6 +328,8 @@ def compare(embedder, thresholds: Thresholds, text: str, others: dict[str, str],
             label = thresholds.classify(c, lex[p], numbers(text) == numbers(others[p]),
                                         subjects_agree(text, others[p], strict=True),
                                         p in same_subject or subjects_agree(text, others[p]))
+            if label == "duplicate" and p in cut:  # alike in what was compared, not the same as a whole
+                label = "update"
         else:
             label = "different"
         out.append(Match(p, label, c, lex[p]))

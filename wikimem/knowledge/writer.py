@@ -99,7 +99,8 @@ def write_page(ctx: Context, rel: str, text: str, *, expected_sha256: str | None
             append_log(ctx, reason, rel)
         except (WikimemError, OSError) as exc:  # the note is written: say what was not, never fail the write
             warnings.append(f"{LOG_FILE} not updated: {exc}")
-    warning = refresh_cache(ctx, [rel, LOG_FILE]) if reason is not None else None
+    budget = WRITE_EMBED_BUDGET_S if len(text) <= INLINE_EMBED_CHARS else 0.0
+    warning = refresh_cache(ctx, [rel, LOG_FILE], embed_budget=budget) if reason is not None else None
     if warning:
         warnings.append(warning)
     return WriteResult(rel, sha, expected_sha256 is None, warnings, similar)
@@ -143,9 +144,12 @@ def _similar(ctx: Context, rel: str, text: str, warnings: list[str]) -> list[tup
 
 
 WRITE_EMBED_BUDGET_S = 1.0  # a write embeds its page's vectors for at most this long, then returns
+# a longer page is not embedded inline: one second embeds a few dozen of its hundreds of chunks, so
+# the write would wait for nothing it could finish (the watcher or the next build embeds it)
+INLINE_EMBED_CHARS = 64 * 1024
 
 
-def refresh_cache(ctx, paths: list[str]) -> str | None:
+def refresh_cache(ctx, paths: list[str], embed_budget: float = WRITE_EMBED_BUDGET_S) -> str | None:
     """Update the cache for ``paths`` (waiting a few seconds for another writer). Returns a
     warning instead of raising: the vault is the truth and the write already happened.
 
@@ -163,10 +167,10 @@ def refresh_cache(ctx, paths: list[str]) -> str | None:
     except Exception as exc:  # noqa: BLE001 - the cache is disposable; the user reruns `wikimem index`
         log.debug("cache update failed", exc_info=True)
         return f"cache not updated ({exc}); run `wikimem index` to bring search up to date"
-    if ctx.settings.embedder == "none" or watcher_pid(ctx.root) is not None:
+    if embed_budget <= 0 or ctx.settings.embedder == "none" or watcher_pid(ctx.root) is not None:
         return None
     try:
-        embed_pending(ctx, max_seconds=WRITE_EMBED_BUDGET_S, first=set(paths))
+        embed_pending(ctx, max_seconds=embed_budget, first=set(paths))
     except Exception:  # noqa: BLE001 - vectors are a cache; they follow with the next build
         log.debug("vectors for %s left for later", paths, exc_info=True)
     return None
