@@ -104,7 +104,8 @@ def test_lists_the_tools_whose_api_exists(server):
         assert (optional in names) == hasattr(Vault, optional)
     search = next(t for t in server.tools() if t.name == "search")
     assert "query" in search.input_schema["required"]
-    assert {"top_k", "mode", "folder", "tags", "full_text"} <= set(search.input_schema["properties"])
+    assert {"top_k", "mode", "full_text"} <= set(search.input_schema["properties"])
+    assert "tag:" in search.input_schema["properties"]["query"]["description"]  # filters are operators
     # annotations say what differs from the spec's defaults (read_only false, destructive true)
     hints = {t.name: t.annotations for t in server.tools()}
     assert hints["supersede"].destructive_hint is True and hints["write_page"].destructive_hint is True
@@ -266,6 +267,16 @@ def test_graph_and_lint_tools(server):
     assert report["findings_total"] >= len(report["findings"])
     assert "escapes" in server.error("lint", {"paths": ["../x"]})
     assert server.error("neighbors", {"path": "concepts/Nope.md"})
+
+
+def test_search_reads_obsidian_operators(server):
+    """issue 30: the query carries the filters (one syntax for people and agents), hits carry a line."""
+    tagged = server.ok("search", {"query": "tag:soil", "top_k": 5})
+    paths = [h["path"] for h in tagged["hits"]]
+    assert "concepts/Compost.md" in paths and "concepts/Tomato.md" not in paths  # Tomato has no tag
+    scoped = server.ok("search", {"query": "path:concepts compost", "top_k": 5})
+    assert scoped["hits"] and all(h["path"].startswith("concepts/") for h in scoped["hits"])
+    assert all(isinstance(h.get("line", 1), int) for h in scoped["hits"])
 
 
 def test_related_and_recent_tools(server):

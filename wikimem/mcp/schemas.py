@@ -50,6 +50,7 @@ class Hit(TypedDict):
     type: str
     heading: NotRequired[Annotated[str, D("When not the title.")]]
     status: NotRequired[Annotated[str, D("When not active.")]]
+    line: NotRequired[int]
     excerpt: NotRequired[Annotated[str, D("The passage nearest the query, else the chunk's start.")]]
     text: NotRequired[str]
     passage: NotRequired[str]

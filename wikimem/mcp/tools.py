@@ -60,20 +60,18 @@ class Tools:
         self._write = threading.Lock()  # one agent write at a time in this server
 
     # -- reading ------------------------------------------------------------------------------
-    def search(self, query: Annotated[str, Field(max_length=MAX_QUERY, description="What to look for, any language.")],
+    def search(self, query: Annotated[str, Field(max_length=MAX_QUERY, description=(
+                   'Any language. Obsidian operators filter: tag:a/b path:dir file:name "phrase" -word '
+                   'x OR y [type:concept] [updated:>2026-01-01] line:(a b)'))],
                top_k: Limit = 8,
                mode: Annotated[Literal["hybrid", "lexical", "vector"], D("Rankers to use.")] = "hybrid",
-               folder: Folder = None, type: Type_ = None, tags: Tags = None,
-               since: Annotated[Optional[str], D("YYYY-MM-DD or later.")] = None,
-               until: Annotated[Optional[str], D("YYYY-MM-DD or earlier.")] = None,
                include_superseded: Annotated[bool, D("Also pages a newer version replaced.")] = False,
                include_meta: Annotated[bool, D("Also index.md, log.md, communities.md.")] = False,
                full_text: Annotated[bool, D("Whole chunk text, passage, found_by, score components, uri.")] = False
                ) -> SearchResult:
         """Hybrid search of the vault: one compact hit per page, best first."""
         from ..agent.pages import excerpt, name_clashes, wikilink
-        result = self.vault.search(query, limit=top_k, mode=mode, folder=folder, type=type, tags=tags,
-                                   since=since, until=until, include_superseded=include_superseded,
+        result = self.vault.search(query, limit=top_k, mode=mode, include_superseded=include_superseded,
                                    include_meta=include_meta)
         hits, clashes = [], name_clashes(self.vault.ctx)
         for h in result.hits:
@@ -84,6 +82,8 @@ class Tools:
                 hit["heading"] = heading
             if h.status != "active":
                 hit["status"] = h.status
+            if h.line:
+                hit["line"] = h.line  # where the shown text starts in the file (path:line)
             if full_text:
                 hit.update(text=h.text, found_by=list(h.found_by), components=dict(h.components), uri=h.uri)
                 if h.passage:
