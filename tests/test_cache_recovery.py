@@ -82,7 +82,7 @@ def test_manifest_meta_of_the_wrong_shape_is_not_trusted(built, value):
 @pytest.mark.parametrize("blob_sql", ["substr(vec, 1, 7)", "substr(vec, 1, 16)"], ids=["ragged", "wrong_dim"])
 def test_vector_cache_rows_of_the_wrong_length_are_re_embedded(built, blob_sql):
     # Was: `index` (even `index --rebuild`) raised ValueError "buffer size must be a multiple of element
-    # size" from Cache.cached_vectors (np.frombuffer on a 7-byte blob), or a FAISS/numpy shape error
+    # size" from FaissVectors.cached (np.frombuffer on a 7-byte blob), or a FAISS/numpy shape error
     # for a 4-float vector under a 64-dim embedder; the vector cache was kept, so every later build
     # failed the same way and search stayed "vector index not usable" for good.
     root, expected = built
@@ -196,4 +196,4 @@ def test_a_vault_holding_an_index_from_before_an_identical_rebuild_saves_it_wher
         assert c.search("Edited topic").degraded == (), caplog.text
     recorded = b.cache.meta()["artifacts"]["faiss"]
     assert _file_checksum(b.cache.faiss_path) == recorded["checksum"]
-    assert b.cache.adopted_vectors().path == b.cache.faiss_path
+    assert b.cache.vector_store.adopted().path == b.cache.faiss_path

@@ -33,7 +33,7 @@ def _check(v) -> None:
     """The kept state is what a sync from the manifest would give: the ids wanted, the index
     holding exactly those not missing, the missing ones not in the vector cache, the queue."""
     cache = v.cache
-    entry = cache.kept_entry("pending")
+    entry = cache.runtime.kept_entry("pending")
     assert entry is not None
     (manifest, generation, _sig, _key), state = entry
     assert (manifest, generation) == (cache.meta().get("created"), cache.meta().get("generation"))
@@ -45,7 +45,7 @@ def _check(v) -> None:
     assert held.isdisjoint(state.missing) and held | set(state.missing) == set(want.tolist())
     identity = cache.embedder().identity
     hashes = embedding.embed_hashes(cache.db, state.missing)
-    assert not cache.cached_vectors(identity.key, identity.dim, sorted(set(hashes.values())))  # a sync would have taken them
+    assert not cache.vector_store.cached(identity.key, identity.dim, sorted(set(hashes.values())))  # a sync would have taken them
     if state.pending is not None:
         assert sorted(v for ids in state.pending.values() for v in ids) == sorted(state.missing)
         assert set(state.pending) <= {h for hs in state.by_path.values() for h in hs}  # each under its page
@@ -116,8 +116,8 @@ def test_a_build_elsewhere_breaks_the_chain_and_the_state_is_derived_afresh(make
     (root / "notes/n2.md").write_text("# N2\n\nchanged elsewhere\n")
     other.index(paths=["notes/n2.md"], embed=False)
     other.close()
-    (manifest, was, _sig, _key), _state = v.cache.kept_entry("pending")
-    assert v.cache.ids_changed(manifest, was, v.cache.meta()["generation"]) is None
+    (manifest, was, _sig, _key), _state = v.cache.runtime.kept_entry("pending")
+    assert v.cache.runtime.ids_changed(manifest, was, v.cache.meta()["generation"]) is None
     report = v.embed_pending()
     assert report.coverage == 1.0
     _check(v)
@@ -132,6 +132,6 @@ def test_a_build_that_rewrites_every_passage_records_no_id_change(make_vault):
     (root / "notes/n1.md").write_text("# N1\n\nchanged\n")
     v.index(paths=["notes/n1.md"], embed=False)
     made, g = v.cache.meta()["created"], v.cache.meta()["generation"]
-    assert v.cache.ids_changed(made, g - 1, g) is not None
+    assert v.cache.runtime.ids_changed(made, g - 1, g) is not None
     v.index(rebuild=True, embed=False)
-    assert v.cache.ids_changed(made, g - 1, g) is None  # forgotten: the new manifest counts afresh
+    assert v.cache.runtime.ids_changed(made, g - 1, g) is None  # forgotten: the new manifest counts afresh

@@ -150,7 +150,7 @@ def _watcher_vault(make_vault, n: int = 4):
     (root / "notes/n1.md").write_text("# N1\n\nchanged fusion body\n")
     v.index(paths=["notes/n1.md"], embed=False)
     v.embed_pending()
-    entry = v.cache.kept_entry("pending")
+    entry = v.cache.runtime.kept_entry("pending")
     assert entry is not None and entry[1].index is not None and not entry[1].missing
     return root, v
 
@@ -215,7 +215,7 @@ def test_a_rebuild_elsewhere_restarts_the_generations_and_our_old_records_must_n
     other.close()
     assert v.cache.meta()["generation"] == 3
     v.embed_pending()
-    state = v.cache.kept_entry("pending")[1]
+    state = v.cache.runtime.kept_entry("pending")[1]
     want = embedding.wanted_ids(v.cache.db)
     assert state.want.tolist() == want.tolist()
     held = v.cache.vectors(v.cache.embedder().identity.dim).ids().tolist()
@@ -238,7 +238,7 @@ def test_a_passage_rewrite_elsewhere_that_touches_no_page_is_not_missed(make_vau
     other.index(embed=False)
     other.close()
     v.embed_pending()
-    state = v.cache.kept_entry("pending")[1]
+    state = v.cache.runtime.kept_entry("pending")[1]
     assert state.want.tolist() == embedding.wanted_ids(v.cache.db).tolist()
 
 
@@ -250,7 +250,7 @@ def test_the_kept_state_does_not_hold_the_hash_of_every_id_ever_missing(make_vau
     v = open_vault(root, embedder="fake")
     v.index(embed=False)  # a watcher's start: the vectors follow as a backlog
     v.embed_pending()
-    state = v.cache.kept_entry("pending")[1]
+    state = v.cache.runtime.kept_entry("pending")[1]
     assert not state.missing
     assert set(state.hashes) <= set(state.missing)
     assert not state.by_path or not any(state.by_path.values())

@@ -1,6 +1,8 @@
 """The language axis (wikimem/search/language.py): similarity measured across the vault's scripts."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -143,12 +145,9 @@ def test_candidates_are_ranked_by_projected_cosine_not_numerator(tmp_path):
     from wikimem.index.vectors import VectorIndex
     from wikimem.search import rankers
 
-    class NoPassages:
-        def passage_owners(self, ids):
-            return {}
-
-        def held_passages(self, vids):
-            return {}
+    class NoPassages:  # a cache whose manifest and vector store know of no passages
+        manifest = SimpleNamespace(passage_owners=lambda ids: {})
+        vector_store = SimpleNamespace(held_passages=lambda vids: {})
     d = np.array([1, 0, 0, 0], np.float32)
     q = np.array([0, 1, 0, 0], np.float32)
     x = np.array([0.9, 0.3, np.sqrt(1 - 0.81 - 0.09), 0], np.float32)  # projected cosine with q: 0.69
@@ -219,12 +218,9 @@ def test_held_passages_are_scored_across_the_axis_too(tmp_path):
     from wikimem.index.vectors import HELD_BIT, VectorIndex
     from wikimem.search import rankers
 
-    class Held:
-        def passage_owners(self, ids):
-            return {}
-
-        def held_passages(self, vids):
-            return {HELD_BIT | 5: 1, HELD_BIT | 6: 1} if 1 in set(vids) else {}
+    class Held:  # a cache whose vector store holds two passages of chunk 1
+        manifest = SimpleNamespace(passage_owners=lambda ids: {})
+        vector_store = SimpleNamespace(held_passages=lambda vids: {HELD_BIT | 5: 1, HELD_BIT | 6: 1} if 1 in set(vids) else {})
     d = np.array([1, 0, 0, 0], np.float32)
     q = np.array([0, 1, 0, 0], np.float32)
     whole = np.array([0.6, 0.0, 0.8, 0], np.float32)  # projected cosine with q: 0

@@ -44,15 +44,15 @@ def _ids(v, path):
 
 def test_foreign_is_another_script_than_the_query(bilingual):
     en, zh = _ids(bilingual, "en/sed.md")[0], _ids(bilingual, "zh/grep.md")[0]
-    db = bilingual.cache.db
-    assert foreign(db, "批量替换字符串", [en, zh]) == {en}
-    assert foreign(db, "replace text", [en, zh]) == {zh}
+    manifest = bilingual.cache.manifest
+    assert foreign(manifest, "批量替换字符串", [en, zh]) == {en}
+    assert foreign(manifest, "replace text", [en, zh]) == {zh}
     # code without prose is ASCII to BM25: foreign to a Chinese query only; a query without
     # letters has no language, so nothing is foreign to it
     (code,) = _ids(bilingual, "code/only.md")
-    assert foreign(db, "批量替换字符串", [code]) == {code}
-    assert foreign(db, "replace text", [code]) == set()
-    assert foreign(db, "2024 42", [en, zh, code]) == set()
+    assert foreign(manifest, "批量替换字符串", [code]) == {code}
+    assert foreign(manifest, "replace text", [code]) == set()
+    assert foreign(manifest, "2024 42", [en, zh, code]) == set()
 
 
 def test_impute_lexical_only_raises_foreign_candidates():
@@ -168,11 +168,11 @@ def test_a_note_that_becomes_a_transcript_is_no_longer_foreign(make_vault):
     v = open_vault(root, embedder="fake")
     v.index()
     (cid, speakers), = v.cache.db.execute("SELECT id, speakers FROM chunks WHERE path='chat.md'").fetchall()
-    assert speakers == "[]" and foreign(v.cache.db, query, [cid]) == {cid}  # a Chinese note
+    assert speakers == "[]" and foreign(v.cache.manifest, query, [cid]) == {cid}  # a Chinese note
     v.search(query, mode="hybrid")
     (root / "chat.md").write_text("---\nkind: transcript\n---\n" + body, encoding="utf-8")
     v.index()
     (same, speakers), = v.cache.db.execute("SELECT id, speakers FROM chunks WHERE path='chat.md'").fetchall()
     assert same == cid and speakers == '["Bob"]'  # the same id, now a transcript turn
-    assert foreign(v.cache.db, query, [cid]) == set()  # turns are never foreign: steps.py owns them
+    assert foreign(v.cache.manifest, query, [cid]) == set()  # turns are never foreign: steps.py owns them
     v.close()

@@ -68,7 +68,7 @@ def test_turns_are_never_foreign(make_vault):
     v = open_vault(make_vault({"raw/transcripts/s1.md": session_note(session)}), embedder="fake")
     v.index()
     turns = [r[0] for r in v.cache.db.execute("SELECT id FROM chunks WHERE speakers != '[]'")]
-    assert turns and evidence.foreign(v.cache.db, "pottery class", turns) == set()
+    assert turns and evidence.foreign(v.cache.manifest, "pottery class", turns) == set()
     v.close()
 
 

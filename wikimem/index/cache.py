@@ -11,8 +11,9 @@
 Readers open the last committed state and re-open it when a writer has committed since
 (fingerprints changed), so one long-lived process (MCP server, watch mode) stays current.
 
-The methods below ``# -- delegations`` answer as the stores do; search calls them, and until it
-asks the stores itself (``ctx.cache.manifest`` / ``ctx.cache.vector_store``) they stay.
+Search asks the stores itself (``cache.manifest``, ``cache.vector_store``, ``cache.runtime``). The
+few methods below ``# -- delegations`` answer as the stores do for callers that have not moved yet
+(each names them); a caller that moves lets its delegation go.
 """
 from __future__ import annotations
 
@@ -21,8 +22,6 @@ import logging
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator
-
-import numpy as np
 
 from ..errors import EmbedderError
 from ..model import Chunk, Page
@@ -121,69 +120,27 @@ class Cache(CacheDir):
         self.runtime.close()
         super().close()
 
-    # -- delegations (search's calls; see the module docstring) ---------------------------------
+    # -- delegations (callers outside search still ask the cache) ---------------------------------
     def vectors(self, dim: int, meta: dict | None = None):
+        """``vector_store.load``: graph/semantic.py, graph/related.py, lint's near_duplicates, tests."""
         return self.vector_store.load(dim, meta)
 
-    def cached_vectors(self, key: str, dim: int, hashes: list[str]) -> dict[str, np.ndarray]:
-        return self.vector_store.cached(key, dim, hashes)
-
-    def adopted_vectors(self):
-        return self.vector_store.adopted()
-
-    def adopt_vectors(self, index, meta: dict) -> None:
-        self.vector_store.adopt(index, meta)
-
     def keep(self, slot: str, key, value) -> None:
+        """``runtime.keep``: graph/related.py."""
         self.runtime.keep(slot, key, value)
 
     def kept(self, slot: str, key):
+        """``runtime.kept``: graph/related.py."""
         return self.runtime.kept(slot, key)
 
-    def kept_entry(self, slot: str):
-        return self.runtime.kept_entry(slot)
-
     def note_ids_changed(self, manifest, before: int, after: int, change: tuple | None) -> None:
+        """``runtime.note_ids_changed``: index/build.py."""
         self.runtime.note_ids_changed(manifest, before, after, change)
 
-    def ids_changed(self, manifest, since: int, now: int) -> list[tuple] | None:
-        return self.runtime.ids_changed(manifest, since, now)
-
-    def forget_ids_changed(self, manifest, through: int) -> None:
-        self.runtime.forget_ids_changed(manifest, through)
-
-    def chunks_by_id(self, ids: Iterable[str]) -> dict[str, Chunk]:
-        return self.manifest.chunks_by_id(ids)
-
-    def paths_by_id(self, ids: Iterable[str]) -> dict[str, tuple[str, tuple[str, ...], int]]:
-        return self.manifest.paths_by_id(ids)
-
     def chunk_count(self) -> int:
+        """``manifest.chunk_count``: graph/stats.py, index/background.py, benchmarks."""
         return self.manifest.chunk_count()
 
-    def chunk_ids_by_vid(self, vids: Iterable[int]) -> dict[int, str]:
-        return self.manifest.chunk_ids_by_vid(vids)
-
-    def vids_by_id(self, ids: Iterable[str]) -> dict[str, int]:
-        return self.manifest.vids_by_id(ids)
-
-    def passage_owners(self, ids: Iterable[int]) -> dict[int, int]:
-        return self.manifest.passage_owners(ids)
-
-    def transcript_vids(self, vids: Iterable[int]) -> set[int]:
-        return self.manifest.transcript_vids(vids)
-
-    def chunks_with_passages(self, vids: Iterable[int]) -> set[int]:
-        return self.vector_store.chunks_with_passages(vids)
-
-    def passage_texts(self, pids: Iterable[int]) -> dict[int, str]:
-        return self.manifest.passage_texts(pids)
-
-    def held_passages(self, vids: Iterable[int]) -> dict[int, int]:
-        return self.vector_store.held_passages(vids)
-
-    def first_chunk(self, path: str, where: str = "", args: Iterable = ()) -> Chunk | None:
-        return self.manifest.first_chunk(path, where, args)
-
     def all_chunks(self) -> list[Chunk]:
+        """``manifest.all_chunks``: benchmarks/bench_index.py."""
         return self.manifest.all_chunks()

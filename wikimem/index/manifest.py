@@ -5,7 +5,8 @@ JSON, so readers such as lint never parse a note the cache already holds), the c
 lexical index (``lexical.Lexical``), term document frequencies, passages and the link graph's edges.
 
 Nothing outside ``wikimem/index`` writes SQL: callers ask ``Manifest`` named questions (the build's
-writes and the index's own reads here, everyone else's in ``manifest_reads.py``), so a column is
+writes and the index's own reads here, search's in ``manifest_search.py``, everyone else's in
+``manifest_reads.py``), so a column is
 named in one place and another engine (Postgres, design.md §9) is a new ``Manifest``, not a hunt
 through the code base. A ``Manifest`` is a thin object over one connection: the caller picks it
 (``Cache.manifest`` for this thread's, ``Cache.reading()`` for a snapshot, ``Cache.writing()``
@@ -22,11 +23,12 @@ import numpy as np
 
 from ..model import Chunk, Page, page_from_record, page_to_record
 from .manifest_reads import ManifestReads, select_in
+from .manifest_search import ManifestSearch
 
 if TYPE_CHECKING:
     from .lexical import Lexical
 
-__all__ = ["Manifest", "ManifestReads", "select_in", "stored_pages", "SCHEMA_SQL", "SCHEMA_VERSION", "VECTORS_SQL"]
+__all__ = ["Manifest", "ManifestReads", "ManifestSearch", "select_in", "stored_pages", "SCHEMA_SQL", "SCHEMA_VERSION", "VECTORS_SQL"]
 
 SCHEMA_VERSION = 11
 
@@ -129,7 +131,7 @@ def _passages_where(column: str, held: bool) -> str:
     return held_sql(column, held=held)
 
 
-class Manifest(ManifestReads):
+class Manifest(ManifestReads, ManifestSearch):
     """Every statement over the manifest, as named reads and writes over one connection ``db``."""
 
     def __init__(self, db: sqlite3.Connection):
@@ -227,8 +229,8 @@ class Manifest(ManifestReads):
                                                             dict.fromkeys(ids))}
 
     def first_chunk(self, path: str, where: str = "", args: Iterable = ()) -> Chunk | None:
-        """A page's first chunk, if it passes ``where`` (SQL over the ``chunks`` table aliased ``c``:
-        search's filters, which build it until search asks its own named questions)."""
+        """A page's first chunk, if it passes ``where`` (search's filters: a fragment over the
+        ``chunks`` table aliased ``c``, see ``manifest_search``)."""
         columns = ",".join(f"c.{name}" for name in CHUNK_COLUMNS)
         row = self.db.execute(f"SELECT {columns} FROM chunks c WHERE c.path=? AND c.ord = "
                               f"(SELECT min(ord) FROM chunks WHERE path=?) {where}", (path, path, *args)).fetchone()

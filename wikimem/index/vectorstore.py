@@ -216,6 +216,13 @@ class FaissVectors:
         """Which of these chunk vids have searched passages (transcript turns)."""
         return (manifest or Manifest(self.cache.db)).chunks_with_passages(vids, held=False)
 
+    def searchable_ids(self, where: str, args, manifest: Manifest | None = None) -> list[int]:
+        """The ids a filtered vector search may return (``search``'s ``allowed``): the chunks passing
+        ``where`` (search's filters over ``chunks`` aliased ``c``), then their searched passages
+        (transcript turns'; held passages are never searched)."""
+        manifest = manifest or Manifest(self.cache.db)
+        return manifest.chunk_vids_where(where, args) + manifest.passage_ids_where(where, args, held=False)
+
     def held_wanted(self, manifest: Manifest | None = None) -> int:
         """How many held vectors the manifest wants (a note's passages)."""
         return (manifest or Manifest(self.cache.db)).passage_count(held=True)

@@ -28,7 +28,6 @@ from urllib.parse import quote
 
 from ..errors import IndexStaleError, LockError
 from ..index.status import vector_coverage, vector_degraded
-from ..index.vectors import held_sql
 from ..model import Hit, SearchResult
 from . import conditions, fusion, rankers
 from .candidates import Candidate
@@ -126,7 +125,7 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
     settings = ctx.settings
     read = tuple(parsed.explain()) if parsed.groups or parsed.notes else ()
     query = parsed.text if parsed.groups else raw  # without operators: ranked exactly as typed
-    more, page_ok = conditions.page_filter(cache.db, parsed)
+    more, page_ok = conditions.page_filter(cache.manifest, parsed)
     if more:
         filters = replace(filters, **more)
     text_ok = conditions.text_check(parsed)
@@ -142,7 +141,7 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
     narrowing = filters.narrowing
     excluded: set[int] = set()
     if not narrowing and not filters.include_superseded:  # few rows: over-fetch and drop them instead of a join
-        excluded = {r[0] for r in cache.db.execute("SELECT vid FROM chunks WHERE status='superseded'")}
+        excluded = cache.manifest.superseded_vids()
 
     vector: list[tuple[str, float]] = []
     ready = None  # (index, query vector, transcript query vector, allowed ids) once the vector side can run
@@ -151,7 +150,7 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
         no_vectors_yet = ctx.settings.embedder != "none" and not (meta.get("artifacts") or {}).get("faiss") \
             and not cache.embedder_loaded()
         embedder = None if no_vectors_yet else cache.embedder()
-        index = cache.vectors(embedder.identity.dim, meta) if embedder is not None else None
+        index = cache.vector_store.load(embedder.identity.dim, meta) if embedder is not None else None
         if no_vectors_yet:
             # no vectors at all yet (a vault indexed a moment ago): answer from the lexical side at
             # once and say so, rather than wait for the model to load (seconds, more on first use)
@@ -166,15 +165,11 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
                 degraded.append("vectors_partial")
         else:
             coverage, passages = vector_coverage(  # chunks are counted only for a manifest that never recorded its wants
-                meta, 0 if meta.get("vectors_wanted") else cache.chunk_count(), index.ntotal, index.held_total)
+                meta, 0 if meta.get("vectors_wanted") else cache.manifest.chunk_count(), index.ntotal, index.held_total)
             partial = vector_degraded(meta, coverage, passages)
             if partial:
                 degraded.append(partial)
-            allowed = None
-            if narrowing:
-                allowed = [r[0] for r in cache.db.execute(f"SELECT c.vid FROM chunks c WHERE 1=1 {where}", args)]
-                allowed += [r[0] for r in cache.db.execute(  # searched passages (held ones are never searched)
-                    f"SELECT p.pid FROM passages p JOIN chunks c ON c.vid = p.vid WHERE {held_sql('p.pid', held=False)} {where}", args)]
+            allowed = cache.vector_store.searchable_ids(where, args) if narrowing else None
             # embedded before BM25 starts: the model uses every core, and sharing them made both slower
             turns_query = rankers.transcript_query(query, meta.get("speakers"), settings)
             if turns_query and meta.get("prose_chunks") == 0:
@@ -196,7 +191,7 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
         if ready is not None:
             # BM25 runs in SQLite (which releases the GIL) on its own connection while FAISS
             # searches here on one thread: the two sides overlap instead of adding up
-            lexical_job = rankers.pool().submit(run_lexical)
+            lexical_job = cache.runtime.pool().submit(run_lexical)
         else:
             lexical = run_lexical()
     turn_ids: set[str] | None = None
@@ -204,7 +199,7 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
     if ready is not None:
         index, qvec, tvec, allowed, has_turns = ready
         raw, turn_vids, why = rankers.vector(cache, index, qvec, tvec, n, excluded, allowed, has_turns)
-        ids = cache.chunk_ids_by_vid(v for v, _ in raw)
+        ids = cache.manifest.chunk_ids_by_vid(v for v, _ in raw)
         vector = [(ids[v], s) for v, s in raw if v in ids]
         turn_ids = {ids[v] for v in turn_vids if v in ids} if has_turns else None
         nearest = {ids[v]: found for v, found in why.items() if v in ids}
@@ -230,18 +225,19 @@ def _listing(ctx, filters: Filters, limit: int, page_ok, text_ok, parsed: Parsed
     hidden = filters.hidden()
     chosen = []
     recency: dict[str, str] = {}
-    for path, when in conditions.recent_pages(cache.db, where, args):
+    manifest = cache.manifest
+    for path, when in conditions.recent_pages(manifest, where, args):
         if len(chosen) >= limit:
             break
         if path in hidden or (page_ok is not None and not page_ok(path)):
             continue
-        ids = conditions.page_chunk_ids(cache.db, path, where, args)
-        chunks = cache.chunks_by_id(ids)
+        ids = manifest.chunk_ids_of_page(path, where, args)
+        chunks = manifest.chunks_by_id(ids)
         ordered = [chunks[i] for i in ids if i in chunks]
         if not ordered:
             continue
         if text_ok is not None:
-            body = conditions.page_body(cache.db, path)
+            body = manifest.page_body(path)
             if not parsed.text_matches(body if body is not None else "\n".join(c.text for c in ordered)):
                 continue
             ordered = [c for c in ordered if text_ok(c)] or ordered

@@ -64,11 +64,12 @@ def script_of(text: str) -> str:
 _SCRIPT_OF_ID: dict[str, str] = {}  # chunk id -> the script of its text (the id hashes the text)
 
 
-def foreign(db, query: str, ids: list[str]) -> set[str]:
+def foreign(manifest, query: str, ids: list[str]) -> set[str]:
     """The chunk ids among ``ids`` written in another script than ``query`` (transcript turns are
     never counted: their steps live in steps.py). Each chunk's script is found once per process:
     a chunk id hashes its path, headings and body, so it cannot come to name other text. Whether
-    it is a turn is read each time: that also depends on its page's frontmatter."""
+    it is a turn is read each time: that also depends on its page's frontmatter. ``manifest``: the
+    search's (``Cache.manifest``), asked ``chunk_speakers`` and ``chunk_texts_by_id``."""
     want = script(query)
     out: set[str] = set()
     if not want:  # a query with no letters is in no language: nothing is foreign to it
@@ -76,13 +77,10 @@ def foreign(db, query: str, ids: list[str]) -> set[str]:
     ids = list(dict.fromkeys(ids))
     for start in range(0, len(ids), 500):
         part = ids[start:start + 500]
-        marks = ",".join("?" * len(part))
-        notes = [cid for cid, speakers in db.execute(f"SELECT id, speakers FROM chunks WHERE id IN ({marks})", part)
-                 if speakers in ("", "[]")]
+        notes = [cid for cid, speakers in manifest.chunk_speakers(part).items() if speakers in ("", "[]")]
         unknown = [cid for cid in notes if cid not in _SCRIPT_OF_ID]
         if unknown:
-            marks = ",".join("?" * len(unknown))
-            for cid, text in db.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", unknown):
+            for cid, text in manifest.chunk_texts_by_id(unknown).items():
                 if len(_SCRIPT_OF_ID) >= 500_000:
                     _SCRIPT_OF_ID.clear()  # a bound, not a working set: refilled by the next searches
                 _SCRIPT_OF_ID[cid] = script(text)

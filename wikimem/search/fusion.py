@@ -83,7 +83,7 @@ def candidates(ctx, query: str, lexical, vector, settings, mode: str, turn_ids: 
     # hybrid only: which candidates are in another script than the query (the language steps)
     other: set[str] = set()
     if mode == "hybrid" and evidence.language_steps_on():
-        other = evidence.foreign(cache.db, query, list(dict.fromkeys([cid for cid, _ in vector] +
+        other = evidence.foreign(cache.manifest, query, list(dict.fromkeys([cid for cid, _ in vector] +
                                                                      [cid for cid, _ in lexical])))
     found: Candidates = {}
     for side, groups, weight, floor in (("bm25", [lexical], settings.weight_lexical, 0.0),
@@ -104,7 +104,7 @@ def candidates(ctx, query: str, lexical, vector, settings, mode: str, turn_ids: 
                 c.fused += weight * share
                 if c.foreign:
                     c.shares[side] = share
-    light = cache.paths_by_id(found)  # light rows: full chunks are read for the final hits only
+    light = cache.manifest.paths_by_id(found)  # light rows: full chunks are read for the final hits only
     kept: Candidates = {}
     for cid, c in found.items():
         if cid in light:
@@ -143,7 +143,7 @@ def select(cache, ranked: Sequence[Candidate], limit: int, per_page: int, hidden
         if text_ok is not None:
             if i >= read_to:  # chunks read ahead in batches, only when a condition needs the text
                 read_to = i + 100
-                chunks.update(cache.chunks_by_id(d.id for d in ranked[i:read_to]))
+                chunks.update(cache.manifest.chunks_by_id(d.id for d in ranked[i:read_to]))
             chunk = chunks.get(c.id)
             if chunk is None or not text_ok(chunk):
                 continue
@@ -153,7 +153,7 @@ def select(cache, ranked: Sequence[Candidate], limit: int, per_page: int, hidden
             break
     missing = [c.id for c in chosen if c.id not in chunks]
     if missing:
-        chunks.update(cache.chunks_by_id(missing))
+        chunks.update(cache.manifest.chunks_by_id(missing))
     out: list[tuple[Candidate, Chunk]] = []
     shown: list[tuple[tuple[str, ...], str]] = []
     for c in chosen:
@@ -177,9 +177,10 @@ def hits(ctx, chosen: Sequence[tuple[Candidate, Chunk]], uri: Callable[..., str]
     lines it spans in its file and a link that opens it (``uri(path, heading)``)."""
     nearest = nearest or {}
     cache = ctx.cache
-    said = cache.passage_texts(nearest[c.id].passage_id for c, _ in chosen
+    manifest = cache.manifest
+    said = manifest.passage_texts(nearest[c.id].passage_id for c, _ in chosen
                                if c.id in nearest and nearest[c.id].passage_id is not None)
-    lines = chunk_lines(cache.db, [chunk for _, chunk in chosen])
+    lines = chunk_lines(manifest, [chunk for _, chunk in chosen])
     out: list[Hit] = []
     for c, chunk in chosen:
         found = nearest.get(c.id)
@@ -199,7 +200,7 @@ def hits(ctx, chosen: Sequence[tuple[Candidate, Chunk]], uri: Callable[..., str]
     return out
 
 
-def chunk_lines(db, chunks: Iterable[Chunk]) -> dict[str, tuple[int, int]]:
+def chunk_lines(manifest, chunks: Iterable[Chunk]) -> dict[str, tuple[int, int]]:
     """Chunk id -> (first, last) 1-based line in its file of the text it shows (blank lines at
     either end left out). A chunk's span indexes its page's body, which starts after the
     frontmatter (``Page.body_line``): both are read from the page record the index keeps. A chunk
@@ -207,14 +208,9 @@ def chunk_lines(db, chunks: Iterable[Chunk]) -> dict[str, tuple[int, int]]:
     chunks = list(chunks)
     paths = sorted({c.path for c in chunks})
     bodies: dict[str, tuple[int, str]] = {}
-    for start in range(0, len(paths), 500):
-        part = paths[start:start + 500]
-        marks = ",".join("?" * len(part))
-        for path, body_line, body in db.execute(
-                f"SELECT path, json_extract(page, '$.body_line'), json_extract(page, '$.body') FROM files "
-                f"WHERE path IN ({marks}) AND page IS NOT NULL", part):
-            if isinstance(body, str) and isinstance(body_line, int):
-                bodies[path] = (body_line, body)
+    for path, body_line, body in manifest.page_bodies(paths):
+        if isinstance(body, str) and isinstance(body_line, int):
+            bodies[path] = (body_line, body)
     out: dict[str, tuple[int, int]] = {}
     for c in chunks:
         if c.path not in bodies or not c.text.strip():

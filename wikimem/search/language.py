@@ -119,7 +119,7 @@ def estimate_from(cache, index, sample: int | None = None, known: np.ndarray | N
     and English) the chunks only decide whether the vault holds both scripts, and no vector is
     read; a vault whose Han-script chunks are Japanese estimates its own."""
     def rows():
-        return cache.db.execute("SELECT vid, text FROM chunks ORDER BY vid LIMIT ?", (SAMPLE if sample is None else sample,))
+        return cache.manifest.first_chunk_texts(SAMPLE if sample is None else sample)
     if known is not None:
         cursor = rows()
         try:
@@ -128,7 +128,7 @@ def estimate_from(cache, index, sample: int | None = None, known: np.ndarray | N
             cursor.close()  # an unfinished statement would hold its read snapshot open
         if held != "japanese":
             return _along(known) if held == "chinese" else None
-    found = rows().fetchall()
+    found = list(rows())
     vectors = index.vectors([vid for vid, _ in found])
     return estimate((text, vectors[vid]) for vid, text in found if vid in vectors)
 
@@ -143,7 +143,7 @@ def axis(cache, index) -> LanguageAxis | None:
     if WEIGHT <= 0 or index is None or index.ntotal == 0:
         return None
     key = (index.serial, index.searched_version, WEIGHT)
-    entry = cache.kept("language_axis", key)
+    entry = cache.runtime.kept("language_axis", key)
     if entry is not None:
         return entry[0]
     embedder = cache.embedder()
@@ -151,5 +151,5 @@ def axis(cache, index) -> LanguageAxis | None:
     if known is not None and len(known) != index.dim:
         known = None
     found = estimate_from(cache, index, known=known)
-    cache.keep("language_axis", key, (found,))
+    cache.runtime.keep("language_axis", key, (found,))
     return found

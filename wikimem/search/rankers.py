@@ -8,18 +8,14 @@ exactly as the user wrote it.
 from __future__ import annotations
 
 import re
-import threading
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
 
-from ..index import lexical as lexical_index
 from .tuning import PASSAGE_SHARE
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_POOL: ThreadPoolExecutor | None = None
 
 
 class Nearest(NamedTuple):
@@ -30,21 +26,12 @@ class Nearest(NamedTuple):
     passage: float | None
     passage_id: int | None
 
-_POOL_LOCK = threading.Lock()
-
-
-def pool() -> ThreadPoolExecutor:
-    """Worker threads for the lexical side of hybrid searches (several searches may run at once)."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="wikimem-lexical")
-        return _POOL
-
 
 def lexical(cache, query: str, n: int, where: str, args, exclude) -> list[tuple[str, float]]:
-    with cache.snapshot() as db:
-        return lexical_index.search(db, query, n, where, args, exclude=exclude)
+    """BM25's top ``n`` (the lexical store), on this thread's connection in one committed state: a
+    hybrid search runs it on the vault's worker threads (``cache.runtime.pool()``)."""
+    with cache.reading() as manifest:
+        return manifest.lexical.search(query, n, where, args, exclude=exclude)
 
 
 def words(text: str) -> set[str]:
@@ -81,13 +68,13 @@ def vector(cache, index, qvec, tvec, n: int, excluded: set[int], allowed,
     ranked = _ranking(cache, index, qvec, n if not has_turns else 2 * n, excluded, allowed, lang, why)
     if not has_turns:
         return ranked, set(), why
-    turns = cache.transcript_vids(v for v, _ in ranked)
+    turns = cache.manifest.transcript_vids(v for v, _ in ranked)
     notes = [(v, s) for v, s in ranked if v not in turns][:n]
     said_why = why
     if tvec is not None:
         said_why = {}
         ranked = _ranking(cache, index, tvec, 2 * n, excluded, allowed, lang, said_why)
-        turns = cache.transcript_vids(v for v, _ in ranked)
+        turns = cache.manifest.transcript_vids(v for v, _ in ranked)
     said = [(v, s) for v, s in ranked if v in turns][:n]
     merged = sorted(notes + said, key=lambda h: (-round(h[1], 6), h[0]))
     return merged, {v for v, _ in said}, {v: (why if v not in turns else said_why)[v] for v, _ in merged}
@@ -97,7 +84,7 @@ def unit_vectors(cache, index, ids) -> dict[str, np.ndarray]:
     """Chunk id -> its stored vector across the vault's language axis, at unit length, as the vector
     side compares them (chunks whose vector is not stored yet are left out)."""
     from .language import axis
-    vids = cache.vids_by_id(ids)
+    vids = cache.manifest.vids_by_id(ids)
     order = sorted(vids)
     rows = index.vector_rows([vids[c] for c in order])
     lang = axis(cache, index)
@@ -135,7 +122,7 @@ def _held_best(cache, index, qvec, lang, vids) -> dict[int, tuple[float, int]]:
     a note's passages are read back for the candidates, never searched). A chunk whose passages
     are not all embedded yet gets none (it ranks by its whole vector, as before it had passages):
     a best over some of them would rank it on a scale of its own."""
-    owner = cache.held_passages(vids)
+    owner = cache.vector_store.held_passages(vids)
     if not owner:
         return {}
     best: dict[int, tuple[float, int]] = {}
@@ -161,7 +148,7 @@ def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed, lang=None,
     ``why``: filled with each returned chunk's ``Nearest``."""
     k = 4 * (n + len(excluded))
     raw = _similar(index, qvec, lang, k=k, allowed=allowed)
-    owners = cache.passage_owners(i for i, _ in raw)
+    owners = cache.manifest.passage_owners(i for i, _ in raw)
     whole: dict[int, float] = {}
     best: dict[int, float] = {}
     nearest: dict[int, int] = {}  # chunk vid -> its best passage's id
@@ -177,7 +164,7 @@ def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed, lang=None,
     if best:  # transcript turns
         floor = min(s for i, s in raw if i in owners) if len(raw) >= k else -1.0
         whole.update(_similar(index, qvec, lang, ids=[v for v in candidates if v not in whole]))
-        has_passages = cache.chunks_with_passages(v for v in candidates if v not in best)
+        has_passages = cache.vector_store.chunks_with_passages(v for v in candidates if v not in best)
     held = _held_best(cache, index, qvec, lang, [v for v in candidates if v in whole and v not in best])
     for vid, (score, pid) in held.items():
         best[vid], nearest[vid] = score, pid

@@ -140,7 +140,7 @@ class GraphPullIn:
         for page in sorted(bonus):
             if strength[page] < STRONG_LINK:
                 continue
-            lead = facts.cache.first_chunk(page, facts.where, facts.args)
+            lead = facts.cache.manifest.first_chunk(page, facts.where, facts.args)
             if lead is not None:
                 # never a turn to the transcript steps, which see only the rankers' candidates
                 candidates[lead.id] = Candidate(lead.id, lead.path, graph=round(bonus[page], 8), steps=[self.name])
