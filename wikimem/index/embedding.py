@@ -167,7 +167,7 @@ def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
 
 def advance(cache: Cache, embedder, state: VectorState, changes: list[tuple]) -> bool:
     """Bring a kept ``state`` up to date with the builds committed since it was derived, from the
-    ids each retired and added (``Cache.ids_changed``, in commit order), instead of re-deriving it
+    ids each retired and added (``Runtime.ids_changed``, in commit order), instead of re-deriving it
     with ``sync_vectors``, which reads every wanted id and compares it with every indexed one (~0.1 s
     of a watcher's one-note edit at 10k notes). The state it leaves is the one ``sync_vectors``
     would (tested); the index is not saved here. Returns whether the index changed."""

@@ -217,7 +217,7 @@ class CacheDir:
     def vdb(self) -> sqlite3.Connection:
         """This thread's connection to the vector cache, checked when it is opened: a file that is
         not a database, or has no table, is started afresh (damage deeper in the file is found
-        when read: ``Cache.cached_vectors``). The check reads one row; a ``count(*)`` here scanned
+        when read: ``FaissVectors.cached``). The check reads one row; a ``count(*)`` here scanned
         the whole table on every use (~40 ms a call at 10k notes, twice per watcher edit)."""
         try:
             return self._thread_db("vdb", self.vectors_path, VECTORS_SQL, True, check="SELECT 1 FROM vecs LIMIT 1")

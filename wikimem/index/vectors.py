@@ -82,7 +82,8 @@ def held_sql(column: str, held: bool = True) -> str:
     """The SQL test for held (or, ``held=False``, searched) ids in ``column`` of the cache's
     ``passages`` table: ids are below 2**62, so HELD_BIT set means the id is at least HELD_BIT.
     Used by the manifest's passage questions, which only the vector store asks
-    (``FaissVectors.held_passages`` ...); search's own use is to move behind them too."""
+    (``FaissVectors.held_passages``, ``searchable_ids`` ...): no SQL about the held bit lives
+    outside index/."""
     return f"{column} {'>=' if held else '<'} {HELD_BIT}"
 
 
