@@ -159,7 +159,7 @@ def page_signals(embedder_name: str, pairs: list[dict]) -> tuple[str, np.ndarray
             v.index()
             ctx = load_context(v.ctx, refresh=False)
             embedder = v.cache.embedder()
-            paths, mat, _, missing = _page_vectors(ctx, v.cache.vectors(embedder.identity.dim))
+            paths, mat, _, missing = _page_vectors(ctx)
             assert not missing, f"{missing} chunks without vectors"
             row = {p: i for i, p in enumerate(paths)}
             cos = np.array([float(mat[row[a]] @ mat[row[b]]) for a, b in names])

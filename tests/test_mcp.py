@@ -279,6 +279,24 @@ def test_search_reads_obsidian_operators(server):
     assert all(isinstance(h.get("line", 1), int) for h in scoped["hits"])
 
 
+@pytest.mark.parametrize("query, present, absent", [
+    ("tag:soil", "concepts/Compost.md", "concepts/Tomato.md"),
+    ("path:concepts compost", "concepts/Compost.md", "raw/articles/source.md"),
+    ("file:Tomato", "concepts/Tomato.md", "concepts/Compost.md"),
+    ('"parts brown"', "concepts/Compost.md", "concepts/Tomato.md"),
+    ("compost -heap", "concepts/Tomato.md", "concepts/Compost.md"),
+    ("mulch OR brown", "concepts/Compost.md", "concepts/Tomato.md"),
+    ("[title:Old Tomato]", "concepts/Old Tomato.md", "concepts/Tomato.md"),
+    ("[tags]", "concepts/Compost.md", "concepts/Tomato.md"),
+    ("section:(brown green)", "concepts/Compost.md", "concepts/Tomato.md"),
+    ("line:(parts brown)", "concepts/Compost.md", "concepts/Tomato.md"),
+])
+def test_each_operator_through_the_mcp_client(server, query, present, absent):
+    """issue 30: one end-to-end case per Obsidian operator through the SDK client."""
+    paths = [h["path"] for h in server.ok("search", {"query": query, "top_k": 10, "mode": "lexical"})["hits"]]
+    assert present in paths and absent not in paths, (query, paths)
+
+
 def test_related_and_recent_tools(server):
     """issue 30 items 2 and 4: the nearest pages by meaning, and what changed lately."""
     near = server.ok("related", {"path": "concepts/Compost.md", "limit": 3})

@@ -1,11 +1,10 @@
 """Related notes: the pages nearest a page by meaning, as Smart Connections shows them beside the
 open note, from vectors the build already made (nothing is embedded here).
 
-A page's vector is the normalised mean of its chunks' vectors. ``page_matrix`` computes every
-page's vector once per state of the vector index (kept for the process, keyed by the index's
-serial and searched version, like the language axis), so a long-lived process (MCP server,
-editor integration) answers each ``related`` call with one matrix-vector product; the same
-matrix serves lint's near-duplicate rule and ``communities --semantic``.
+A page's vector is the normalised mean of its chunks' vectors (``semantic.page_matrix``, computed
+once per state of the vector index and kept for the process), so a long-lived process (MCP server,
+editor integration) answers each ``related`` call with one matrix-vector product; the same matrix
+serves lint's near-duplicate rule and ``communities --semantic``.
 
 Each related page says whether it is already linked (either way), and unlinked pages come first:
 they are the connections the vault is missing. The shared key terms (rarest first by document
@@ -16,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,6 +23,7 @@ import numpy as np
 from ..errors import UsageError
 from ..index.analysis import stem
 from .pagegraph import STRUCTURAL_PAGES, manifest_of, page_infos, resolve_page
+from .semantic import page_matrix
 
 if TYPE_CHECKING:
     from ..core import Context
@@ -32,16 +32,6 @@ DEFAULT_LIMIT = 10
 TERMS_SHOWN = 5
 _WORD = re.compile(r"[^\W\d_][\w'-]*[^\W_]|[^\W\d_]", re.UNICODE)
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-
-
-@dataclass(frozen=True)
-class PageMatrix:
-    """Every page that has vectors: ``paths[i]``'s unit vector is ``vectors[i]``."""
-
-    paths: tuple[str, ...]
-    vectors: np.ndarray
-    row: dict[str, int] = field(default_factory=dict)
-    missing: int = 0  # chunks whose vectors are not in the index yet
 
 
 @dataclass(frozen=True)
@@ -71,42 +61,6 @@ class RelatedReport:
                 "notices": list(self.notices), "degraded": list(self.degraded)}
 
 
-def page_matrix(ctx: "Context") -> tuple[PageMatrix | None, str | None]:
-    """(the page matrix, None) or (None, why there is none). Kept for this process until the
-    vector index's searched vectors change."""
-    cache = ctx.cache
-    meta = cache.meta()
-    tail = str(meta.get("embedder") or "").rsplit(":", 1)[-1]
-    if not tail.isdigit():
-        return None, "no vectors in the cache (built without an embedder): run `wikimem index` with an embedder"
-    index = cache.vectors(int(tail), meta)
-    if index is None or index.ntotal == 0:
-        return None, "the vector index is missing, damaged or still empty: run `wikimem index`"
-    key = (index.serial, index.searched_version)
-    kept = cache.kept("page_matrix", key)
-    if kept is not None:
-        return kept, None
-    ids, matrix = index.searched()
-    row_of = {int(v): i for i, v in enumerate(ids)}
-    by_page: dict[str, list[int]] = {}
-    missing = 0
-    for vid, path in cache.manifest.chunk_pages(by="page"):
-        row = row_of.get(int(vid))
-        if row is None:
-            missing += 1
-        else:
-            by_page.setdefault(path, []).append(row)
-    paths = tuple(sorted(by_page))
-    if paths:
-        sums = np.stack([matrix[by_page[p]].sum(axis=0) for p in paths]).astype(np.float32)
-        sums /= np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
-    else:
-        sums = np.zeros((0, index.dim), np.float32)
-    found = PageMatrix(paths, np.ascontiguousarray(sums), {p: i for i, p in enumerate(paths)}, missing)
-    cache.keep("page_matrix", key, found)
-    return found, None
-
-
 def related(ctx: "Context", page: str, *, limit: int = DEFAULT_LIMIT, include_linked: bool = True,
             include_superseded: bool = False) -> RelatedReport:
     """The ``limit`` pages nearest ``page`` (a path, file name, title or alias) by meaning,
@@ -117,7 +71,7 @@ def related(ctx: "Context", page: str, *, limit: int = DEFAULT_LIMIT, include_li
     start = resolve_page(ctx, page, manifest)
     info = page_infos(manifest, [start])
     title = info[start].title if start in info else start
-    found, why = page_matrix(ctx)
+    found, why = page_matrix(ctx.cache)
     if found is None or start not in found.row:
         reason = why or f"{start} has no vectors yet: run `wikimem index` (or let the watcher catch up)"
         return RelatedReport(start, title, (), (reason,), ("vectors_missing",))
@@ -142,8 +96,9 @@ def related(ctx: "Context", page: str, *, limit: int = DEFAULT_LIMIT, include_li
     kept.sort(key=lambda k: (k[2] is not None, -k[1], k[0]))  # unlinked first, then by nearness
     shared = _shared_terms(manifest, start, [p for p, _, _ in kept])
     notices = []
-    if found.missing:
-        notices.append(f"{found.missing} chunk(s) have no vector yet; their pages were compared on the rest")
+    missing = sum(found.missing.values())
+    if missing:
+        notices.append(f"{missing} chunk(s) have no vector yet; their pages were compared on the rest")
     return RelatedReport(start, title, tuple(RelatedPage(p, infos[p].title, s, link is not None, link, shared.get(p, ()))
                                               for p, s, link in kept), tuple(notices))
 

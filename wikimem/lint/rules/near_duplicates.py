@@ -98,31 +98,20 @@ def overlap_of(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / union if union else 1.0
 
 
-def _all_vectors(index) -> tuple[dict[int, int], np.ndarray]:
-    """Every searched vector in one C call (vector id -> row), not 40,000 ``reconstruct`` calls."""
-    ids, vectors = index.searched()
-    return {int(vid): row for row, vid in enumerate(ids)}, vectors
-
-
-def _page_vectors(ctx, index) -> tuple[list[str], np.ndarray, list[str], int]:
-    rows = ctx.cache.manifest.chunk_pages(by="page")
-    row_of, vectors = _all_vectors(index)
-    by_page: dict[str, list[int]] = {}
-    missing = 0
-    for vid, path in rows:
-        if path not in ctx.pages or ctx.is_superseded(path) or ctx.pages[path].type in ("source", "memory") \
-                or path in SPECIAL_PAGES or is_raw_path(path):
-            continue
-        row = row_of.get(int(vid))
-        if row is None:
-            missing += 1
-        else:
-            by_page.setdefault(path, []).append(row)
-    paths = sorted(by_page)
+def _page_vectors(ctx) -> tuple[list[str], np.ndarray, list[str], int]:
+    """(pages compared, their vectors, their types, chunks without a vector among them), from the
+    page matrix ``related`` and ``communities --semantic`` use (graph/semantic.py)."""
+    from ...graph.semantic import page_matrix
+    found, _why = page_matrix(ctx.cache)
+    eligible = [p for p in sorted(ctx.pages) if not (ctx.is_superseded(p) or ctx.pages[p].type in ("source", "memory")
+                                                     or p in SPECIAL_PAGES or is_raw_path(p))]
+    if found is None:
+        return [], np.zeros((0, 1), dtype=np.float32), [], 0
+    missing = sum(found.missing.get(p, 0) for p in eligible)
+    paths = [p for p in eligible if p in found.row]
     if not paths:
         return [], np.zeros((0, 1), dtype=np.float32), [], missing
-    mat = np.stack([vectors[by_page[p]].sum(axis=0) for p in paths]).astype(np.float32)
-    mat /= np.maximum(np.linalg.norm(mat, axis=1, keepdims=True), 1e-12)
+    mat = found.vectors[[found.row[p] for p in paths]]
     return paths, mat, [ctx.pages[p].type for p in paths], missing
 
 
@@ -141,7 +130,7 @@ def near_duplicate_pairs(ctx):
         ctx.notice(calibrated.notice)
     cos_bar = number(options, "threshold", calibrated.cos, where)
     lex_bar = number(options, "min_overlap", calibrated.lex, where)
-    paths, mat, types, missing = _page_vectors(ctx, index)
+    paths, mat, types, missing = _page_vectors(ctx)
     if missing:
         ctx.notice(f"{missing} chunk(s) have no vector yet; their pages were compared on the rest "
                    "(run `wikimem index` to embed them)")
