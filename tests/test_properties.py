@@ -114,7 +114,8 @@ def test_parse_write_parse_round_trip(tmp_path_factory, text, newline):
     from wikimem.api import open_vault
     root = tmp_path_factory.mktemp("rt")
     (root / "n.md").write_bytes(text.replace("\n", newline).encode("utf-8"))
-    vault = open_vault(root)
+    # every frontmatter edit goes through the writer door (logged, cache updated): no model needed here
+    vault = open_vault(root, embedder="none")
     before = vault.parse_file("n.md")
     if before.frontmatter.error:
         return
