@@ -88,14 +88,14 @@ class History:
 
 
 # -- reading the chains -----------------------------------------------------------------------
-def all_pages(ctx) -> Mapping[str, Page]:
-    """Every page with links resolved (served from the cache when the core offers ``pages()``)."""
-    pages = getattr(ctx, "pages", None)
-    if callable(pages):
-        try:
-            return pages()
-        except WikimemError:
-            log.debug("cache pages unavailable; parsing the vault", exc_info=True)
+def all_pages(ctx: Context) -> Mapping[str, Page]:
+    """Every page with links resolved, served from the cache (brought up to date first); parsed
+    from the vault only when the cache cannot serve them."""
+    from ..index.update import current_pages
+    try:
+        return current_pages(ctx)
+    except WikimemError:
+        log.debug("cache pages unavailable; parsing the vault", exc_info=True)
     return ctx.load().pages
 
 
