@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
-from ..errors import LockError, NoteReadError, UsageError
+from ..errors import NoteReadError, UsageError
+from ..index.update import refresh_lexical
 from ..model import META_PAGES
 
 if TYPE_CHECKING:
@@ -105,17 +106,6 @@ def _date(value: Any) -> dt.datetime | None:
         return None
 
 
-def _refresh(ctx: "Context") -> None:
-    """Bring the cache's lexical side up to date (a watcher keeps it so already: then nothing)."""
-    from ..index.store import watcher_pid
-    from ..index.update import update
-    if watcher_pid(ctx.root) is None and ctx.cache.writable():
-        try:
-            update(ctx, embed=False, wait=5.0)
-        except LockError:
-            pass  # another process is building: its last commit is what there is
-
-
 def recent(ctx: "Context", since: str | None = None, *, types: Iterable[str] | None = None,
            limit: int = DEFAULT_LIMIT, now: dt.datetime | None = None, refresh: bool = True) -> RecentReport:
     """Pages created, edited, superseded or written by wikimem since ``since``, newest first.
@@ -126,7 +116,7 @@ def recent(ctx: "Context", since: str | None = None, *, types: Iterable[str] | N
     start = parse_since(since, now)
     wanted = {t.strip() for t in types or () if t.strip()} or None
     if refresh:
-        _refresh(ctx)
+        refresh_lexical(ctx, unless_watched=True)
     manifest = ctx.cache.manifest
     pages: dict[str, tuple[str, str, str]] = {}
     modified: dict[str, dt.datetime] = {}

@@ -43,9 +43,18 @@ def current_pages(ctx: "Context", paths: Iterable[str] | None = None, refresh: b
     """Every note parsed and resolved, served from the cache (nothing is re-parsed that the cache
     holds). ``refresh``: bring the cache's lexical side up to date first, when this process may
     write it; otherwise the last committed state is used."""
-    if refresh and ctx.cache.writable():
-        try:
-            update(ctx, embed=False, wait=5.0)
-        except LockError:
-            log.info("another process is updating the cache; using its last committed state")
+    if refresh:
+        refresh_lexical(ctx)
     return ctx.cache.pages(paths)
+
+
+def refresh_lexical(ctx: "Context", *, unless_watched: bool = False) -> None:
+    """Bring the cache's lexical side up to date before a read, when this process may write it;
+    another process building meanwhile leaves its last commit as what there is. ``unless_watched``:
+    skip it when a watcher follows the vault (it keeps the cache current already)."""
+    if not ctx.cache.writable() or (unless_watched and watcher_pid(ctx.root) is not None):
+        return
+    try:
+        update(ctx, embed=False, wait=5.0)
+    except LockError:
+        log.info("another process is updating the cache; using its last committed state")
