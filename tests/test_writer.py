@@ -192,3 +192,23 @@ def test_long_texts_compare_on_their_head_but_duplicates_on_the_whole(monkeypatc
     assert same[0].label == "duplicate"
     differs = similarity.compare(None, thresholds, head + "tail one", {"a.md": head + "something else"})
     assert differs[0].label == "update"  # alike where compared: a supersede candidate, not a duplicate
+
+
+def test_a_write_embeds_its_page_as_foreground_work(vault, monkeypatch):
+    """The caller waits for a write's inline vectors, so they never wait out EmbedGate's quiet gap
+    after a search (a watcher's background backlog does): remember searches before it writes, and
+    every fact waited 0.5 s for its own query to go quiet."""
+    from wikimem.index import embedding
+    seen = []
+    real = embedding.GATE.backlog_batch
+
+    def spy(max_wait: float = 5.0, background: bool = True):
+        seen.append(background)
+        return real(max_wait=max_wait, background=background)
+
+    monkeypatch.setattr(embedding.GATE, "backlog_batch", spy)
+    vault.search("anything")  # a query just embedded: a background batch would wait now
+    vault.remember("The deploy window is Tuesday at noon.")
+    vault.write_page("concepts/gate.md", "# Gate\n\nForeground vectors.\n", reason="test")
+    assert seen and not any(seen)
+    assert vault.status()["vector_coverage"] == pytest.approx(1.0)

@@ -170,7 +170,10 @@ def refresh_cache(ctx, paths: list[str], embed_budget: float = WRITE_EMBED_BUDGE
     if embed_budget <= 0 or ctx.settings.embedder == "none" or watcher_pid(ctx.root) is not None:
         return None
     try:
-        embed_pending(ctx, max_seconds=embed_budget, first=set(paths))
+        # background=False: the caller waits for these vectors (EmbedGate), so they must not wait out the
+        # quiet gap after a search, as a watcher's backlog does: remember searches first, and each
+        # remember waited 0.5 s for its own query to go quiet (0.56 s a fact with the fake embedder)
+        embed_pending(ctx, max_seconds=embed_budget, first=set(paths), background=False)
     except Exception:  # noqa: BLE001 - vectors are a cache; they follow with the next build
         log.debug("vectors for %s left for later", paths, exc_info=True)
     return None
