@@ -57,6 +57,9 @@ async def measure(vault: Path, source: Path) -> dict:
         model = json.dumps([t.model_dump(mode="json", exclude_none=True, include={"name", "description", "input_schema"})
                             for t in listed.tools], ensure_ascii=False)
         out["tools/list model view"] = {"chars": len(model), "tokens": tokens(model)}
+        out["model view per tool"] = {t.name: len(json.dumps(t.model_dump(
+            mode="json", exclude_none=True, include={"name", "description", "input_schema"}), ensure_ascii=False))
+            for t in listed.tools}
         for name, args in CALLS:
             result = await client.call_tool(name, args)
             shown = "".join(getattr(c, "text", "") for c in result.content)
@@ -80,9 +83,15 @@ def main() -> None:
     if args.against:
         shutil.rmtree(vault / ".wikimem")
         result["before"] = anyio.run(measure, vault, args.against)
+    if args.against:  # the tools both trees offer: the same job, before and after
+        before, after = result["before"]["model view per tool"], result["after"]["model view per tool"]
+        common = sorted(set(before) & set(after))
+        result["model view, tools in both"] = {"tools": len(common), "before_chars": sum(before[t] for t in common),
+                                               "after_chars": sum(after[t] for t in common)}
     for label, data in result.items():
-        for call, figures in data.items():
-            print(f"{label:6s} {call:12s} {figures}")
+        for call, figures in data.items() if "tools" not in data else [("", data)]:
+            if call != "model view per tool":
+                print(f"{label:6s} {call:12s} {figures}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 

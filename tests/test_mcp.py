@@ -112,7 +112,12 @@ def test_lists_the_tools_whose_api_exists(server):
     assert hints["search"].read_only_hint is True and hints["read_page"].read_only_hint is True
     assert hints["remember"].destructive_hint is False and not hints["remember"].read_only_hint
     query = next(t for t in server.tools() if t.name == "query")
-    assert query.input_schema["properties"]["write"]["default"] is False  # issue 28 item 7
+    write = query.input_schema["properties"]["write"]  # issue 28 item 7: not written unless asked
+    assert write["type"] == "boolean" and write.get("default", False) is False  # a flag left out is off
+    assert "write" not in query.input_schema.get("required", [])
+    flags = [(t.name, n) for t in server.tools() for n, p in t.input_schema["properties"].items()
+             if p.get("type") == "boolean" and "default" in p]
+    assert flags == []  # every flag defaults to off, so none says so (issue 28 item 8: the tool list)
 
 
 TYPED = {"search", "read_page", "list_pages", "query", "write_page", "edit_page", "move_page", "delete_page",

@@ -118,6 +118,8 @@ def lean_schema(schema: Any, output: bool = False) -> Any:
             elif output and isinstance(inner.get("type"), str):
                 out.pop("anyOf")
                 out = {**inner, **out, "type": [inner["type"], "null"]}
+        if not output and out.get("type") == "boolean" and out.get("default") is False:
+            out.pop("default")  # a flag left out is off, as in any command line
         if isinstance(out.get("description"), str):
             out["description"] = " ".join(out["description"].split())
         return out

@@ -61,15 +61,15 @@ class Tools:
 
     # -- reading ------------------------------------------------------------------------------
     def search(self, query: Annotated[str, Field(max_length=MAX_QUERY, description=(
-                   'Any language. Obsidian operators filter: tag:a/b path:dir file:name "phrase" -word '
-                   'x OR y [type:concept] [updated:>2026-01-01] line:(a b)'))],
+                   'Any language. Operators: tag:a/b path:dir file:name "phrase" -word x OR y '
+                   '[type:concept] [updated:>2026-01-01]'))],
                top_k: Limit = 8,
                mode: Annotated[Literal["hybrid", "lexical", "vector"], D("Rankers to use.")] = "hybrid",
                include_superseded: Annotated[bool, D("Also pages a newer version replaced.")] = False,
                include_meta: Annotated[bool, D("Also index.md, log.md, communities.md.")] = False,
-               full_text: Annotated[bool, D("Whole chunk text, passage, found_by, score components, uri.")] = False
+               full_text: Annotated[bool, D("Also text, passage, found_by, components, uri.")] = False
                ) -> SearchResult:
-        """Hybrid search of the vault: one compact hit per page, best first."""
+        """Hybrid search: one hit per page, best first."""
         from ..agent.pages import excerpt, name_clashes, wikilink
         result = self.vault.search(query, limit=top_k, mode=mode, include_superseded=include_superseded,
                                    include_meta=include_meta)
@@ -95,7 +95,7 @@ class Tools:
                 "notices": list(result.notices)}
 
     def read_page(self, path: Path_,
-                  heading: Annotated[Optional[str], D("Only this section: a heading text or a path 'H1#H2'.")] = None,
+                  heading: Annotated[Optional[str], D("Only this section: 'Heading' or 'H1#H2'.")] = None,
                   backlinks: Annotated[bool, D("List the pages linking here.")] = False,
                   frontmatter: Annotated[bool, D("Also the parsed frontmatter.")] = False) -> PageResult:
         """A page or one section, with its sha256 for writes."""
@@ -107,34 +107,34 @@ class Tools:
         return page
 
     def list_pages(self, folder: Folder = None, type: Type_ = None,
-                   tag: Annotated[Optional[str], D("Only notes with this tag (or one nested under it).")] = None,
-                   offset: Annotated[int, Field(ge=0, le=10**9, description="Skip this many.")] = 0,
+                   tag: Annotated[Optional[str], D("Only notes with this tag or one under it.")] = None,
+                   offset: Annotated[int, Field(ge=0, description="Skip this many.")] = 0,
                    limit: Annotated[int, Field(ge=1, le=500, description="Pages per answer.")] = 25) -> ListResult:
-        """Notes by folder, page type or tag, sorted by path, one page of results (next_offset for more)."""
+        """Notes by folder, type or tag, sorted by path; next_offset pages on."""
         return self.vault.list_pages(folder=folder, type=type, tag=tag, offset=offset, limit=limit)
 
     def taxonomy(self) -> dict[str, Any]:
-        """Folders, page types, statuses and tags with note counts, and the SCHEMA.md summary."""
+        """Folders, page types, statuses and tags with counts; the SCHEMA.md summary."""
         return self.vault.taxonomy()
 
     def prime_context(self, prompt: Annotated[Optional[str], Field(max_length=20 * MAX_QUERY,
                                                                    description="The session's first prompt.")] = None,
-                      cwd: Annotated[Optional[str], D("The agent's working directory (its name is the project).")] = None,
+                      cwd: Annotated[Optional[str], D("Working directory (names the project).")] = None,
                       budget_tokens: Annotated[int, Field(ge=50, le=20000, description="Briefing size.")] = 1500
                       ) -> dict[str, Any]:
-        """Session-start briefing within a token budget: the vault's domain, persona and instruction
-        memories, the pages relevant to the project and prompt."""
+        """Session-start briefing in a token budget: persona, instructions, recent facts, pages
+        relevant to the project and prompt."""
         return self.vault.prime_context(cwd=cwd, prompt=prompt, budget_tokens=budget_tokens)
 
     def history(self, path: Path_) -> dict[str, Any]:
-        """The version chain a page belongs to, oldest to newest, with what changed between versions."""
+        """A page's version chain, oldest first, with each version's changes."""
         return self.vault.history(path)
 
     def neighbors(self, path: Path_, depth: Annotated[int, Field(ge=1, le=3, description="Links away.")] = 1,
-                  fanout: Annotated[int, Field(ge=1, le=200, description="At most this many links per page.")] = 20,
-                  types: Annotated[Optional[list[Literal["links_to", "embeds", "supersedes", "tagged"]]], D(
-                      "Edge types to follow (default: all).")] = None) -> dict[str, Any]:
-        """Pages linked to or from a page within `depth` links, with the link types and weights."""
+                  fanout: Annotated[int, Field(ge=1, le=200, description="Max links per page.")] = 20,
+                  types: Annotated[Optional[list[Literal["links_to", "embeds", "supersedes", "tagged"]]],
+                                   D("Edge types (default: all).")] = None) -> dict[str, Any]:
+        """Pages linked to or from a page within `depth` links, with link types."""
         return self.vault.neighbors(path, depth=depth, fanout=fanout, types=types)
 
     def related(self, path: Path_,
@@ -150,21 +150,19 @@ class Tools:
         return plain(self.vault.recent(since, types=[type] if type else None, limit=limit))
 
     def communities(self, resolution: Annotated[float, Field(gt=0, le=10, description="Higher: smaller clusters.")] = 1.0,
-                    members: Annotated[int, Field(ge=0, le=1000, description="Member paths listed per community "
-                                                                             "(members_total counts all).")] = 5
+                    members: Annotated[int, Field(ge=0, le=1000, description="Members listed per community.")] = 5
                     ) -> dict[str, Any]:
-        """Topic clusters of the link graph (Leiden, seeded): label, size, hubs, tags and members of each."""
+        """Topic clusters of the link graph: label, size, hubs, tags, members."""
         report = plain(self.vault.communities(resolution=resolution))
         for community in report.get("communities", []):
             community["members_total"] = len(community.get("members", []))
             community["members"] = community.get("members", [])[:members]
         return report
 
-    def lint(self, paths: Annotated[Optional[list[str]], D("Files or folders (default: the whole vault).")] = None,
-             select: Codes = None, ignore: Codes = None,
-             limit: Annotated[int, Field(ge=0, le=2000, description="Findings listed at most (the summary "
-                                                                    "counts all).")] = 20) -> dict[str, Any]:
-        """Check pages (links, frontmatter, versions, orphans, secrets...): a summary and findings."""
+    def lint(self, paths: Annotated[Optional[list[str]], D("Files or folders (default: all).")] = None,
+             select: Codes = None, ignore: Annotated[Optional[list[str]], D("Rule codes to skip.")] = None,
+             limit: Annotated[int, Field(ge=0, le=2000, description="Findings listed.")] = 20) -> dict[str, Any]:
+        """Check pages (links, frontmatter, versions, orphans, secrets...): summary and findings."""
         for rel in paths or ():
             if not self.vault.files.abspath(rel.rstrip("/") or ".").exists():  # a typo is not a clean report
                 raise UsageError(f"no such file or folder in the vault: {rel}")
@@ -176,7 +174,7 @@ class Tools:
         return report
 
     def stats(self) -> dict[str, Any]:
-        """Vault counts from the cache: pages, links, orphans, hubs, communities, memories, vector coverage."""
+        """Vault counts: pages, links, orphans, hubs, communities, memories, vector coverage."""
         return self.vault.stats()
 
     def query_no_write(self, question: Question, k: Passages = 6, folder: Folder = None, type: Type_ = None,
@@ -187,26 +185,25 @@ class Tools:
 
     # -- writing (absent with --read-only) ---------------------------------------------------------
     def query(self, question: Question, k: Passages = 6,
-              write: Annotated[bool, D("File the answer as queries/<question>.md: true when it is worth "
-                                       "keeping.")] = False,
+              write: Annotated[bool, D("File the answer under queries/ (when worth keeping).")] = False,
               folder: Folder = None, type: Type_ = None, tags: Tags = None,
-              supersede: Annotated[bool, D("The page written replaces the most similar query page.")] = False
+              supersede: Annotated[bool, D("Replace the most similar query page.")] = False
               ) -> QueryResult:
-        """Answer from the vault with [[page#heading]] citations; write=true files it as a query page."""
+        """Answer from the vault with [[page#heading]] citations."""
         if not write:
             return self.query_no_write(question, k, folder, type, tags)
         with self._write:
             return plain(self.vault.query(question, k=k, write=True, supersede=supersede,
                                           **_filters(folder, type, tags)))
 
-    def remember(self, fact: Annotated[str, D("One atomic fact, in a sentence or two.")],
+    def remember(self, fact: Annotated[str, D("One fact, a sentence or two.")],
                  kind: Annotated[Literal["persona", "episodic", "instruction", "decision"], D(
                      "persona and instruction: briefed by prime_context.")] = "episodic",
                  about: Annotated[Optional[str], D("The page it is about, e.g. '[[BM25]]'.")] = None,
-                 source: Annotated[Optional[str], D("Where it came from, e.g. a wikilink.")] = None
+                 source: Annotated[Optional[str], D("Its origin, e.g. a wikilink.")] = None
                  ) -> RememberResult:
-        """Store a fact as a note under memories/; a duplicate is not written, a fact updating one about
-        the same subject supersedes it. Secrets are refused."""
+        """Store a fact under memories/: a duplicate is skipped, an update of one about the same subject
+        supersedes it; secrets are refused."""
         from ..agent.guards import check_size
         check_size("fact", fact)
         with self._write:
@@ -215,49 +212,52 @@ class Tools:
     def supersede(self, old: Annotated[str, D("The page being replaced.")],
                   new: Annotated[str, D("The page that replaces it.")],
                   old_sha256: Sha, new_sha256: Sha) -> dict[str, Any]:
-        """Record that `new` replaces `old` (both frontmatters, logged); `old` leaves default search."""
+        """Record that `new` replaces `old` (logged); `old` leaves default search."""
         with self._write:
             return self.vault.supersede(old, new, old_sha256=old_sha256, new_sha256=new_sha256)
 
     def write_page(self, path: Path_,
-                   content: Annotated[str, D("The whole note: optional YAML frontmatter, then Markdown.")],
-                   expected_sha256: Annotated[Optional[str], D("sha256 from read_page; required to replace a page.")] = None,
+                   content: Annotated[str, D("The whole note: optional frontmatter, then Markdown.")],
+                   expected_sha256: Annotated[Optional[str], D("From read_page; needed to replace a page.")] = None,
                    force: Annotated[bool, D("Replace the page even if it changed since read.")] = False,
-                   reason: Reason = "agent write") -> WriteResult:
-        """Create or replace a note (secret-scanned, atomic, logged). raw/ is read-only; 1 MiB at most."""
+                   reason: Reason = None) -> WriteResult:
+        """Create or replace a note (atomic, logged, secrets refused); raw/ is read-only."""
         from ..agent.guards import check_content, check_note_path, expected_hash
         with self._write:
             rel = check_note_path(self.vault.ctx, path)
             check_content(rel, content)
             expected = expected_hash(self.vault.ctx, rel, expected_sha256, force)
-            return plain(self.vault.write_page(rel, content, expected_sha256=expected, reason=reason))
+            return plain(self.vault.write_page(rel, content, expected_sha256=expected,
+                                              reason=reason or "agent write"))
 
     def edit_page(self, path: Path_,
                   operation: Annotated[Literal["append", "prepend", "replace_section", "find_replace"], D(
-                      "prepend goes after the frontmatter; replace_section: the text under `heading` becomes "
-                      "`content`; find_replace: `find` becomes `content`.")],
+                      "prepend: after the frontmatter; replace_section: `heading`'s text becomes `content`; "
+                      "find_replace: `find` becomes `content`.")],
                   expected_sha256: Sha,
                   content: Annotated[str, D("The new text.")] = "",
                   heading: Annotated[Optional[str], D("replace_section: the heading.")] = None,
                   find: Annotated[Optional[str], D("find_replace: the exact text.")] = None,
-                  expected_count: Annotated[int, Field(ge=1, le=10000, description="find_replace refuses "
-                                                                                   "another count.")] = 1,
-                  reason: Reason = "agent edit") -> EditResult:
-        """Change part of a page without re-sending it (compare-and-swap, logged)."""
+                  expected_count: Annotated[int, Field(ge=1, le=10000,
+                                                       description="find_replace: matches required.")] = 1,
+                  reason: Reason = None) -> EditResult:
+        """Change part of a page (compare-and-swap, logged)."""
         from ..agent.guards import check_size
         check_size("content", content)
         with self._write:
             return plain(self.vault.edit_page(path, operation, expected_sha256=expected_sha256, content=content,
                                               heading=heading, find=find, expected_count=expected_count,
-                                              reason=reason))
+                                              reason=reason or "agent edit"))
 
-    def move_page(self, path: Path_, new_path: Annotated[str, D("The new path (.md); must not exist.")],
-                  expected_sha256: Sha, reason: Reason = "agent move") -> EditResult:
+    def move_page(self, path: Path_, new_path: Annotated[str, D("New path (.md); must not exist.")],
+                  expected_sha256: Sha, reason: Reason = None) -> EditResult:
         """Rename a page and update the links to it."""
         with self._write:
-            return plain(self.vault.move_page(path, new_path, expected_sha256=expected_sha256, reason=reason))
+            return plain(self.vault.move_page(path, new_path, expected_sha256=expected_sha256,
+                                              reason=reason or "agent move"))
 
-    def delete_page(self, path: Path_, expected_sha256: Sha, reason: Reason = "agent delete") -> EditResult:
-        """Move a page to the vault's .trash/ (as Obsidian does); logged."""
+    def delete_page(self, path: Path_, expected_sha256: Sha, reason: Reason = None) -> EditResult:
+        """Move a page to .trash/ (as Obsidian does); logged."""
         with self._write:
-            return plain(self.vault.delete_page(path, expected_sha256=expected_sha256, reason=reason))
+            return plain(self.vault.delete_page(path, expected_sha256=expected_sha256,
+                                                reason=reason or "agent delete"))
