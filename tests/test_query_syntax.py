@@ -358,3 +358,13 @@ def test_text_without_operators_reads_as_itself(query):
     assert parsed.text == query.strip()
     assert parsed.groups == ()
     assert parsed.only_filters == (not query.strip())
+
+
+def test_without_phrases_drops_required_phrases_only():
+    parsed = parse_query('x "a b" -"c d" tag:t ("e f" OR "g h")')
+    looser, phrases = parsed.without_phrases()
+    assert phrases == ("a b", "e f", "g h")
+    kinds = sorted(c.kind + ("-" if c.negated else "") for g in looser.groups for m in g for c in m)
+    assert kinds == ["phrase-", "tag"]
+    assert looser.text == parsed.text
+    assert parse_query('x -"c d"').without_phrases() is None and parse_query("x y").without_phrases() is None

@@ -73,6 +73,20 @@ class ParsedQuery:
     groups: tuple[Group, ...] = ()  # all must hold
     notes: tuple[str, ...] = ()  # how odd input was read
 
+    def without_phrases(self) -> "tuple[ParsedQuery, tuple[str, ...]] | None":
+        """This query with its required phrases ranked as words instead (and the phrases dropped),
+        or None when it requires none. A group goes when every clause of every alternative is a
+        phrase to find (``"a b"``, ``"a b" OR "c d"``); excluded phrases and page conditions stay."""
+        def phrases_only(group: Group) -> bool:
+            return all(c.kind == "phrase" and not c.negated for member in group for c in member)
+
+        dropped = [g for g in self.groups if phrases_only(g)]
+        if not dropped:
+            return None
+        kept = tuple(g for g in self.groups if not phrases_only(g))
+        phrases = tuple(c.value for g in dropped for member in g for c in member)
+        return replace(self, groups=kept), phrases
+
     @property
     def only_filters(self) -> bool:
         """No ranked text: the caller lists the pages that match, most recent first."""
