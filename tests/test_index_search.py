@@ -211,3 +211,25 @@ def test_vector_search_is_exact_and_leaves_the_thread_setting_alone(tmp_path):
     assert [i for i, _ in hits] == list(expected) and hits[0] == (1007, pytest.approx(1.0, abs=1e-5))
     assert [i for i, _ in index.search(vectors[7], 3, allowed=[1001, 1002])] == sorted(
         [1001, 1002], key=lambda i: -float(vectors[i - 1000] @ vectors[7]))
+
+
+def test_a_few_pages_with_vectors_do_not_outrank_the_words_of_the_query(make_vault):
+    """While a vault's vectors are still being embedded, the vector side sees only the pages
+    embedded so far and scales its scores over them: the nearest of the few got a full share,
+    level with the best keyword match, whatever it was about. Its weight is now its coverage."""
+    first = {f"notes/n{i:02d}.md": f"# Note {i}\n\nA note about topic {i} and other matters.\n" for i in range(6)}
+    root = make_vault(first)
+    v = open_vault(root, embedder="fake")
+    v.index()  # these six have vectors
+    for i in range(6, 40):
+        (root / "notes" / f"n{i:02d}.md").write_text(f"# Note {i}\n\nA note about topic {i} and other matters.\n")
+    (root / "notes" / "archive.md").write_text("# Archive\n\nCompress a folder into an archive with tar.\n")
+    (root / "notes" / "tar.md").write_text("# Tar\n\nThe tar tool writes an archive.\n")
+    v.index(embed=False)  # the rest wait for theirs
+    result = v.search("compress a folder into an archive", limit=10)
+    assert "vectors_partial" in result.degraded and 0 < result.coverage < 0.3
+    ranked = [h.path for h in result.hits]
+    assert ranked[:2] == ["notes/archive.md", "notes/tar.md"]
+    lexical = [h.path for h in v.search("compress a folder into an archive", mode="lexical", limit=50).hits]
+    vector_only = [p for p in ranked if p not in lexical]
+    assert vector_only and all(ranked.index(p) < ranked.index(q) for p in lexical if p in ranked for q in vector_only)

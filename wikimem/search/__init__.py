@@ -165,6 +165,7 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
 
     vector: list[tuple[str, float]] = []
     ready = None  # (index, query vector, transcript query vector, allowed ids) once the vector side can run
+    vector_trust = 1.0  # the share of chunks the vector side sees (fusion.candidates)
     if mode in ("hybrid", "vector"):
         meta = cache.meta()
         no_vectors_yet = ctx.settings.embedder != "none" and not (meta.get("artifacts") or {}).get("faiss") \
@@ -189,6 +190,7 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
             partial = vector_degraded(meta, coverage, passages)
             if partial:
                 degraded.append(partial)
+                vector_trust = coverage
             allowed = cache.vector_store.searchable_ids(where, args) if narrowing else None
             # embedded before BM25 starts: the model uses every core, and sharing them made both slower
             turns_query = rankers.transcript_query(query, meta.get("speakers"), settings)
@@ -228,7 +230,7 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
 
     name = ctx.root.name
     vectors_of = (lambda ids: rankers.unit_vectors(cache, ready[0], ids)) if ready is not None else None
-    found = fusion.candidates(ctx, query, lexical, vector, settings, mode, turn_ids, nearest)
+    found = fusion.candidates(ctx, query, lexical, vector, settings, mode, turn_ids, nearest, vector_trust)
     ranked = fusion.rank(ctx, query, found, settings, mode, where, args, vectors_of)
     chosen = fusion.select(cache, ranked, limit, per_page, filters.hidden(), text_ok, page_ok)
     hits = fusion.hits(ctx, chosen, lambda path, heading=None: obsidian_uri(name, path, heading), nearest)

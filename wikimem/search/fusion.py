@@ -73,11 +73,17 @@ def repeats(key: tuple[tuple[str, ...], str], other: tuple[tuple[str, ...], str]
 
 
 def candidates(ctx, query: str, lexical, vector, settings, mode: str, turn_ids: set[str] | None = None,
-               nearest: dict[str, Any] | None = None) -> Candidates:
+               nearest: dict[str, Any] | None = None, vector_trust: float = 1.0) -> Candidates:
     """The rankers' lists fused into candidates. ``turn_ids``: in a vault with transcripts, which
     vector candidates are transcript turns (scaled apart from notes); ``nearest``: chunk id ->
     rankers.Nearest for the vector candidates. A chunk whose row is gone (a build committed during
-    this search) is dropped."""
+    this search) is dropped.
+
+    ``vector_trust``: the share of the vault's chunks the vector side could see (its coverage while
+    vectors are still being embedded), which scales its weight. Its scores are scaled over its own
+    list, so while only a few pages have vectors the nearest of those few got a full share whatever
+    it was: in a new vault's first minutes "compress a folder into an archive" ranked the `apkeep`
+    page first, level with `7za`."""
     nearest = nearest or {}
     cache = ctx.cache
     # hybrid only: which candidates are in another script than the query (the language steps)
@@ -87,7 +93,8 @@ def candidates(ctx, query: str, lexical, vector, settings, mode: str, turn_ids: 
                                                                      [cid for cid, _ in lexical])))
     found: Candidates = {}
     for side, groups, weight, floor in (("bm25", [lexical], settings.weight_lexical, 0.0),
-                                        ("vector", _groups(vector, turn_ids), settings.weight_vector, None)):
+                                        ("vector", _groups(vector, turn_ids), settings.weight_vector * vector_trust,
+                                         None)):
         for ranked in groups:
             for rank, ((cid, score), share) in enumerate(zip(ranked, fusion_scores(ranked, settings, floor)), 1):
                 c = found.get(cid)
