@@ -218,6 +218,7 @@ def test_a_few_pages_with_vectors_do_not_outrank_the_words_of_the_query(make_vau
     embedded so far and scales its scores over them: the nearest of the few got a full share,
     level with the best keyword match, whatever it was about. Its weight is now its coverage."""
     first = {f"notes/n{i:02d}.md": f"# Note {i}\n\nA note about topic {i} and other matters.\n" for i in range(6)}
+    first["zh/压缩.md"] = "# 压缩\n\n把文件夹压缩成一个归档文件。\n"  # another script: its lexical share is imputed
     root = make_vault(first)
     v = open_vault(root, embedder="fake")
     v.index()  # these six have vectors

@@ -109,8 +109,8 @@ def candidates(ctx, query: str, lexical, vector, settings, mode: str, turn_ids: 
                         c.vector_whole = round(why.whole, 6)
                         c.vector_passage = None if why.passage is None else round(why.passage, 6)
                 c.fused += weight * share
-                if c.foreign:
-                    c.shares[side] = share
+                if c.foreign:  # what ImputeLexical reads: the vector side's share as far as it is trusted
+                    c.shares[side] = share * (vector_trust if side == "vector" else 1.0)
     light = cache.manifest.paths_by_id(found)  # light rows: full chunks are read for the final hits only
     kept: Candidates = {}
     for cid, c in found.items():
