@@ -234,3 +234,10 @@ def test_a_few_pages_with_vectors_do_not_outrank_the_words_of_the_query(make_vau
     lexical = [h.path for h in v.search("compress a folder into an archive", mode="lexical", limit=50).hits]
     vector_only = [p for p in ranked if p not in lexical]
     assert vector_only and all(ranked.index(p) < ranked.index(q) for p in lexical if p in ranked for q in vector_only)
+
+
+def test_a_result_carries_the_query_as_typed(vault):
+    """`search --json` printed the vector ranker's (id, score) pairs as "query": a local variable
+    of the hybrid path reused the name of the query's."""
+    for mode in ("hybrid", "vector", "lexical"):
+        assert vault.search("gamma rays", mode=mode).query == "gamma rays"

@@ -360,11 +360,11 @@ def test_text_without_operators_reads_as_itself(query):
     assert parsed.only_filters == (not query.strip())
 
 
-def test_without_phrases_drops_required_phrases_only():
-    parsed = parse_query('x "a b" -"c d" tag:t ("e f" OR "g h")')
-    looser, phrases = parsed.without_phrases()
-    assert phrases == ("a b", "e f", "g h")
-    kinds = sorted(c.kind + ("-" if c.negated else "") for g in looser.groups for m in g for c in m)
-    assert kinds == ["phrase-", "tag"]
-    assert looser.text == parsed.text
-    assert parse_query('x -"c d"').without_phrases() is None and parse_query("x y").without_phrases() is None
+def test_without_phrases_drops_only_the_absent_required_phrases():
+    parsed = parse_query('x "a b" -"c d" tag:t ("e f" OR "g h") "i j"')
+    assert parsed.required_phrases() == ("a b", "e f", "g h", "i j")
+    looser = parsed.without_phrases(["a b", "g h"])
+    kinds = sorted(c.kind + ("-" if c.negated else "") + ":" + c.value for g in looser.groups for m in g for c in m)
+    assert kinds == ["phrase-:c d", "phrase:i j", "tag:t"]  # an OR group goes when a member is absent
+    assert looser.text == parsed.text and looser.notes[-1] == 'no note has "a b", "g h": ranked as words instead'
+    assert parse_query('x -"c d"').required_phrases() == () and parse_query('"a b" OR word').required_phrases() == ()

@@ -212,3 +212,17 @@ def test_a_write_embeds_its_page_as_foreground_work(vault, monkeypatch):
     vault.write_page("concepts/gate.md", "# Gate\n\nForeground vectors.\n", reason="test")
     assert seen and not any(seen)
     assert vault.status()["vector_coverage"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("given", [None, "", "   "])
+def test_an_agent_write_without_a_reason_logs_what_it_did(vault, given):
+    from wikimem.mcp.tools import Tools
+    tools = Tools(vault)
+    kwargs = {} if given is None else {"reason": given}
+    made = tools.write_page("notes/a.md", "# A\n\nalpha\n", **kwargs)
+    edited = tools.edit_page("notes/a.md", "append", made["sha256"], content="beta\n", **kwargs)
+    moved = tools.move_page("notes/a.md", "notes/b.md", edited["sha256"], **kwargs)
+    tools.delete_page("notes/b.md", moved["sha256"], **kwargs)
+    lines = (vault.root / "log.md").read_text(encoding="utf-8").splitlines()[-4:]
+    assert [line.split(" · ")[1] for line in lines] == ["agent write", "agent edit (append)", "agent move",
+                                                        "agent delete"]

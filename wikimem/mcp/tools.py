@@ -48,6 +48,11 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
+def _reason(given: str | None, default: str) -> str:
+    """The log line's reason: the agent's, or what the tool did when it gave none (or only blanks)."""
+    return (given or "").strip() or default
+
+
 def _filters(folder: str | None, type: str | None, tags: list[str] | None) -> dict[str, Any]:
     return {k: v for k, v in (("folder", folder), ("type", type), ("tags", tags)) if v}
 
@@ -228,7 +233,7 @@ class Tools:
             check_content(rel, content)
             expected = expected_hash(self.vault.ctx, rel, expected_sha256, force)
             return plain(self.vault.write_page(rel, content, expected_sha256=expected,
-                                              reason=reason or "agent write"))
+                                              reason=_reason(reason, "agent write")))
 
     def edit_page(self, path: Path_,
                   operation: Annotated[Literal["append", "prepend", "replace_section", "find_replace"], D(
@@ -247,17 +252,17 @@ class Tools:
         with self._write:
             return plain(self.vault.edit_page(path, operation, expected_sha256=expected_sha256, content=content,
                                               heading=heading, find=find, expected_count=expected_count,
-                                              reason=reason or "agent edit"))
+                                              reason=_reason(reason, "agent edit")))
 
     def move_page(self, path: Path_, new_path: Annotated[str, D("New path (.md); must not exist.")],
                   expected_sha256: Sha, reason: Reason = None) -> EditResult:
         """Rename a page and update the links to it."""
         with self._write:
             return plain(self.vault.move_page(path, new_path, expected_sha256=expected_sha256,
-                                              reason=reason or "agent move"))
+                                              reason=_reason(reason, "agent move")))
 
     def delete_page(self, path: Path_, expected_sha256: Sha, reason: Reason = None) -> EditResult:
         """Move a page to .trash/ (as Obsidian does); logged."""
         with self._write:
             return plain(self.vault.delete_page(path, expected_sha256=expected_sha256,
-                                                reason=reason or "agent delete"))
+                                                reason=_reason(reason, "agent delete")))

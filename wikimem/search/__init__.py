@@ -109,32 +109,49 @@ def search(ctx, query: str, *, limit: int = 10, mode: str = "hybrid", folder: st
             raise IndexStaleError(f"the cache is damaged ({exc}); run `wikimem index --rebuild`") from None
         from ..index.build import build
         build(ctx, rebuild=True, embed=False, wait=30.0)
-        result = _search(ctx, query, limit, mode, filters, per_page, parsed)
+        result = _search_or_relax(ctx, query, limit, mode, filters, per_page, parsed)
         return replace(result, notices=tuple(notices) + result.notices)
 
 
 def _search_or_relax(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: int,
                      parsed: ParsedQuery) -> SearchResult:
-    """A quoted phrase is required, as in Obsidian; when no note holds it, its words are ranked
-    instead and a notice says so. A question that quotes a title the notes never spell out
-    ("would she enjoy "The Four Seasons" by Vivaldi?") found nothing at all: one LoCoMo question
-    of 383 lost every hit when operators came in."""
+    """A quoted phrase is required, as in Obsidian. When a search finds nothing and a required
+    phrase is in no note at all (not merely removed by the query's other conditions), that phrase's
+    words are ranked instead and a notice says so; the answer is kept only if some hit matches
+    those words (the vector side alone always finds neighbours, which is no answer to a phrase).
+    A question quoting a title the notes never spell out ("would she enjoy "The Four Seasons" by
+    Vivaldi?") found nothing at all: one LoCoMo question of 383 lost every hit to the operator."""
     result = _search(ctx, raw, limit, mode, filters, per_page, parsed)
-    relaxed = None if result.hits else parsed.without_phrases()
-    if relaxed is None:
+    if result.hits or mode == "vector" or not parsed.required_phrases():
         return result
-    looser, phrases = relaxed
-    again = _search(ctx, raw, limit, mode, filters, per_page, looser)
-    if not again.hits:
+    absent = [p for p in dict.fromkeys(parsed.required_phrases()) if not _held_anywhere(ctx, p)]
+    if not absent:
+        return result  # the phrases are there: the other conditions left nothing
+    looser = parsed.without_phrases(absent)
+    again = _search(ctx, raw, limit, mode, filters, per_page, looser, ranked_text=looser.text)
+    if not any(h.components.get("bm25_rank") for h in again.hits):
         return result
-    said = ", ".join(f'"{p}"' for p in phrases)
-    notice = (f"no note has the exact phrase {said}: its words are ranked instead" if len(phrases) == 1 else
+    said = ", ".join(f'"{p}"' for p in absent)
+    notice = (f"no note has the exact phrase {said}: its words are ranked instead" if len(absent) == 1 else
               f"no note has the exact phrases {said}: their words are ranked instead")
     return replace(again, notices=(notice, *again.notices))
 
 
+def _held_anywhere(ctx, phrase: str) -> bool:
+    """Whether some chunk holds ``phrase``, checked on the chunks BM25 ranks best for its words
+    (a phrase is in a chunk only if its words are; the few hundred best cover it unless the words
+    are everywhere, and then the phrase is too)."""
+    check = conditions.text_check(parse_query(f'"{phrase}"'))
+    if check is None:
+        return False
+    n = ctx.settings.candidates * POST_FILTER_FETCH
+    ids = [cid for cid, _ in rankers.lexical(ctx.cache, phrase, n, "", (), set())]
+    return any(check(chunk) for chunk in ctx.cache.manifest.chunks_by_id(ids).values())
+
+
 def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: int,
-            parsed: ParsedQuery) -> SearchResult:
+            parsed: ParsedQuery, ranked_text: str | None = None) -> SearchResult:
+    """``ranked_text``: what the rankers read, when not the query's own (a relaxed phrase's words)."""
     from ..index.embedding import GATE
 
     started = time.perf_counter()
@@ -144,7 +161,7 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
     cache = ctx.cache
     settings = ctx.settings
     read = tuple(parsed.explain()) if parsed.groups or parsed.notes else ()
-    query = parsed.text if parsed.groups else raw  # without operators: ranked exactly as typed
+    query = ranked_text or (parsed.text if parsed.groups else raw)  # without operators: ranked exactly as typed
     more, page_ok = conditions.page_filter(cache.manifest, parsed)
     if more:
         filters = replace(filters, **more)
@@ -220,9 +237,9 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
     nearest: dict = {}
     if ready is not None:
         index, qvec, tvec, allowed, has_turns = ready
-        raw, turn_vids, why = rankers.vector(cache, index, qvec, tvec, n, excluded, allowed, has_turns)
-        ids = cache.manifest.chunk_ids_by_vid(v for v, _ in raw)
-        vector = [(ids[v], s) for v, s in raw if v in ids]
+        near, turn_vids, why = rankers.vector(cache, index, qvec, tvec, n, excluded, allowed, has_turns)
+        ids = cache.manifest.chunk_ids_by_vid(v for v, _ in near)
+        vector = [(ids[v], s) for v, s in near if v in ids]
         turn_ids = {ids[v] for v in turn_vids if v in ids} if has_turns else None
         nearest = {ids[v]: found for v, found in why.items() if v in ids}
     if lexical_job is not None:

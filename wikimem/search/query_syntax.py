@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any, Collection, Mapping
 
 OPERATORS = frozenset({"tag", "path", "file", "content", "line", "section"})
 PAGE_KINDS = frozenset({"tag", "path", "file", "property"})
@@ -73,19 +73,18 @@ class ParsedQuery:
     groups: tuple[Group, ...] = ()  # all must hold
     notes: tuple[str, ...] = ()  # how odd input was read
 
-    def without_phrases(self) -> "tuple[ParsedQuery, tuple[str, ...]] | None":
-        """This query with its required phrases ranked as words instead (and the phrases dropped),
-        or None when it requires none. A group goes when every clause of every alternative is a
-        phrase to find (``"a b"``, ``"a b" OR "c d"``); excluded phrases and page conditions stay."""
-        def phrases_only(group: Group) -> bool:
-            return all(c.kind == "phrase" and not c.negated for member in group for c in member)
+    def required_phrases(self) -> tuple[str, ...]:
+        """The phrases of groups that are nothing but phrases to find (``"a b"``, ``"a b" OR "c d"``):
+        what ``without_phrases`` may relax. Excluded phrases and page conditions are never relaxed."""
+        return tuple(c.value for g in self.groups if _phrases_only(g) for member in g for c in member)
 
-        dropped = [g for g in self.groups if phrases_only(g)]
-        if not dropped:
-            return None
-        kept = tuple(g for g in self.groups if not phrases_only(g))
-        phrases = tuple(c.value for g in dropped for member in g for c in member)
-        return replace(self, groups=kept), phrases
+    def without_phrases(self, absent: Collection[str]) -> "ParsedQuery":
+        """This query with the phrase-only groups that name an ``absent`` phrase dropped, their words
+        still ranked (``text`` keeps them), and a note saying so."""
+        kept = tuple(g for g in self.groups
+                     if not (_phrases_only(g) and any(c.value in absent for m in g for c in m)))
+        said = ", ".join(f'"{p}"' for p in absent)
+        return replace(self, groups=kept, notes=(*self.notes, f"no note has {said}: ranked as words instead"))
 
     @property
     def only_filters(self) -> bool:
@@ -145,6 +144,10 @@ class ParsedQuery:
         lines += [("page: " if _on_page(g) else "text: ") + " OR ".join(" and ".join(c.describe() for c in m)
                                                                        for m in g) for g in self.groups]
         return lines + list(self.notes)
+
+
+def _phrases_only(group: Group) -> bool:
+    return all(c.kind == "phrase" and not c.negated for member in group for c in member)
 
 
 def parse_query(text: str) -> ParsedQuery:
