@@ -211,7 +211,7 @@ def test_a_write_embeds_its_page_as_foreground_work(vault, monkeypatch):
     vault.remember("The deploy window is Tuesday at noon.")
     vault.write_page("concepts/gate.md", "# Gate\n\nForeground vectors.\n", reason="test")
     assert seen and not any(seen)
-    assert vault.status()["vector_coverage"] == pytest.approx(1.0)
+    assert "concepts/gate.md" in [h.path for h in vault.search("Foreground vectors", mode="vector").hits]
 
 
 @pytest.mark.parametrize("given", [None, "", "   "])
@@ -226,3 +226,22 @@ def test_an_agent_write_without_a_reason_logs_what_it_did(vault, given):
     lines = (vault.root / "log.md").read_text(encoding="utf-8").splitlines()[-4:]
     assert [line.split(" · ")[1] for line in lines] == ["agent write", "agent edit (append)", "agent move",
                                                         "agent delete"]
+
+
+def test_a_write_embeds_its_own_page_not_a_backlog(make_vault):
+    """A write waited while it embedded other pages' vectors for its whole 1 s budget when the vault
+    had a backlog (a lexical-first build, an interrupted one): it embeds its own page and returns."""
+    from wikimem.api import open_vault
+    root = make_vault({f"n{i:02d}.md": f"# N{i}\n\nNote {i} about something.\n\nA second paragraph.\n"
+                       for i in range(40)})
+    v = open_vault(root, embedder="fake")
+    try:
+        v.index(embed=False)
+        v.write_page("mine.md", "# Mine\n\nMy own page.\n\nWith two paragraphs.\n", reason="test")
+        assert v.search("my own page", mode="vector").hits[0].path == "mine.md"
+        status = v.status()
+        assert 0 < status["vector_coverage"] < 0.1  # its chunk; the 40 others wait for a build or a watcher
+        v.index()
+        assert v.status()["vector_coverage"] == pytest.approx(1.0)
+    finally:
+        v.close()

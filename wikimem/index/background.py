@@ -61,7 +61,8 @@ def keep_pending(cache, embedder, state: VectorState) -> None:
 
 
 def embed_pending(ctx, max_seconds: float | None = None, first: set[str] | None = None,
-                  batch: int | None = None, progress=None, wait: float = 0.0, background: bool = True) -> BuildReport:
+                  batch: int | None = None, progress=None, wait: float = 0.0, background: bool = True,
+                  only_first: bool = False) -> BuildReport:
     """``background``: nobody waits for these vectors (a watcher's step), so searches go first by a
     wider margin; ``wikimem index`` embeds with ``background=False`` and its own batch size."""
     cache = ctx.cache
@@ -79,11 +80,11 @@ def embed_pending(ctx, max_seconds: float | None = None, first: set[str] | None 
         return report
     with _embedding(cache, wait):
         return _embed_pending(ctx, cache, embedder, key, report, max_seconds, first, batch, progress, wait,
-                              background)
+                              background, only_first)
 
 
 def _embed_pending(ctx, cache, embedder, key, report, max_seconds, first, batch, progress, wait,
-                   background) -> BuildReport:
+                   background, only_first=False) -> BuildReport:
     started = time.monotonic()
     with cache.writer_lock(wait=wait):
         meta = cache.meta()
@@ -130,7 +131,7 @@ def _embed_pending(ctx, cache, embedder, key, report, max_seconds, first, batch,
         left = None if max_seconds is None else max(0.0, max_seconds - (time.monotonic() - started))
         report.embedded_now += embed_missing(cache, embedder, state, batch or BACKGROUND_BATCH, progress, report,
                                              max_seconds=left, first=first, save=commit, save_every=SAVE_EVERY_S,
-                                             background=background)
+                                             background=background, only_first=only_first)
         if (len(state.missing) >= before and state.index is index) or \
                 (max_seconds is not None and time.monotonic() - started > max_seconds):
             break

@@ -221,13 +221,14 @@ def advance(cache: Cache, embedder, state: VectorState, changes: list[tuple]) ->
 
 def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progress, report,
                   max_seconds: float | None = None, first: set[str] | None = None, save=None,
-                  save_every: float = SAVE_EVERY_S, background: bool = False) -> int:
+                  save_every: float = SAVE_EVERY_S, background: bool = False, only_first: bool = False) -> int:
     """Embed the vectors ``state.missing``, de-duplicated by text, committing as it goes.
 
     ``first``: page paths whose vectors go before the rest (recent edits before an old backlog).
     ``max_seconds``: stop after that long (what is left stays in ``state.missing``).
     ``save``: how progress is committed (default: save the index and record it).
-    ``background``: nobody waits for these vectors; searches go first by a wider margin (EmbedGate)."""
+    ``background``: nobody waits for these vectors; searches go first by a wider margin (EmbedGate).
+    ``only_first``: the ``first`` pages' vectors and no others (a write waits for its own page only)."""
     if not state.missing:
         return 0
     key, index = embedder.identity.key, state.index
@@ -237,7 +238,7 @@ def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progre
     pending, by_path = state.pending, state.by_path
     early = list(dict.fromkeys(h for path in sorted(first or ()) for h in by_path.get(path, ()) if h in pending))
     chosen = set(early)
-    hashes = early + [h for h in pending if h not in chosen]
+    hashes = early if only_first else early + [h for h in pending if h not in chosen]
     done = 0
     started = last_save = time.monotonic()
     position = 0

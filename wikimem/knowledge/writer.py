@@ -155,9 +155,9 @@ def refresh_cache(ctx, paths: list[str], embed_budget: float = WRITE_EMBED_BUDGE
 
     A write returns once the file and its lexical index are committed: vectors follow behind, as in
     watch mode (an agent's 1 MiB ``write_page`` waited for its embedding and never answered). A
-    watcher following the vault embeds them; without one, this embeds for at most
-    ``WRITE_EMBED_BUDGET_S`` (a memory or a query page is done in that time) and the next build or
-    watcher takes the rest."""
+    watcher following the vault embeds them; without one, this embeds the written pages' vectors
+    for at most ``WRITE_EMBED_BUDGET_S`` (a memory or a query page is done in that time) and the
+    next build or watcher takes the rest, and any backlog of other pages."""
     from ..index.background import embed_pending
     from ..index.store import watcher_pid
     from ..index.update import update
@@ -172,8 +172,9 @@ def refresh_cache(ctx, paths: list[str], embed_budget: float = WRITE_EMBED_BUDGE
     try:
         # background=False: the caller waits for these vectors (EmbedGate), so they must not wait out the
         # quiet gap after a search, as a watcher's backlog does: remember searches first, and each
-        # remember waited 0.5 s for its own query to go quiet (0.56 s a fact with the fake embedder)
-        embed_pending(ctx, max_seconds=embed_budget, first=set(paths), background=False)
+        # remember waited 0.5 s for its own query to go quiet (0.56 s a fact with the fake embedder).
+        # only_first: the written pages' vectors, not a backlog of others (up to the whole budget)
+        embed_pending(ctx, max_seconds=embed_budget, first=set(paths), background=False, only_first=True)
     except Exception:  # noqa: BLE001 - vectors are a cache; they follow with the next build
         log.debug("vectors for %s left for later", paths, exc_info=True)
     return None
