@@ -84,7 +84,7 @@ def embed_pending(ctx, max_seconds: float | None = None, first: set[str] | None 
 
 
 def _embed_pending(ctx, cache, embedder, key, report, max_seconds, first, batch, progress, wait,
-                   background, only_first=False) -> BuildReport:
+                   background, only_first) -> BuildReport:
     started = time.monotonic()
     with cache.writer_lock(wait=wait):
         meta = cache.meta()

@@ -122,9 +122,10 @@ def _search_or_relax(ctx, raw: str, limit: int, mode: str, filters: Filters, per
     A question quoting a title the notes never spell out ("would she enjoy "The Four Seasons" by
     Vivaldi?") found nothing at all: one LoCoMo question of 383 lost every hit to the operator."""
     result = _search(ctx, raw, limit, mode, filters, per_page, parsed)
-    if result.hits or mode == "vector" or not parsed.required_phrases():
+    phrases = parsed.required_phrases()
+    if result.hits or mode == "vector" or not phrases:
         return result
-    absent = [p for p in dict.fromkeys(parsed.required_phrases()) if not _held_anywhere(ctx, p)]
+    absent = [p for p in dict.fromkeys(phrases) if not _held_anywhere(ctx, p)]
     if not absent:
         return result  # the phrases are there: the other conditions left nothing
     looser = parsed.without_phrases(absent)

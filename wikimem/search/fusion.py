@@ -92,11 +92,12 @@ def candidates(ctx, query: str, lexical, vector, settings, mode: str, turn_ids: 
         other = evidence.foreign(cache.manifest, query, list(dict.fromkeys([cid for cid, _ in vector] +
                                                                      [cid for cid, _ in lexical])))
     found: Candidates = {}
-    for side, groups, weight, floor in (("bm25", [lexical], settings.weight_lexical, 0.0),
-                                        ("vector", _groups(vector, turn_ids), settings.weight_vector * vector_trust,
-                                         None)):
+    for side, groups, weight, floor, trust in (("bm25", [lexical], settings.weight_lexical, 0.0, 1.0),
+                                               ("vector", _groups(vector, turn_ids), settings.weight_vector, None,
+                                                vector_trust)):
         for ranked in groups:
-            for rank, ((cid, score), share) in enumerate(zip(ranked, fusion_scores(ranked, settings, floor)), 1):
+            shares = [share * trust for share in fusion_scores(ranked, settings, floor)]
+            for rank, ((cid, score), share) in enumerate(zip(ranked, shares), 1):
                 c = found.get(cid)
                 if c is None:
                     c = found[cid] = Candidate(cid, foreign=cid in other)
@@ -109,8 +110,8 @@ def candidates(ctx, query: str, lexical, vector, settings, mode: str, turn_ids: 
                         c.vector_whole = round(why.whole, 6)
                         c.vector_passage = None if why.passage is None else round(why.passage, 6)
                 c.fused += weight * share
-                if c.foreign:  # what ImputeLexical reads: the vector side's share as far as it is trusted
-                    c.shares[side] = share * (vector_trust if side == "vector" else 1.0)
+                if c.foreign:  # what ImputeLexical reads
+                    c.shares[side] = share
     light = cache.manifest.paths_by_id(found)  # light rows: full chunks are read for the final hits only
     kept: Candidates = {}
     for cid, c in found.items():
