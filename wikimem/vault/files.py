@@ -626,11 +626,12 @@ def process_umask() -> int:
     return _UMASK[0]
 
 
-def ensure_cache_folder(folder: Path) -> None:
+def ensure_cache_folder(folder: Path, parents: bool = True) -> None:
     """Make wikimem's cache folder with a ``.gitignore`` of ``*`` inside, so ``git add -A`` in a
     vault never commits the cache (50 MB with its WAL files; a later checkout then rewrote it
-    under a running watcher)."""
-    folder.mkdir(parents=True, exist_ok=True)
+    under a running watcher). ``parents=False``: never make the vault folder itself (a watcher
+    making its files again must not bring back a vault that was deleted)."""
+    folder.mkdir(parents=parents, exist_ok=True)
     ignore = folder / ".gitignore"
     if not ignore.exists():
         try:

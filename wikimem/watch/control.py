@@ -107,7 +107,7 @@ class WatchLock:
         ``--stop`` and a second ``--daemon`` find this watcher. Returns None when done, or the pid
         of another watcher that locked the new file first (this lock is then let go, and nothing
         of the other's is touched)."""
-        ensure_cache_folder(self.dir)
+        ensure_cache_folder(self.dir, parents=False)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -63,6 +63,8 @@ EMBED_SLICE_S = 5.0  # one embed_pending call; an edit arriving meanwhile stops 
 EMBED_AFTER_QUIET_S = 1.5  # the backlog resumes after this long without events
 LOCK_WAIT_S = 2.0  # for another process's writer (a manual `wikimem index`); then retry
 HEALTH_EVERY_S = 5.0  # idle wake-up to check the observer threads are alive and re-hash a slice of files
+RETAKE_GRACE_S = 2.0  # how long a failed lock retake waits to see whether the vault folder is going
+MOVED = "the vault folder {root} was moved or deleted (or replaced by another folder)"
 HOLD_EVERY_S = 1.0  # idle wake-up to check the vault folder and the watcher's own files are still there
 VERIFY_FILES = 100  # files hashed per health pass (a 10k-note vault is re-hashed every ~8 minutes)
 VERIFY_BYTES = 8 * 1024 * 1024  # and at most this much read per pass
@@ -464,13 +466,34 @@ class Watcher:
         if self._stop.is_set():
             return False
         if _identity(self.root) != self._root_id:
-            self._give_up(f"the vault folder {self.root} was moved or deleted (or replaced by another folder)")
+            self._give_up(MOVED.format(root=self.root))
             return False
         return self._check_own_files()
 
+    def _vault_gone_within(self, seconds: float) -> bool:
+        """Whether the vault folder is gone (or replaced) now or within ``seconds``."""
+        deadline = time.monotonic() + seconds
+        while _identity(self.root) == self._root_id:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
     def _check_own_files(self) -> bool:
         if not self._lock.intact():
-            other = self._lock.retake()
+            # ``rm -rf vault`` deletes the cache folder before the vault folder: making the lock
+            # file again at once would race the rest of that deletion (rm then fails with "directory
+            # not empty"; a FileNotFoundError killed this thread, seen under load). Give the
+            # deletion a moment first, and a failed retake the time to show it was one.
+            if self._vault_gone_within(RETAKE_GRACE_S / 4):
+                self._give_up(MOVED.format(root=self.root))
+                return False
+            try:
+                other = self._lock.retake()
+            except OSError as exc:
+                self._give_up(MOVED.format(root=self.root) if self._vault_gone_within(RETAKE_GRACE_S) else
+                              f"its lock file was deleted and could not be made again ({exc})")
+                return False
             if other is not None:
                 self._give_up(f"its lock file was deleted, and another watcher (pid {other}) now watches "
                               f"{self.root}")
