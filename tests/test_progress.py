@@ -67,3 +67,28 @@ def test_a_stage_first_heard_of_mid_way_gives_no_rate_then_counts_from_there():
     first, second = out.getvalue().splitlines()
     assert first == "parsing: 199/364 (55%)"
     assert second.startswith("parsing: 299/364 (82%), 10.0/s")  # 100 in 10 s, not 299 in 10 s
+
+
+def test_a_build_shows_the_searched_vectors_then_the_note_passages_and_when_search_was_complete(make_vault):
+    """A first build embeds what search scans (chunks) before a note's held passages, which only
+    re-rank; the display says so as two stages and the report says when the first ended."""
+    from wikimem.api import open_vault
+    items = "\n\n".join(f"- step {i}: run the {w} command\n\n`{w} --all`" for i, w in enumerate(["tar", "ls", "du"]))
+    root = make_vault({f"p{i}.md": f"# Page {i}\n\nIntro paragraph {i}.\n\n{items}\n" for i in range(6)})
+    calls = []
+    vault = open_vault(root, embedder="fake")
+    report = vault.index(progress=lambda stage, done, total: calls.append((stage, done, total)))
+    searched = [c for c in calls if c[0] == "embedding"]
+    held = [c for c in calls if c[0] == "passages"]
+    assert searched[0] == ("embedding", 0, report.chunks)
+    assert searched[-1] == ("embedding", report.chunks, report.chunks)
+    assert held and held[-1][1] == held[-1][2] == report.passages_wanted > 0
+    assert calls.index(searched[-1]) < calls.index(held[0])  # every chunk before any passage
+    assert report.searched_ready_s is not None and 0 <= report.searched_ready_s <= report.seconds["embedding"]
+    assert "searchable by meaning after" in report.summary()
+    assert report.to_dict()["searched_ready_s"] == round(report.searched_ready_s, 3)
+
+    calls.clear()  # nothing left to embed: neither stage, and no claim about it
+    again = vault.index(progress=lambda stage, done, total: calls.append((stage, done, total)))
+    assert not [c for c in calls if c[0] in ("embedding", "passages")]
+    assert again.searched_ready_s is None and "searchable by meaning" not in again.summary()

@@ -301,6 +301,9 @@ class BuildReport:
     notices: list[str] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
+    # seconds into the embedding stage when every vector a search scans was in (a note's held
+    # passages, which only re-rank, follow): search found everything by meaning from then on
+    searched_ready_s: float | None = None
 
     def split_coverage(self) -> tuple[float, float | None]:
         """(searched coverage, passage coverage), see ``coverage_split``."""
@@ -310,6 +313,8 @@ class BuildReport:
         data = asdict(self)
         data["coverage"] = round(self.coverage, 4)
         data["seconds"] = {k: round(v, 3) for k, v in self.seconds.items()}
+        if self.searched_ready_s is not None:
+            data["searched_ready_s"] = round(self.searched_ready_s, 3)
         return data
 
     def summary(self) -> str:
@@ -322,7 +327,10 @@ class BuildReport:
                          f"{self.embedded_now} embedded now")
         else:
             parts.append("lexical only")
-        return "; ".join(parts) + f" in {total:.2f} s"
+        ready = ""
+        if self.searched_ready_s is not None and self.passages_wanted:  # the note passages came after
+            ready = f" (every chunk searchable by meaning after {self.searched_ready_s:.1f} s of embedding)"
+        return "; ".join(parts) + f" in {total:.2f} s{ready}"
 
 
 @dataclass(frozen=True)

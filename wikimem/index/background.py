@@ -24,6 +24,7 @@ import time
 from ..errors import LockError
 from ..model import BuildReport
 from .embedding import (
+    EMBED_STAGE,
     VectorState,
     advance,
     embed_missing,
@@ -126,10 +127,17 @@ def _embed_pending(ctx, cache, embedder, key, report, max_seconds, first, batch,
         dirty = True
         save(force=True)
 
+    def tracked(stage: str, done: int, total: int) -> None:
+        # when the vectors a search scans are all in: search finds everything by meaning from here
+        if stage == EMBED_STAGE and done >= total and report.searched_ready_s is None:
+            report.searched_ready_s = time.monotonic() - started
+        if progress:
+            progress(stage, done, total)
+
     while state.missing:
         before, index = len(state.missing), state.index
         left = None if max_seconds is None else max(0.0, max_seconds - (time.monotonic() - started))
-        report.embedded_now += embed_missing(cache, embedder, state, batch or BACKGROUND_BATCH, progress, report,
+        report.embedded_now += embed_missing(cache, embedder, state, batch or BACKGROUND_BATCH, tracked, report,
                                              max_seconds=left, first=first, save=commit, save_every=SAVE_EVERY_S,
                                              background=background, only_first=only_first)
         if (len(state.missing) >= before and state.index is index) or \

@@ -173,6 +173,7 @@ def _embed_unlocked(plan: BuildPlan, report: BuildReport, wait: float) -> None:
     report.degraded = [d for d in report.degraded if d not in ("vectors_partial", "passages_partial")]
     report.degraded.extend(d for d in more.degraded if d not in report.degraded)
     report.seconds["embedding"] = report.seconds.get("embedding", 0.0) + time.perf_counter() - started
+    report.searched_ready_s = more.searched_ready_s
 
 
 def _run(plan: BuildPlan) -> BuildReport:

@@ -35,6 +35,8 @@ from .vectorstore import DELTA_MAX, id_signature  # noqa: F401 (DELTA_MAX re-exp
 log = logging.getLogger(__name__)
 
 SAVE_EVERY_S = 20.0  # while embedding a backlog, commit progress this often
+EMBED_STAGE = "embedding"  # progress stages: the vectors search scans,
+PASSAGES_STAGE = "passages"  # then a note's held passages (re-ranking only)
 SYNC_BATCH = 20_000  # vectors read from the vector cache at a time
 
 
@@ -239,11 +241,17 @@ def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progre
     early = list(dict.fromkeys(h for path in sorted(first or ()) for h in by_path.get(path, ()) if h in pending))
     chosen = set(early)
     hashes = early if only_first else early + [h for h in pending if h not in chosen]
+    # Two stages on the display: the vectors a search scans (chunks, a transcript's passages) and
+    # then a note's held passages, which only re-rank (their ids sort last, so they come last):
+    # when the first ends, search finds everything by meaning.
+    held = {h for h in hashes if all(v & HELD_BIT for v in pending[h])}
+    totals = {PASSAGES_STAGE: len(held), EMBED_STAGE: len(hashes) - len(held)}
+    counts = dict.fromkeys(totals, 0)
     done = 0
     started = last_save = time.monotonic()
     position = 0
-    if progress and hashes:
-        progress("embedding", 0, len(hashes))  # the display starts with the stage, not after its first batch
+    if progress and totals[EMBED_STAGE]:
+        progress(EMBED_STAGE, 0, totals[EMBED_STAGE])  # the display starts with the stage, not after its first batch
     try:
         while position < len(hashes):
             size = 1 if background and GATE.interactive() else batch
@@ -268,7 +276,11 @@ def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progre
                 del pending[h]
             done += len(part)
             if progress:
-                progress("embedding", done, len(hashes))
+                passages_now = sum(h in held for h in part)
+                for stage, n in ((EMBED_STAGE, len(part) - passages_now), (PASSAGES_STAGE, passages_now)):
+                    if n:
+                        counts[stage] += n
+                        progress(stage, counts[stage], totals[stage])
             now = time.monotonic()
             if now - last_save > save_every:  # commit progress so search sees it and a kill loses little
                 save()
