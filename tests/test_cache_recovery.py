@@ -197,3 +197,17 @@ def test_a_vault_holding_an_index_from_before_an_identical_rebuild_saves_it_wher
     recorded = b.cache.meta()["artifacts"]["faiss"]
     assert _file_checksum(b.cache.faiss_path) == recorded["checksum"]
     assert b.cache.vector_store.adopted().path == b.cache.faiss_path
+
+
+def test_a_cache_write_after_the_vault_folder_was_deleted_brings_nothing_back(make_vault):
+    """``rm -rf vault`` beside an open vault (a watcher, an MCP server): the next cache write says
+    the folder is gone instead of making ``vault/.wikimem`` (and so ``vault/``) again."""
+    from wikimem.errors import VaultError
+    root = make_vault({"a.md": "# A\n\nhello\n"})
+    vault = open_vault(root, embedder="fake")
+    vault.index()
+    shutil.rmtree(root)
+    with pytest.raises(VaultError, match="is gone"):
+        vault.index()
+    assert not root.exists()
+    vault.close()

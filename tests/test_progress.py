@@ -92,3 +92,26 @@ def test_a_build_shows_the_searched_vectors_then_the_note_passages_and_when_sear
     again = vault.index(progress=lambda stage, done, total: calls.append((stage, done, total)))
     assert not [c for c in calls if c[0] in ("embedding", "passages")]
     assert again.searched_ready_s is None and "searchable by meaning" not in again.summary()
+
+
+def test_when_the_display_says_every_chunk_is_in_another_process_finds_them(make_vault):
+    """The moment the "embedding" stage ends is committed, not up to 20 s later with the next
+    periodic save: another reader of the cache then has every chunk's vector (a review found the
+    summary's "searchable by meaning after N s" could run ahead of what search could see)."""
+    from wikimem.api import open_vault
+    items = "\n\n".join(f"- step {i}: run the {w} command\n\n`{w} --all`" for i, w in enumerate(["tar", "ls", "du"]))
+    root = make_vault({f"p{i}.md": f"# Page {i}\n\nIntro paragraph {i}.\n\n{items}\n" for i in range(6)})
+    seen = []
+
+    def progress(stage, done, total):
+        if stage == "embedding" and done == total:
+            other = open_vault(root, embedder="fake")
+            status = other.status()
+            other.close()
+            seen.append((status["vector_coverage"], status["passage_coverage"]))
+
+    vault = open_vault(root, embedder="fake", embed_batch=2)
+    report = vault.index(progress=progress)
+    assert report.passages_wanted > 0 and len(seen) == 1
+    searched, passages = seen[0]
+    assert searched == 1.0 and passages < 1.0, seen  # every chunk committed, the passages still to come

@@ -128,9 +128,10 @@ def _embed_pending(ctx, cache, embedder, key, report, max_seconds, first, batch,
         save(force=True)
 
     def tracked(stage: str, done: int, total: int) -> None:
-        # when the vectors a search scans are all in: search finds everything by meaning from here
-        if stage == EMBED_STAGE and done >= total and report.searched_ready_s is None:
-            report.searched_ready_s = time.monotonic() - started
+        # when the vectors a search scans are all in (and committed): search finds everything by
+        # meaning from here. Not for a write's own page (only_first): other pages may still wait.
+        if stage == EMBED_STAGE and not only_first:
+            report.searched_ready_s = (time.monotonic() - started) if done >= total else None
         if progress:
             progress(stage, done, total)
 

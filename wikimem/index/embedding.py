@@ -242,16 +242,17 @@ def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progre
     chosen = set(early)
     hashes = early if only_first else early + [h for h in pending if h not in chosen]
     # Two stages on the display: the vectors a search scans (chunks, a transcript's passages) and
-    # then a note's held passages, which only re-rank (their ids sort last, so they come last):
-    # when the first ends, search finds everything by meaning.
+    # a note's held passages, which only re-rank (their ids sort last, so they come last, but for
+    # the pages in ``first``): when the first stage ends, search finds everything by meaning.
     held = {h for h in hashes if all(v & HELD_BIT for v in pending[h])}
     totals = {PASSAGES_STAGE: len(held), EMBED_STAGE: len(hashes) - len(held)}
     counts = dict.fromkeys(totals, 0)
     done = 0
     started = last_save = time.monotonic()
     position = 0
-    if progress and totals[EMBED_STAGE]:
-        progress(EMBED_STAGE, 0, totals[EMBED_STAGE])  # the display starts with the stage, not after its first batch
+    if progress and hashes:  # the display starts with the stage, not after its first batch (and a watcher
+        opening = EMBED_STAGE if totals[EMBED_STAGE] else PASSAGES_STAGE  # may pre-empt before it)
+        progress(opening, 0, totals[opening])
     try:
         while position < len(hashes):
             size = 1 if background and GATE.interactive() else batch
@@ -275,18 +276,25 @@ def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progre
             for h in part:
                 del pending[h]
             done += len(part)
-            if progress:
-                passages_now = sum(h in held for h in part)
-                for stage, n in ((EMBED_STAGE, len(part) - passages_now), (PASSAGES_STAGE, passages_now)):
-                    if n:
-                        counts[stage] += n
-                        progress(stage, counts[stage], totals[stage])
+            passages_now = sum(h in held for h in part)
+            batch_counts = ((EMBED_STAGE, len(part) - passages_now), (PASSAGES_STAGE, passages_now))
+            for stage, n in batch_counts:
+                counts[stage] += n
+            searched_complete = len(part) > passages_now and counts[EMBED_STAGE] == totals[EMBED_STAGE]
             now = time.monotonic()
-            if now - last_save > save_every:  # commit progress so search sees it and a kill loses little
+            # commit progress so search sees it and a kill loses little; at once when the last vector
+            # a search scans is in (the display then says search has every chunk, and it is true)
+            if now - last_save > save_every or searched_complete:
                 save()
                 last_save = now
                 if state.index is not index:  # the save found a newer build and took its state: start over
                     break
+            if progress:
+                for stage, n in batch_counts:
+                    if n:
+                        progress(stage, counts[stage], totals[stage])
+                if searched_complete and totals[PASSAGES_STAGE] and not counts[PASSAGES_STAGE]:
+                    progress(PASSAGES_STAGE, 0, totals[PASSAGES_STAGE])
             if max_seconds is not None and now - started > max_seconds:
                 break
     finally:

@@ -145,7 +145,10 @@ class CacheDir:
         if self.dir.exists() and not self.dir.is_dir():
             raise VaultError(f"{self.dir} is a file, but wikimem keeps its cache folder there; "
                              "move or delete that file")
-        ensure_cache_folder(self.dir)
+        try:
+            ensure_cache_folder(self.dir, parents=False)
+        except FileNotFoundError:  # a cache write must not bring back a vault folder that was deleted
+            raise VaultError(f"the vault folder {self.dir.parent} is gone (moved or deleted)") from None
 
     # -- connections ---------------------------------------------------------------------
     def _open(self, path: Path, script: str | None, create: bool) -> sqlite3.Connection:

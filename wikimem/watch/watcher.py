@@ -399,11 +399,12 @@ class Watcher:
         if not self._still_holding():
             return
         self._set_state("embedding")
-        done = [0]
+        done: dict[str, int] = {}  # stage -> embedded (the vectors search scans, a note's passages)
+        totals: dict[str, int] = {}
 
-        def between_batches(stage: str, n: int, total: int) -> None:  # noqa: ARG001
-            done[0] = n
-            self._info["slice"] = {"embedded": n, "of": total}
+        def between_batches(stage: str, n: int, total: int) -> None:
+            done[stage], totals[stage] = n, total
+            self._info["slice"] = {"embedded": sum(done.values()), "of": sum(totals.values())}
             if self._stop.is_set() or self.changes.pending():
                 raise _Preempted  # the batch just embedded is committed on the way out
 
@@ -411,7 +412,7 @@ class Watcher:
             report = embed_pending(self.ctx, max_seconds=EMBED_SLICE_S, first=set(self._recent),
                                    progress=between_batches, wait=LOCK_WAIT_S)
         except _Preempted:
-            self._info["embedded"] += done[0]
+            self._info["embedded"] += sum(done.values())
             return
         except LockError as exc:
             self._info["last_error"] = str(exc)
@@ -474,9 +475,8 @@ class Watcher:
         """Whether the vault folder is gone (or replaced) now or within ``seconds``."""
         deadline = time.monotonic() + seconds
         while _identity(self.root) == self._root_id:
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= deadline or self._stop.wait(0.05):
                 return False
-            time.sleep(0.05)
         return True
 
     def _check_own_files(self) -> bool:
@@ -487,6 +487,8 @@ class Watcher:
             # deletion a moment first, and a failed retake the time to show it was one.
             if self._vault_gone_within(RETAKE_GRACE_S / 4):
                 self._give_up(MOVED.format(root=self.root))
+                return False
+            if self._stop.is_set():  # stopped meanwhile: make nothing again
                 return False
             try:
                 other = self._lock.retake()
