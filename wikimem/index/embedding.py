@@ -298,7 +298,8 @@ def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progre
             if max_seconds is not None and now - started > max_seconds:
                 break
     finally:
-        save()
+        if state.index is not None:  # None: a save in the loop adopted vectors another process completed
+            save()
         if state.index is None:
             # the save found vectors another process saved, and they were complete (sync_vectors
             # then opens no index): nothing is missing. This read ``None.ids()`` and the watcher's
