@@ -38,13 +38,18 @@ def test_lines_a_person_adds_around_the_section_survive_the_next_write(make_vaul
     assert text.count("<!-- wikimem:begin communities") == 1
 
 
-def test_a_page_an_older_version_wrote_whole_is_backed_up_before_it_is_rewritten(make_vault):
+def test_a_page_an_older_version_wrote_whole_keeps_every_line_and_gets_the_section_beside_them(make_vault):
+    # Was: rewritten whole, the old text only in communities.md.bak (issue 35 item 1: a generated_by
+    # page with no intact section is a person's page)
     old = "---\ntitle: Communities\ntype: note\ngenerated_by: wikimem communities --write\n---\n\n# Communities\n\nold\n"
     v = _vault(make_vault, {"communities.md": old})
     _, written = v.communities(write=True)
-    assert (v.root / "communities.md.bak").read_text() == old
-    assert any("communities.md.bak" in w for w in written["page"].warnings)
-    assert "<!-- wikimem:begin communities" in (v.root / "communities.md").read_text()
+    text = (v.root / "communities.md").read_text()
+    assert "<!-- wikimem:begin communities" in text and "\nold\n" in text
+    assert text.index("<!-- wikimem:begin communities") < text.index("\nold\n")
+    assert any("no intact generated communities" in w for w in written["page"].warnings)
+    _, again = v.communities(write=True)  # the section is found and owned from now on
+    assert not again["page"].written and (v.root / "communities.md").read_text() == text
 
 
 def test_obsidian_groups_are_recognised_without_the_cache_and_the_backup_keeps_the_users_file(make_vault):

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from wikimem.api import open_vault
 from wikimem.parse import generated
-from wikimem.qa.writeback import _legacy_span
 
 NOTES = {
     "SCHEMA.md": "# Schema\n",
@@ -75,8 +74,11 @@ def test_a_page_an_older_version_wrote_keeps_the_persons_section(make_vault):
     again = v.query("How do I recover a deleted note?")
     after = (v.root / again.page).read_text()
     assert again.page == "queries/How do I recover a deleted note.md"
-    assert "Old answer." not in after and "## Mine\n\nKeep this line." in after
-    assert after.count("## Sources") == 1
+    # Was: everything from the title through its Sources list was replaced (issue 35 item 1); an
+    # unmarked page is a person's page now: every line kept, the new answer marked above them
+    assert "Old answer." in after and "## Mine\n\nKeep this line." in after
+    assert after.index("<!-- wikimem:begin answer") < after.index("Old answer.")
+    assert any("no intact generated answer" in n for n in again.notices)
 
 
 def test_a_superseded_query_page_is_followed_to_its_replacement(make_vault):
@@ -138,11 +140,3 @@ def test_a_persons_lines_survive_any_sequence_of_generated_writes(before, after,
     assert mine_before in body and mine_after in body
     found = generated.find(body, "answer")
     assert found is not None and found.content == answers[-1].strip("\n") and not found.edited
-
-
-def test_legacy_span_stops_at_the_sources_list():
-    body = "# T\n\nAnswer.\n\n## Sources\n\n- [[a]] — A\n- [[b]] — B\n\n## Mine\n\nx\n"
-    start, end = _legacy_span(body)
-    assert body[start:end].strip().startswith("Answer.") and body[start:end].rstrip().endswith("- [[b]] — B")
-    assert body[end:].lstrip().startswith("## Mine")
-    assert _legacy_span("no heading\n") is None and _legacy_span("# T\n\nno sources\n") is None

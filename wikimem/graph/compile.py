@@ -5,8 +5,9 @@ The compiled part is a marked section (parse/generated.py): a later ``--write`` 
 section, so what a person adds to the page above or below it stays, and a section edited by hand is
 kept with the new one written above it. A ``communities.md`` wikimem did not write (no
 ``generated_by: wikimem`` in its frontmatter) is never overwritten: the write is refused. A page an
-older version wrote whole (marked generated, no section markers) is copied to ``communities.md.bak``
-before it is rewritten, since what a person may have added to it cannot be told apart.
+older version wrote whole (marked generated, no section markers), or one whose markers a person
+removed, keeps every line: the new marked section is written below its title (with a warning),
+since what a person may have added to it cannot be told apart from what was generated.
 
 The page carries no date, so an unchanged result compiles to the same bytes and is not rewritten;
 ``communities.md`` itself is left out of the graph (``pagegraph.STRUCTURAL_PAGES``), so writing it
@@ -21,7 +22,6 @@ from dataclasses import dataclass
 from ..errors import ConflictError
 from ..parse import frontmatter as fm
 from ..parse import generated
-from ..vault.files import atomic_write_bytes
 from .communities import CommunityReport
 from .pagegraph import PageInfo, manifest_of, page_infos
 
@@ -133,16 +133,10 @@ def write_page(ctx, report: CommunityReport) -> CompileResult:
                                 "section), so wikimem will not overwrite it; rename it, or add the lines "
                                 f"'<!-- wikimem:begin {SECTION} -->' and '<!-- wikimem:end {SECTION} -->' where the "
                                 "communities should go")
-        if not marked:  # written whole by an older version: keep a copy of it before it is rewritten
-            atomic_write_bytes(ctx.root / (PAGE + ".bak"), note.text.encode("utf-8"))
-            warnings.append(f"{PAGE} was written by an older wikimem without section markers; its previous "
-                            f"text is kept in {PAGE}.bak")
-            text = render(report, info)
-        else:
-            body, kept = generated.replace(body, SECTION, render_section(report, info))
-            if kept:
-                warnings.append(f"{PAGE}: {kept}")
-            text = fm.compose(front.raw, body)
+        body, kept = generated.replace(body, SECTION, render_section(report, info))
+        if kept:
+            warnings.append(f"{PAGE}: {kept}")
+        text = fm.compose(front.raw, body)
         if current == text:
             return CompileResult(PAGE, False, note.sha256)
     from ..knowledge.writer import write_page as write_note_page

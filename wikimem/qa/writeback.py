@@ -12,7 +12,9 @@ wording stays the title, later ones are kept in ``also_asked``.
 
 The answer and its sources are a marked section (parse/generated.py): re-asking rewrites only that
 section, so what a person added to the page, above or below it, and unknown frontmatter keys are
-kept; a section a person edited is kept too, with the new answer written above it.
+kept; a section a person edited is kept too, with the new answer written above it, and so is a page
+whose markers a person removed or changed (or one an older version wrote without markers): its
+lines are all kept and the new marked answer is written below its title.
 """
 from __future__ import annotations
 
@@ -250,27 +252,6 @@ def find_same(ctx, answer: Answer):
     return newest, note, data, best_why
 
 
-def _legacy_span(body: str) -> tuple[int, int] | None:
-    """Where an older version's unmarked answer lies in ``body``: after the title heading, through
-    the "## Sources" list; what follows it (a person's section) is not part of it."""
-    lines = body.splitlines(keepends=True)
-    i = 0
-    while i < len(lines) and not lines[i].strip():
-        i += 1
-    if i >= len(lines) or not lines[i].startswith("# "):
-        return None
-    start = sum(map(len, lines[:i + 1]))
-    j = next((k for k in range(i + 1, len(lines)) if lines[k].rstrip("\r\n") == "## Sources"), None)
-    if j is None:
-        return None
-    k = j + 1
-    while k < len(lines) and (not lines[k].strip() or lines[k].startswith("- [[")):
-        k += 1
-    while k > j + 1 and not lines[k - 1].strip():  # blank lines after the list stay with what follows
-        k -= 1
-    return start, sum(map(len, lines[:k]))
-
-
 def _section(answer: Answer) -> str:
     """The generated part of a query page: the answer and its sources."""
     lines = []
@@ -336,8 +317,7 @@ def _write_back(ctx, answer: Answer) -> Answer:
             changes["flags"] = None
         front, body = fm.parse(note.text.replace("\r\n", "\n"))
         raw = fm.update(front.raw, front.data, changes)
-        legacy = None if generated.find(body, SECTION) is not None else _legacy_span(body)
-        body, kept = generated.replace(body, SECTION, _section(answer), legacy)
+        body, kept = generated.replace(body, SECTION, _section(answer))
         if kept:
             answer = replace(answer, notices=answer.notices + (f"{rel}: {kept}",))
         text = fm.compose(raw, body)  # LF: the writer gives it the note's own line endings
