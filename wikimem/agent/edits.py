@@ -19,7 +19,7 @@ from ..knowledge.writer import write_page
 from ..parse import frontmatter as fm
 from ..parse import parse_page
 from ..vault import trash
-from .guards import check_content, check_note_path
+from .guards import check_content, check_note_path, check_size
 from .pages import section_span
 
 OPERATIONS = ("append", "prepend", "replace_section", "find_replace")
@@ -86,8 +86,10 @@ def edit_page(ctx, rel: str, operation: str, *, expected_sha256: str | None, con
               reason: str = "agent edit") -> EditResult:
     rel = check_note_path(ctx, rel)
     note = _read(ctx, rel, expected_sha256)
+    check_size(f"{rel}: the {operation} content", content)  # the limit is on what one call writes
     text, replaced = edited_text(note.text.replace("\r\n", "\n"), operation, content, heading, find, expected_count)
-    check_content(rel, text)
+    check_content(rel, text, max_bytes=ctx.files.max_bytes,
+                  limit=f"the {ctx.files.max_bytes}-byte limit of a note wikimem indexes (max_file_bytes)")
     result = write_page(ctx, rel, text, expected_sha256=expected_sha256, reason=f"{reason} ({operation})")
     return EditResult(rel, result.sha256, operation, replaced, warnings=list(result.warnings))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from ..errors import ConflictError, UsageError
+from ..knowledge.names import check_name
 from ..parse import frontmatter as fm
 from ..vault.files import rel_parts
 
@@ -16,7 +17,6 @@ MAX_WRITE_BYTES = 1024 * 1024  # 1 MiB: far above any note, far below anything t
 
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")  # file:///x, http://..., obsidian://...
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def check_note_path(ctx, rel: str) -> str:
@@ -24,10 +24,10 @@ def check_note_path(ctx, rel: str) -> str:
     with its reason: names no one would see (a hidden file or folder: never indexed, hidden in
     Obsidian), control characters (a newline or tab in a name), a URL taken for a path (``file:``
     would have become a folder) and raw/ spelled in another case (on a case-insensitive volume
-    ``RAW/x.md`` is ``raw/x.md``)."""
+    ``RAW/x.md`` is ``raw/x.md``), and what ``knowledge.names.check_name`` refuses for every door
+    (bidi controls, a leading ``~``, a secret in the name)."""
     rel = (rel or "").strip().replace("\\", "/")
-    if _CONTROL.search(rel):
-        raise UsageError(f"{rel!r}: a name with a line break, tab or other control character cannot be written")
+    check_name(rel)  # control and bidi characters, a leading ~, a secret in the name
     if _SCHEME.match(rel):
         raise UsageError(f"{rel}: looks like a URL; give a path inside the vault, such as concepts/Page.md")
     ctx.files.abspath(rel)  # PathEscapeError for "..", absolute paths, symlinks out of the vault
@@ -46,16 +46,17 @@ def check_note_path(ctx, rel: str) -> str:
     return rel
 
 
-def check_size(what: str, text: str, max_bytes: int = MAX_WRITE_BYTES) -> None:
+def check_size(what: str, text: str, max_bytes: int = MAX_WRITE_BYTES, limit: str | None = None) -> None:
+    """``limit``: how the error names the bound (default: the limit for what one call writes)."""
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
-        raise UsageError(f"{what}: {size} bytes, over the {max_bytes}-byte limit for one write")
+        raise UsageError(f"{what}: {size} bytes, over {limit or f'the {max_bytes}-byte limit for one write'}")
     if "\x00" in text:
         raise UsageError(f"{what}: contains NUL bytes; notes are text")
 
 
-def check_content(rel: str, content: str, max_bytes: int = MAX_WRITE_BYTES) -> None:
-    check_size(rel, content, max_bytes)
+def check_content(rel: str, content: str, max_bytes: int = MAX_WRITE_BYTES, limit: str | None = None) -> None:
+    check_size(rel, content, max_bytes, limit)
     front, _body = fm.parse(content.replace("\r\n", "\n"))
     if front.error:
         raise UsageError(f"{rel}: invalid frontmatter ({front.error}); fix the YAML between the --- lines")

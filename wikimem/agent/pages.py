@@ -16,6 +16,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NoteReadError, UsageError
+from ..knowledge.names import refuse_unreadable
 from ..parse import parse_page
 from ..vault.files import rel_parts
 
@@ -148,6 +149,7 @@ def read_page(ctx, rel: str, heading: str | None = None) -> dict[str, Any]:
     """One page as an agent needs it: text (or one section), frontmatter, sha256, backlinks and
     the supersede chain."""
     rel = note_path(ctx, rel)
+    refuse_unreadable(ctx, rel)  # reads follow the writes' rules: notes only, no dot folders, nothing ignored
     note = ctx.files.read_note(rel)
     page = parse_page(rel, note.text, note.sha256)
     text = note.text.replace("\r\n", "\n")

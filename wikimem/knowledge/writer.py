@@ -23,6 +23,7 @@ from ..parse import frontmatter as fm
 from ..parse import parse_page
 from ..vault.files import NOTE_SUFFIXES, ensure_cache_folder
 from . import secrets
+from .names import check_name
 
 if TYPE_CHECKING:
     from ..core import Context
@@ -76,7 +77,7 @@ def write_page(ctx: Context, rel: str, text: str, *, expected_sha256: str | None
     _check_target(ctx, rel)
     # a secret in the name would sit in the manifest and log.md; one in the reason would go to
     # log.md (and a log line refused for it left the write unlogged): both refuse the write
-    secrets.check(rel, "the file name")
+    check_name(rel)
     if reason is not None:
         secrets.check(reason, "the reason")
     warnings = [secrets.warning_text(rel, f) for f in secrets.check(text, rel)]

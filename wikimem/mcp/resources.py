@@ -2,15 +2,14 @@
 from __future__ import annotations
 
 from ..errors import UsageError
-from ..vault.files import rel_parts
+from ..knowledge.names import refuse_unreadable
 
 
 def page_resource_text(vault, path: str, lines: str = "") -> str:
     """A page's text, or lines ``a-b`` of it (1-based, inclusive), for ``wikimem://page/...``."""
     from ..agent.pages import note_path
     rel = note_path(vault, path)
-    if any(part.startswith(".") for part in rel_parts(rel)):
-        raise UsageError(f"{rel}: files under a dot folder are not part of the wiki")
+    refuse_unreadable(vault, rel)  # notes only: no dot folders, nothing .wikimemignore hides
     text = vault.files.read_note(rel).text.replace("\r\n", "\n")
     if not lines:
         return text
