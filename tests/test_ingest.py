@@ -185,20 +185,21 @@ def test_refused_and_failed_ingests_leave_nothing_behind(vault, tmp_path):
 
 def test_ingest_never_writes_over_raw(vault, tmp_path, monkeypatch):
     """A file that appears under the chosen name between the check and the rename is not replaced."""
-    from wikimem.ingest import sources
+    from wikimem.vault import safe_write
 
     src = tmp_path / "a.png"
     src.write_bytes(b"\x89PNG new")
     target = vault.root / "raw/assets/a.png"
-    real = sources.atomic_write_bytes
+    real = safe_write._check
 
-    def racing(path, data, before_replace=None):
-        target.write_bytes(b"someone else's")
-        return real(path, data, before_replace=before_replace)
+    def racing(fd, name, expected_sha256, rel):  # the file appears after the last check, before the link
+        real(fd, name, expected_sha256, rel)
+        if name == "a.png" and not target.exists():
+            target.write_bytes(b"someone else's")
 
-    monkeypatch.setattr(sources, "atomic_write_bytes", racing)
+    monkeypatch.setattr(safe_write, "_check", racing)
     item = vault.ingest([src]).items[0]
-    assert item.status == "failed" and "refusing to overwrite" in item.message
+    assert item.status == "failed" and ("refusing to overwrite" in item.message or "already exists" in item.message)
     assert target.read_bytes() == b"someone else's"
     assert [p.name for p in target.parent.iterdir()] == ["a.png"]
 
@@ -297,17 +298,19 @@ def test_a_grown_session_gets_its_new_turns_as_a_continuation(vault, tmp_path):
 
 def test_two_ingests_of_one_file_at_once_add_one_copy(vault, tmp_path, monkeypatch):
     """The other ingest lands the same bytes under the same name between our look-up and our write."""
-    from wikimem.ingest import sources
+    from wikimem.vault import safe_write
 
     src = tmp_path / "a.png"
     src.write_bytes(b"\x89PNG same bytes")
-    real = sources.atomic_write_bytes
+    target = vault.root / "raw/assets/a.png"
+    real = safe_write._check
 
-    def racing(path, data, before_replace=None):
-        path.write_bytes(data)  # the other process wins
-        return real(path, data, before_replace=before_replace)
+    def racing(fd, name, expected_sha256, rel):
+        real(fd, name, expected_sha256, rel)
+        if name == "a.png" and not target.exists():
+            target.write_bytes(src.read_bytes())  # the other process wins
 
-    monkeypatch.setattr(sources, "atomic_write_bytes", racing)
+    monkeypatch.setattr(safe_write, "_check", racing)
     item = vault.ingest([src]).items[0]
     assert item.status == "unchanged" and "added meanwhile" in item.message
     assert _raw_files(vault) == ["raw/assets/a.png"]

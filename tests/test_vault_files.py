@@ -96,7 +96,9 @@ def test_failed_write_leaves_original(make_vault, monkeypatch):
 
     def boom(*a, **k):
         raise OSError("disk full")
+    from wikimem.vault import safe_write
     monkeypatch.setattr(os, "replace", boom)
+    monkeypatch.setattr(safe_write, "exchange", boom)  # the swap itself fails (a full disk, an I/O error)
     with pytest.raises(OSError):
         files.write_note("n.md", "new", expected_sha256=note.sha256)
     assert (root / "n.md").read_text() == "original"

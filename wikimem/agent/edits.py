@@ -153,6 +153,7 @@ def move_page(ctx, old: str, new: str, *, expected_sha256: str | None, reason: s
         raise UsageError("the new path is the old one")
     if not expected_sha256:
         raise ConflictError(f"{old}: pass the sha256 read_page gave as expected_sha256")
+    _read(ctx, old, expected_sha256)  # a note that is not UTF-8 text (NoteReadError) is refused before anything moves
     pages = current_pages(ctx)  # resolved links, from the cache brought up to date
     referrers = sorted(p for p, page in pages.items() if p != old and any(l.resolved == old for l in page.links))
     trash.rename_note(ctx.files, old, new, expected_sha256)

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 
 from ..errors import WikimemError
-from ..vault.files import atomic_write_bytes
+from ..vault.files import sha256_bytes
 from .communities import CommunityReport
 
 GRAPH = ".obsidian/graph.json"
@@ -59,6 +59,10 @@ def colour_groups(report: CommunityReport) -> list[dict]:
     return groups
 
 
+def _current_sha(ctx, rel: str) -> str | None:
+    return ctx.files.file_sha256(rel) or None  # "" when missing (or unreadable: then a ConflictError)
+
+
 def write_graph_settings(ctx, report: CommunityReport) -> ObsidianResult:
     target = ctx.root / GRAPH
     remembered_path = ctx.cache.dir / REMEMBERED
@@ -84,11 +88,11 @@ def write_graph_settings(ctx, report: CommunityReport) -> ObsidianResult:
     if old_bytes is not None:
         backup = GRAPH + ".bak"
         if len(user) == len(existing) or not (ctx.root / backup).exists():  # the user's own file, not ours
-            atomic_write_bytes(ctx.root / backup, old_bytes)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(target, (json.dumps(settings, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+            ctx.files.write_file(backup, old_bytes, _current_sha(ctx, backup))
+    ctx.files.write_file(GRAPH, (json.dumps(settings, ensure_ascii=False, indent=2) + "\n").encode("utf-8"),
+                         None if old_bytes is None else sha256_bytes(old_bytes))
     if ctx.cache.dir.is_dir():
-        atomic_write_bytes(remembered_path, json.dumps(sorted(g["query"] for g in ours)).encode("utf-8"))
+        ctx.cache.write_side_file(REMEMBERED, json.dumps(sorted(g["query"] for g in ours)).encode("utf-8"))
     from ..knowledge.writer import LOG_FILE, append_log, refresh_cache
     append_log(ctx, "communities", f"{GRAPH}: {len(ours)} colour groups by community")
     warning = refresh_cache(ctx, [LOG_FILE])  # our own write must not leave log.md stale in the cache

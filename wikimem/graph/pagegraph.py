@@ -124,13 +124,12 @@ def read_stored(ctx, name: str, **match: str | None) -> Any:
 def write_stored(ctx, name: str, data: Any, **keys: str) -> None:
     """Keep a derived result in ``.wikimem/<name>`` (atomic; skipped on a read-only cache): a
     shortcut only, so failing to keep it changes nothing."""
-    from ..vault.files import atomic_write_bytes
     cache = ctx.cache
     if not cache.dir.is_dir() or not cache.writable():
         return
     text = json.dumps({**keys, "data": data}, ensure_ascii=False, sort_keys=True)
     try:
-        atomic_write_bytes(cache.dir / name, text.encode("utf-8"))
+        cache.write_side_file(name, text.encode("utf-8"))
     except OSError as exc:
         log.info("could not keep %s: %s", name, exc)
 

@@ -115,6 +115,14 @@ class CacheDir:
         self._lock_depth = 0
         self._target: Path | None = None  # a rebuild's new manifest, while it is being written
 
+    def write_side_file(self, name: str, data: bytes) -> None:
+        """The cache's door for a small file of its own (``.wikimem/<name>``: a derived result kept
+        as a shortcut, the colour groups wikimem added to Obsidian's graph): atomic, inside the
+        cache folder only."""
+        if "/" in name or "\\" in name or name.startswith(".") or not name:
+            raise ValueError(f"not a cache file name: {name!r}")
+        atomic_write_bytes(self.dir / name, data)
+
     # -- where things are ----------------------------------------------------------------
     def _live_name(self) -> str:
         try:

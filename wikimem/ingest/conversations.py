@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..errors import ConflictError, WikimemError
 from ..knowledge import secrets
+from .raw import add_raw
 from ..vault.files import fit_name
 from .transcript import Session, session_note, turn_markdown
 
@@ -122,7 +123,7 @@ def _create(ctx, rel: str, session: Session, status: str) -> Imported:
     except WikimemError as exc:
         return Imported("refused", rel, sid, len(session.turns), str(exc))
     try:
-        ctx.files.create_note(rel, text)
+        add_raw(ctx, rel, text.encode("utf-8"), scanned=True)
     except ConflictError:  # appeared meanwhile (another import): leave it alone
         return Imported("kept", rel, sid, len(session.turns), "written meanwhile by another import")
     except WikimemError as exc:  # one session the writer refuses: the others still import

@@ -28,10 +28,11 @@ import yaml
 
 from ..errors import ConflictError, UsageError, WikimemError
 from ..knowledge.writer import add_to_index, append_log, write_page
-from ..vault.files import atomic_write_bytes, fit_name
+from ..vault.files import fit_name
 from .conversations import Problem, read_export, write_sessions
 from .extract import Extract, extract
 from .mentions import named_pages
+from .raw import add_raw
 
 log = logging.getLogger(__name__)
 
@@ -174,28 +175,6 @@ def _free_name(ctx, folder: str, name: str, data: bytes) -> str:
     if ctx.files.abspath(rel).exists():
         rel = f"{folder}/{stem}-{hashlib.sha256(data).hexdigest()[:8]}{suffix}"
     return rel
-
-
-def add_raw(ctx, rel: str, data: bytes) -> None:
-    """Add a new file to raw/: a UTF-8 note through ``create_note``, anything else by an atomic
-    byte write. Never replaces a file (ConflictError), and a failed write leaves nothing behind."""
-    if rel.lower().endswith((".md", ".markdown")):
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            text = None
-        if text is not None and text.encode("utf-8") == data:
-            ctx.files.create_note(rel, text)
-            return
-    path = ctx.files.abspath(rel)
-    path.parent.mkdir(parents=True, exist_ok=True)
-
-    def refuse_if_exists() -> None:
-        if path.exists():
-            raise ConflictError(f"{rel}: file already exists; refusing to overwrite it")
-
-    refuse_if_exists()
-    atomic_write_bytes(path, data, before_replace=refuse_if_exists)
 
 
 # -- files ---------------------------------------------------------------------------------------

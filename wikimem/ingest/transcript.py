@@ -27,6 +27,7 @@ from typing import Iterable, Sequence
 import yaml
 
 from ..vault.files import clean_text, fit_name
+from .raw import add_raw
 
 _ID_CHARS = re.compile(r"[^A-Za-z0-9-]+")
 _UNSAFE_NAME = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]+')
@@ -106,6 +107,6 @@ def import_sessions(ctx, sessions: Iterable[Session], folder: str = "raw/transcr
     written = []
     for session in sessions:
         rel = f"{folder.strip('/')}/{note_name(session)}"
-        ctx.files.create_note(rel, session_note(session))
+        add_raw(ctx, rel, session_note(session).encode("utf-8"))  # name checked, text scanned for secrets
         written.append(rel)
     return written

@@ -353,6 +353,8 @@ class VaultFiles:
         removed = []
         cutoff = _time.time() - older_than_s
         for rel in leftovers:
+            if self.in_raw(rel):  # raw/ is never modified, not even to tidy a temp file someone named like ours
+                continue
             path = self.root / rel
             try:
                 if path.is_file() and not path.is_symlink() and path.stat().st_mtime < cutoff:
@@ -457,10 +459,27 @@ class VaultFiles:
     def create_note(self, rel: str, text: str) -> str:
         """Create a new note atomically; never replaces an existing file. Allowed under raw/
         (adding a source is not modifying one). Returns the sha256 of what was written."""
-        path = self.abspath(rel)
         _check_text(rel, text)
         data = text.encode("utf-8")
         _check_bytes(rel, data)
+        return self.create_file(rel, data)
+
+    def write_file(self, rel: str, data: bytes, expected_sha256: str | None) -> str:
+        """Write a file of the vault that is not a note (``.obsidian/graph.json`` and its backup)
+        through the same door as a note: compare-and-swap on what the caller read (None: create),
+        atomic, never outside the vault, never into raw/. Returns the sha256 written."""
+        path = self.abspath(rel)
+        self.refuse_raw(rel)
+        self._check_unchanged(rel, path, expected_sha256)
+        self._write(rel, path, data, expected_sha256, allow_raw=False)
+        return sha256_bytes(data)
+
+    def create_file(self, rel: str, data: bytes) -> str:
+        """Create a new file of any kind (a note, a PDF, an image) through the same door as every
+        write: atomic, never replacing (a name taken, or its case or Unicode twin, is a
+        ConflictError), never outside the vault. Allowed under raw/; callers adding sources go
+        through ingest/raw.py, which checks the name and scans the text first."""
+        path = self.abspath(rel)
         self._check_unchanged(rel, path, None)
         self._write(rel, path, data, None, allow_raw=True)
         return sha256_bytes(data)

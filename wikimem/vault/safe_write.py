@@ -73,6 +73,9 @@ class _Walk:
                             raise
                         target = self._resolve(fd, here, name, rel)
                         if target is None:
+                            if exc.errno == errno.ENOTDIR:  # a file where a folder of the path should be
+                                raise ConflictError(f"{rel}: {'/'.join(self._relative(here) + [name])} is a file, "
+                                                    "not a folder; choose another path") from None
                             raise
                         parts = self._relative(target) + parts[i + 1:]
                         break  # start again from the root along the real path
@@ -162,6 +165,71 @@ def _check(fd: int, name: str, expected_sha256: str | None, rel: str) -> None:
                             "(re-read it and apply the change again)")
 
 
+_RENAME_EXCHANGE = 2  # linux/fs.h
+
+
+def _load_renameat2():
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError, ImportError):
+        return None, None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn, ctypes
+
+
+_renameat2, _ctypes = _load_renameat2()
+_exchange_works = _renameat2 is not None
+
+
+def exchange(fd: int, a: str, b: str) -> bool:
+    """Swap the names ``a`` and ``b`` in folder ``fd`` in one step (Linux renameat2
+    RENAME_EXCHANGE); False where the kernel or file system cannot (the caller falls back)."""
+    global _exchange_works
+    if not _exchange_works:
+        return False
+    if _renameat2(fd, os.fsencode(a), fd, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = _ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EPERM):
+        if err == errno.ENOSYS:
+            _exchange_works = False
+        return False
+    raise OSError(err, os.strerror(err), b)
+
+
+def _settle(fd: int, tmp: str, name: str, data: bytes, expected_sha256: str, rel: str) -> None:
+    """After exchanging the new text in: ``tmp`` holds what ``name`` held. When that is what the
+    caller read, the write is done. When it is not, a person's editor saved in the microseconds
+    between the last check and the exchange (a temp file renamed over the note): their save is put
+    back, the newest of the saves kept under the name, and the write refused. Each round of the
+    loop only ever exchanges or unlinks what is provably ours or older than what stays."""
+    ours = hashlib.sha256(data).hexdigest()
+    if hashlib.sha256(_read_at(fd, tmp) or b"").hexdigest() == expected_sha256:
+        os.unlink(tmp, dir_fd=fd)
+        return
+    for _ in range(8):
+        aside, here = _read_at(fd, tmp), _read_at(fd, name)
+        if aside is not None and hashlib.sha256(aside).hexdigest() == ours:
+            os.unlink(tmp, dir_fd=fd)  # our text, displaced by theirs: gone, theirs stays
+            break
+        if aside is None:
+            break
+        at_tmp = os.stat(tmp, dir_fd=fd, follow_symlinks=False)
+        at_name = os.stat(name, dir_fd=fd, follow_symlinks=False) if here is not None else None
+        if here is None or hashlib.sha256(here).hexdigest() == ours or at_tmp.st_mtime_ns >= at_name.st_mtime_ns:
+            if not exchange(fd, tmp, name):  # put theirs back
+                os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+                break
+            continue
+        os.unlink(tmp, dir_fd=fd)  # an older save than the one under the name now: superseded by it
+        break
+    raise ConflictError(f"{rel}: file changed on disk while it was being written; their save is kept, "
+                        "this write was not made (re-read it and apply the change again)")
+
+
 def _write(fd: int, name: str, data: bytes, expected_sha256: str | None, st, mode_for_new: int,
            before_replace, rel: str) -> None:
     if st is not None and not stat_mod.S_ISREG(st.st_mode):
@@ -193,7 +261,9 @@ def _write(fd: int, name: str, data: bytes, expected_sha256: str | None, st, mod
                 os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)  # no hard links here (FAT): checked above
             else:
                 os.unlink(tmp, dir_fd=fd)
-        else:
+        elif exchange(fd, tmp, name):
+            _settle(fd, tmp, name, data, expected_sha256, rel)
+        else:  # no atomic exchange here: checked right above, a save in the microseconds between is lost
             os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
     except BaseException:
         try:
