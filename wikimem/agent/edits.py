@@ -8,10 +8,8 @@ heading that is not there, a target name that exists.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
 
 from ..errors import ConflictError, UsageError
 from ..index.update import current_pages
@@ -21,6 +19,7 @@ from ..parse import parse_page
 from ..vault import trash
 from .guards import check_content, check_note_path, check_size
 from .pages import section_span
+from .relink import relink
 
 OPERATIONS = ("append", "prepend", "replace_section", "find_replace")
 
@@ -113,36 +112,6 @@ def delete_page(ctx, rel: str, *, expected_sha256: str | None, reason: str = "ag
     return EditResult(rel, expected_sha256, "delete", moved_to=gone, warnings=warnings)
 
 
-def _link_target(new: str, was: str, note_paths: list[str]) -> str:
-    """How a link written as ``was`` names ``new``: its file name when that is unique (and the link
-    was written that way), else its path without ``.md``."""
-    stem = new.rsplit("/", 1)[-1][:-3] if new.lower().endswith(".md") else new.rsplit("/", 1)[-1]
-    same = [p for p in note_paths if p.rsplit("/", 1)[-1].lower() == new.rsplit("/", 1)[-1].lower()]
-    if "/" not in was and same == [new]:
-        return stem
-    return new[:-3] if new.lower().endswith(".md") else new
-
-
-def relink(text: str, links, old: str, new: str, note_paths: list[str], body_line: int) -> str:
-    """``text`` with every link of ``links`` that resolved to ``old`` pointing at ``new``."""
-    lines = text.split("\n")
-    for link in links:
-        if link.resolved != old:
-            continue
-        rows = range(body_line) if link.line is None else [link.line]
-        target = _link_target(new, link.target, note_paths)
-        if link.kind == "markdown":
-            pattern = re.compile(r"(\]\()(" + re.escape(link.target) + "|" + re.escape(quote(link.target)) + r")([#)])")
-            replacement = r"\g<1>" + quote(new).replace("\\", "\\\\") + r"\g<3>"
-        else:
-            pattern = re.compile(r"(!?\[\[)\s*(" + re.escape(link.target) + r")\s*(?=[#|\]])")
-            replacement = r"\g<1>" + target.replace("\\", "\\\\")
-        for i in rows:
-            if 0 <= i < len(lines):
-                lines[i] = pattern.sub(replacement, lines[i])
-    return "\n".join(lines)
-
-
 def move_page(ctx, old: str, new: str, *, expected_sha256: str | None, reason: str = "agent move") -> EditResult:
     """Rename ``old`` to ``new`` and update the links that point at it, each referring page
     through the writer (compare-and-swap on what was read, logged)."""
@@ -155,7 +124,7 @@ def move_page(ctx, old: str, new: str, *, expected_sha256: str | None, reason: s
         raise ConflictError(f"{old}: pass the sha256 read_page gave as expected_sha256")
     _read(ctx, old, expected_sha256)  # a note that is not UTF-8 text (NoteReadError) is refused before anything moves
     pages = current_pages(ctx)  # resolved links, from the cache brought up to date
-    referrers = sorted(p for p, page in pages.items() if p != old and any(l.resolved == old for l in page.links))
+    referrers = sorted(p for p, page in pages.items() if any(l.resolved == old for l in page.links))
     trash.rename_note(ctx.files, old, new, expected_sha256)
     warnings: list[str] = []
     try:
@@ -167,12 +136,13 @@ def move_page(ctx, old: str, new: str, *, expected_sha256: str | None, reason: s
         warnings.append(refresh)
     note_paths = sorted(set(pages) - {old} | {new})
     updated = []
-    for rel in referrers:
+    for was in referrers:
+        rel = new if was == old else was  # the moved page's own links to itself by name
         try:
             note = ctx.files.read_note(rel)
             text = note.text.replace("\r\n", "\n")
             page = parse_page(rel, text, note.sha256)
-            changed = relink(text, pages[rel].links, old, new, note_paths, page.body_line)
+            changed = relink(text, pages[was].links, old, new, note_paths, page.body_line)
             if changed != text:
                 result = write_page(ctx, rel, changed, expected_sha256=note.sha256, reason=f"links to {new}",
                                           check_similar=False)
