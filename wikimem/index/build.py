@@ -112,6 +112,8 @@ class BuildPlan:
     links_token: str | None = None  # the manifest state link resolution was built for (see _resolver)
     clock: float = field(default_factory=time.perf_counter)
     embed_after: bool = False  # vectors are missing: embed them once the writer lock is released
+    scan_started_ns: int = 0  # when this build's full scan began (kept in the manifest for the next one)
+    changed_since_ns: int = 0  # the last full scan's start: a file whose ctime is later is hashed
 
     @property
     def changed(self) -> list[str]:
@@ -230,6 +232,7 @@ def _prepare(plan: BuildPlan) -> None:
 
 
 # -- stage 2: which files exist ---------------------------------------------------------------------
+CTIME_SLACK_NS = 2_000_000_000  # file systems whose timestamps are coarse, clocks that step back a little
 def _scan(plan: BuildPlan) -> None:
     files = plan.ctx.files
     if plan.paths is not None:
@@ -239,6 +242,8 @@ def _scan(plan: BuildPlan) -> None:
             plan.old = plan.cache.manifest.file_states(sorted(plan.paths))
             return
         plan.paths = None  # a folder was named, or something other than a plain file: scan it all
+    plan.scan_started_ns = time.time_ns()
+    plan.changed_since_ns = int(plan.cache.meta().get("scan_started_ns") or 0) - CTIME_SLACK_NS
     scan = files.scan()
     plan.files = list(scan.files)
     plan.report.skipped = [{"path": s.path, "kind": s.kind, "reason": s.reason} for s in scan.skipped]
@@ -273,7 +278,7 @@ def _scan_paths(files, paths: set[str]) -> list[FileInfo] | None:
             return None  # symlinks, folders, FIFOs...: the full scan knows how to judge them
         if any(os.path.islink(files.root.joinpath(*parts[:i])) for i in range(1, len(parts))):
             return None
-        found.append(FileInfo(rel, lst.st_size, lst.st_mtime_ns))
+        found.append(FileInfo(rel, lst.st_size, lst.st_mtime_ns, lst.st_ctime_ns))
     return found
 
 
@@ -295,8 +300,11 @@ def _diff_and_parse(plan: BuildPlan) -> None:
         # Size and mtime are a hint, never proof: an edit can keep both (same length, mtime put back
         # by a sync tool or `touch -r`), so a path named to the build is hashed when its stat matches,
         # and read and parsed only when its bytes differ (issue 27 item 7).
+        # A full scan hashes too what changed since the last full scan began, by ctime: an edit that
+        # put size and mtime back still moved ctime (git's "racily clean" entries, and its trustctime).
         if prev and prev[1] == info.size and prev[2] == info.mtime_ns and (prev[3] or info.is_note):
-            if not named or ctx.files.file_sha256(info.path) in ("", prev[3]):
+            racy = plan.changed_since_ns > 0 and info.ctime_ns >= plan.changed_since_ns
+            if not (named or racy) or ctx.files.file_sha256(info.path) in ("", prev[3]):
                 plan.seen.add(info.path)
                 continue
         if not info.is_note:
@@ -417,6 +425,8 @@ def _write_manifest(plan: BuildPlan, m: Manifest) -> None:
         m.set_meta(generation=before + 1)
         plan.generations = (meta.get("created"), before, before + 1)
         plan.id_change = (retired, added) if exact else None
+    if plan.scan_started_ns:
+        m.set_meta(scan_started_ns=plan.scan_started_ns)
     if touched or plan.attachments:  # the file set or a page changed: a kept link resolver is stale
         plan.links_token = uuid.uuid4().hex
         m.set_meta(links_token=plan.links_token)

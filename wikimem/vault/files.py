@@ -70,6 +70,7 @@ class FileInfo:
     path: str
     size: int
     mtime_ns: int
+    ctime_ns: int = 0  # changes with every write and cannot be set back (unlike mtime): see index/build.py
 
     @property
     def is_note(self) -> bool:
@@ -337,7 +338,7 @@ class VaultFiles:
                 if not stat_mod.S_ISREG(fst.st_mode):  # reading a FIFO would block forever
                     skipped.append(Skipped(rel, "not_regular", NOT_REGULAR))
                     continue
-                files.append(FileInfo(rel, fst.st_size, fst.st_mtime_ns))
+                files.append(FileInfo(rel, fst.st_size, fst.st_mtime_ns, fst.st_ctime_ns))
 
         walk(self.root, "")
         try:  # wikimem writes .obsidian/graph.json too; its folder is never walked

@@ -111,6 +111,8 @@ def _link(sfd: int, name: str, dfd: int, new_name: str, expected_sha256: str, ne
         os.link(name, new_name, src_dir_fd=sfd, dst_dir_fd=dfd, follow_symlinks=False)
     except FileExistsError:
         raise
+    except FileNotFoundError:  # replaced by a save at that instant (Linux refuses to link an inode unlinked)
+        raise ConflictError(f"{new_rel}: the page was saved while it was being moved; not moved (read it again)") from None
     except OSError as exc:
         if exc.errno in _NO_LINKS:
             return None
