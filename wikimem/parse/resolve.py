@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import unicodedata
 from typing import Iterable, Mapping
 
 from ..model import Link, Page
@@ -50,14 +51,26 @@ class Resolver:
         self.lower: dict[str, list[str]] = {}
         self.by_name: dict[str, list[str]] = {}
         self.aliases: dict[str, list[str]] = {}
+        # Names that are one name in two Unicode forms (NFC "Café.md" and NFD "Café.md"): macOS keeps
+        # one file, Linux two. Case-insensitive keys are NFC, so a link typed in either form finds
+        # the page; when both forms exist, the link is ambiguous (WM104) and resolves to the one
+        # spelled as the link is, else the NFC one.
+        self.twins: dict[str, tuple[str, ...]] = {}
         exact, lower, by_name = self.exact, self.lower, self.by_name
+        forms: dict[str, list[str]] = {}
         for path in sorted(paths):  # one pass, few dict operations: this runs over every file on each build
-            low = path.lower()
-            cut = path.rfind("/") + 1
+            if not path.isascii():
+                nfc = unicodedata.normalize("NFC", path)
+                forms.setdefault(nfc.lower(), []).append(path)
+                path_key = nfc
+            else:
+                path_key = path
+            low = path_key.lower()
+            cut = path_key.rfind("/") + 1
             keys = [(path, low)]
             if low.endswith(_NOTE_EXT):
                 stem = path[: -len(".md")] if low.endswith(".md") else path[: -len(".markdown")]
-                keys.append((stem, stem.lower()))
+                keys.append((stem, low[: -len(".md")] if low.endswith(".md") else low[: -len(".markdown")]))
             for key, key_low in keys:
                 if key not in exact:
                     exact[key] = path
@@ -72,6 +85,11 @@ class Resolver:
                     by_name[name] = [path]
                 else:
                     hits.append(path)
+        for group in forms.values():
+            if len(group) > 1:
+                ranked = tuple(sorted(group, key=lambda p: (unicodedata.normalize("NFC", p) != p, p)))
+                for p in group:
+                    self.twins[p] = ranked
         known = {path: page.aliases for path, page in pages.items()}
         for path, names in (aliases or {}).items():
             known.setdefault(path, tuple(names))
@@ -101,21 +119,35 @@ class Resolver:
         return found
 
     def _lookup(self, t: str, source: str | None, relative: bool) -> tuple[str | None, tuple[str, ...]]:
+        found, ties = self._lookup_name(t, source, relative)
+        if found is not None and found in self.twins and not ties:
+            twins = self.twins[found]
+            exact = t.lstrip("/")
+            spelled = [p for p in twins if p == exact or _strip_note_ext(p) == exact
+                       or _strip_note_ext(p).rsplit("/", 1)[-1] == exact.rsplit("/", 1)[-1]]
+            return (spelled[0] if spelled else twins[0]), twins
+        return found, ties
+
+    def _lookup_name(self, t: str, source: str | None, relative: bool) -> tuple[str | None, tuple[str, ...]]:
+        if not t.isascii():
+            t_key = unicodedata.normalize("NFC", t)
+        else:
+            t_key = t
         candidates_rel = []
         if relative and source and "/" in source:
             candidates_rel.append(posixpath.normpath(posixpath.join(source.rsplit("/", 1)[0], t)))
         for cand in candidates_rel + [t.lstrip("/")]:
             if cand in self.exact:
                 return self.exact[cand], ()
-            hits = self.lower.get(cand.lower())
+            hits = self.lower.get(unicodedata.normalize("NFC", cand).lower() if not cand.isascii() else cand.lower())
             if hits:
                 return hits[0], ()
-        name = t.rsplit("/", 1)[-1].lower()
+        name = t_key.rsplit("/", 1)[-1].lower()
         hits = self.by_name.get(name)
         if hits and "/" in t:  # a partial path: [[folder/Page]] matches .../folder/Page
-            suffix = "/" + t.lower().lstrip("/")
-            hits = [h for h in hits if ("/" + _strip_note_ext(h).lower()).endswith(suffix)
-                    or ("/" + h.lower()).endswith(suffix)]
+            suffix = "/" + t_key.lower().lstrip("/")
+            hits = [h for h in hits if ("/" + _strip_note_ext(unicodedata.normalize("NFC", h)).lower()).endswith(suffix)
+                    or ("/" + unicodedata.normalize("NFC", h).lower()).endswith(suffix)]
         if hits:
             uniq = sorted(set(hits), key=lambda p: (p.count("/"), len(p), p))
             best = uniq[0]

@@ -2,6 +2,8 @@
 source) or could lead to more than one page."""
 from __future__ import annotations
 
+import unicodedata
+
 from ...vault.files import is_raw_path
 from ..context import is_note_target
 from ..registry import rule
@@ -69,9 +71,17 @@ def broken_block(ctx):
 @rule("WM104", "ambiguous-link", severity="warning")
 def ambiguous_link(ctx):
     """A link whose name matches two or more pages equally well. Example: ``[[Notes]]`` with both
-    a/Notes.md and b/Notes.md; Obsidian picks one, the reader cannot tell which."""
+    a/Notes.md and b/Notes.md; Obsidian picks one, the reader cannot tell which. Also two files with
+    one name in two Unicode forms (NFC and NFD ``Café.md``: one file on macOS, two on Linux)."""
     for page, link in _body_links(ctx, skip_index=False):
         if len(link.candidates) > 1:
+            if len({unicodedata.normalize("NFC", c) for c in link.candidates}) == 1:  # NFC and NFD twins
+                shown = ", ".join(ascii(c)[1:-1] for c in link.candidates)
+                yield ctx.finding(page.path, ctx.link_line(page, link),
+                                  f"[[{link.target}]] is ambiguous: {len(link.candidates)} files have this name in "
+                                  f"different Unicode forms ({shown}; macOS would keep one); resolved to the one "
+                                  "spelled as the link is; rename or remove the other")
+                continue
             yield ctx.finding(page.path, ctx.link_line(page, link),
                               f"[[{link.target}]] is ambiguous: {', '.join(link.candidates)} "
                               f"(resolved to {link.resolved}); write the path")
