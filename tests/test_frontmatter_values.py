@@ -30,7 +30,7 @@ def test_bad_frontmatter_values_are_page_problems(make_vault):
     assert "refers to itself" in problems["self-anchor.md"]
     # our depth cap, or (PyYAML >= 6.0.3) the loader's own nesting limit, whichever comes first
     assert "refers to itself" in problems["deep.md"] or "nesting depth" in problems["deep.md"]
-    assert "expands to more than" in problems["bomb.md"]
+    assert "has more than" in problems["bomb.md"]
     pages = v.load().pages
     odd = pages["odd-types.md"]
     assert (odd.type, odd.status, odd.title, odd.created) == ("note", "active", "Odd", None)

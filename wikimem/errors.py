@@ -68,3 +68,8 @@ class AmbiguousPageError(UsageError):
     def __init__(self, message: str, candidates: tuple[str, ...] = ()):
         super().__init__(message)
         self.candidates = candidates
+
+
+class DiskFullError(WikimemError):
+    """The disk (or the cache's file system) is full or failing: the cache is not damaged and must
+    not be deleted or rebuilt because of it (a rebuild would need more room still)."""

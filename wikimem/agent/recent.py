@@ -62,7 +62,11 @@ def parse_since(text: str | None, now: dt.datetime) -> dt.datetime:
     text = (text or DEFAULT_SINCE).strip()
     m = _SPAN.match(text)
     if m:
-        return now - dt.timedelta(seconds=int(m.group(1)) * _UNIT_S[m.group(2).lower()])
+        try:
+            return now - dt.timedelta(seconds=int(m.group(1)) * _UNIT_S[m.group(2).lower()])
+        except OverflowError:  # 99999999d: before the year 1
+            raise UsageError(f"--since {text!r} reaches back before the year 1; give a shorter span "
+                             "or a date such as 2020-01-01") from None
     try:
         return dt.datetime.fromisoformat(text)
     except ValueError:

@@ -160,7 +160,7 @@ def one_vault(positional: str | None, option: str | None) -> str | None:
 
 def _print_warnings(warnings) -> None:
     for w in warnings:
-        err.print(f"[yellow]warning:[/] {w}", highlight=False, markup=False)
+        err.print(f"[yellow]warning:[/] {escape(str(w))}", highlight=False)
 
 
 def _version(value: bool) -> None:

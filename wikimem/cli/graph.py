@@ -42,7 +42,7 @@ def communities(vault: Optional[str] = VaultArg,
         _emit_json(data)
         return
     for notice in report.notices:
-        err.print(f"[yellow]note:[/] {notice}", highlight=False, markup=False)
+        err.print(f"[yellow]note:[/] {escape(str(notice))}", highlight=False)
     table = Table("id", "size", "label", "hubs", "bridges to")
     for c in report.communities[:show]:
         table.add_row(str(c.id), str(c.size), escape(c.label), escape(", ".join(c.hubs)),

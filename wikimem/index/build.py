@@ -35,6 +35,7 @@ from ..parse import Resolver
 from ..vault.files import ALWAYS_SKIPPED_DIRS, FileInfo, IgnoreRules
 from .background import embed_pending, keep_pending
 from .cache import Cache
+from .store import raise_if_not_damage
 from .embedding import record_coverage, sync_vectors
 from .graph import page_edges
 from .lexical import row as lexical_row
@@ -146,6 +147,7 @@ def build(ctx, rebuild: bool = False, embed: bool = True, progress: Progress | N
         try:
             report = _run(plan)
         except sqlite3.DatabaseError as exc:  # damage found mid-build: start over beside it, once
+            raise_if_not_damage(exc)
             if plan.replacing:
                 raise
             cache.abandon_replacement()

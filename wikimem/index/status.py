@@ -7,6 +7,7 @@ from typing import Any
 
 from ..model import coverage_degraded, coverage_split
 from .cache import Cache
+from .store import raise_if_not_damage
 
 
 def vector_coverage(meta, chunks: int, vectors: int | None = None,
@@ -35,6 +36,7 @@ def status(ctx) -> dict[str, Any]:
     try:
         return _status(ctx, cache, info)
     except sqlite3.DatabaseError as exc:
+        raise_if_not_damage(exc)
         info.update({"state": f"manifest is corrupt ({exc})", "hint": "run `wikimem index` to rebuild it"})
         return info
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .. import __version__
-from ..errors import LockError, VaultError
+from ..errors import DiskFullError, LockError, VaultError
 from ..vault.files import atomic_write_bytes, ensure_cache_folder
 from .analysis import ANALYZER
 from .manifest import SCHEMA_SQL, SCHEMA_VERSION, VECTORS_SQL, Manifest, select_in  # noqa: F401 (select_in re-exported)
@@ -95,6 +95,24 @@ def _file_id(path: Path) -> tuple[int, int] | None:
 def _faiss_for(folder: Path, manifest_name: str) -> Path:
     """The vector index file that belongs to the manifest named ``manifest_name``."""
     return folder / f"vectors{manifest_name[len('manifest'):-len('.sqlite')]}.faiss"
+
+
+def not_damage(exc: BaseException) -> bool:
+    """A SQLite or OS error that says the disk is full or failing, not that the file is damaged:
+    SQLITE_FULL, SQLITE_IOERR, ENOSPC, EDQUOT, EIO."""
+    import errno as _errno
+    if isinstance(exc, OSError) and exc.errno in (_errno.ENOSPC, _errno.EDQUOT, _errno.EIO):
+        return True
+    text = str(exc).lower()
+    return "disk is full" in text or "disk i/o error" in text or "no space left" in text
+
+
+def raise_if_not_damage(exc: BaseException) -> None:
+    """Before treating a database error as damage (and deleting or rebuilding anything): a full or
+    failing disk is a DiskFullError instead, with the cache left as it is."""
+    if not_damage(exc):
+        raise DiskFullError(f"the cache cannot be written now ({exc}); it is not damaged, and nothing was "
+                            "deleted or rebuilt: free some space (or fix the disk) and run again") from None
 
 
 class CacheDir:
@@ -233,6 +251,7 @@ class CacheDir:
         try:
             return self._thread_db("vdb", self.vectors_path, VECTORS_SQL, True, check="SELECT 1 FROM vecs LIMIT 1")
         except sqlite3.DatabaseError as exc:
+            raise_if_not_damage(exc)
             log.warning("vector cache is corrupt (%s); starting a new one", exc)
             held = getattr(self._local, "vdb", None)
             if held is not None:
@@ -309,6 +328,11 @@ class CacheDir:
                 rows = self.db.execute("PRAGMA quick_check").fetchall()
                 if rows != [("ok",)]:
                     return f"manifest is corrupt ({rows[0][0]})"
+        except sqlite3.OperationalError as exc:
+            if not_damage(exc):
+                raise DiskFullError(f"the cache cannot be read or written now ({exc}); it is not damaged, and "
+                                    "nothing was rebuilt: free some space (or fix the disk) and run again") from None
+            return f"manifest is corrupt ({exc})"
         except (sqlite3.DatabaseError, ValueError, TypeError) as exc:  # undecodable or non-text meta values
             return f"manifest is corrupt ({exc})"
         if not meta:

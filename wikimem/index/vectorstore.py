@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from .manifest import Manifest
+from .store import raise_if_not_damage
 from .manifest_reads import select_in
 
 if TYPE_CHECKING:
@@ -189,6 +190,7 @@ class FaissVectors:
             return {h: np.frombuffer(blob, dtype=np.float32) for h, blob in select_in(self.cache.vdb, sql, hashes, key)
                     if isinstance(blob, bytes) and len(blob) == size}
         except sqlite3.DatabaseError as exc:
+            raise_if_not_damage(exc)
             log.warning("the vector cache is damaged (%s); starting a new one", exc)
             self.cache.reset_vector_cache()
             return {}

@@ -82,7 +82,8 @@ def normalise(value: Any) -> Any:
     def walk(v: Any, depth: int) -> Any:
         budget[0] -= 1
         if budget[0] < 0:
-            raise FrontmatterTooComplex(f"frontmatter expands to more than {MAX_NODES} values (YAML aliases)")
+            raise FrontmatterTooComplex(f"frontmatter has more than {MAX_NODES} values (keys, list items, and what "
+                                        "YAML aliases expand to)")
         if depth > MAX_DEPTH:
             raise FrontmatterTooComplex(f"frontmatter nests deeper than {MAX_DEPTH} levels "
                                         "or refers to itself (a YAML anchor inside its own value)")
