@@ -351,7 +351,7 @@ def relevant_pages(ctx, project: str | None, prompt: str | None, skip: set[str])
         wanted = terms(query or "")
         if not wanted:
             continue
-        result = search(ctx, query, limit=limit)
+        result = search(ctx, query, limit=limit, literal=True)  # a prompt, not a search: no operators
         for rank, hit in enumerate(result.hits):
             if hit.path in skip or hit.path in VAULT_FILES:
                 continue

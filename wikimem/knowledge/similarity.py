@@ -346,7 +346,7 @@ def candidate_paths(ctx, text: str, page_type: str, exclude: str, limit: int = C
     if not query:
         return []
     try:
-        hits = search(ctx, query, limit=limit + 1, type=page_type)
+        hits = search(ctx, query, limit=limit + 1, type=page_type, literal=True)  # a note body: no operators
     except WikimemError as exc:
         log.info("similar pages: search unavailable (%s); scanning the folder", exc)
         return _folder_candidates(ctx, page_type, exclude, limit * 25)

@@ -90,12 +90,15 @@ def _bootstrap(ctx, problem: str, notices: list[str]) -> None:
 def search(ctx, query: str, *, limit: int = 10, mode: str = "hybrid", folder: str | None = None,
            type: str | None = None, tags: Sequence[str] | None = None, since: str | None = None,
            until: str | None = None, include_superseded: bool = False, per_page: int = 1,
-           paths: Collection[str] | None = None, include_meta: bool = False) -> SearchResult:
+           paths: Collection[str] | None = None, include_meta: bool = False, literal: bool = False) -> SearchResult:
     """Search the vault. ``query`` may use Obsidian's operators (docs/search-syntax.md); the other
-    arguments are filters that combine with them. ``per_page``: hits per page (0: no cap)."""
+    arguments are filters that combine with them. ``per_page``: hits per page (0: no cap).
+    ``literal``: the query is text, not a search a person typed (a note's body sent by the writer's
+    similarity check, a coding prompt sent by prime): its words are ranked, nothing in it is an
+    operator ("See path:ops" in a note must not filter the candidates)."""
     check_args(query, mode, limit, since, until)
     filters = make_filters(folder, type, tags, since, until, include_superseded, paths, include_meta)
-    parsed = parse_query(query)
+    parsed = ParsedQuery(raw=query, text=" ".join(query.split())) if literal else parse_query(query)
     try:
         if ctx.cache.manifest_problem() is None:
             with ctx.cache.snapshot():  # one committed state for every read of this search
