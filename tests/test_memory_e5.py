@@ -77,3 +77,22 @@ def test_other_names_and_codes_are_other_subjects(vault, old, new):
     second = vault.remember(new)
     assert second.action == "written" and second.supersedes is None
     assert vault.parse_file(first.path).status == "active"
+
+
+@pytest.mark.parametrize("old, new", [
+    ("Service auth uses port 8001.", "Service search uses port 8003."),  # issue 35 item 9's pair
+    ("团队例会在周一上午九点。", "设计评审在周一上午九点。"),
+])
+def test_facts_of_one_shape_about_other_subjects_stay_two_facts(vault, old, new):
+    # Was: the second superseded the first (the lost fact left search and prime)
+    first = vault.remember(old)
+    second = vault.remember(new)
+    assert second.action == "written" and second.supersedes is None
+    assert vault.parse_file(first.path).status != "superseded"
+
+
+def test_a_changed_value_is_written_not_taken_for_a_duplicate(vault):
+    # Was: "周一" -> "周二" called a duplicate: the new fact was not written at all
+    first = vault.remember("团队例会在周一上午九点。")
+    second = vault.remember("团队例会在周二上午九点。")
+    assert second.action == "written" and second.path != first.path

@@ -167,11 +167,19 @@ class Vault:
         return history(self.ctx, page)
 
     def remember(self, fact: str, *, kind: str = "episodic", about: str | None = None, source: str | None = None,
-                 dry_run: bool = False):
+                 dry_run: bool = False, supersede: bool = True):
         """Store one fact under memories/ unless a memory of the same kind already says it;
-        a fact that updates one about the same subject supersedes it -> RememberResult."""
+        a fact that updates one about the same subject supersedes it (``supersede=False``: it is
+        written beside it) -> RememberResult."""
         from .knowledge.memory import remember
-        return remember(self.ctx, fact, kind=kind, about=about, source=source, dry_run=dry_run)
+        return remember(self.ctx, fact, kind=kind, about=about, source=source, dry_run=dry_run,
+                        supersede_old=supersede)
+
+    def restore(self, page: str):
+        """Undo a supersede: ``page`` is active again, the newer page no longer supersedes it; logged
+        -> SupersedeResult (``new``: the page(s) that had superseded it)."""
+        from .knowledge.versions import restore
+        return restore(self.ctx, page)
 
     def remember_from(self, transcript: str, *, dry_run: bool = False, llm: str | None = None, llm_model: str = "",
                       llm_url: str = "", llm_api_key: str = ""):

@@ -33,6 +33,24 @@ def supersede(old: str = typer.Argument(..., help="The page being replaced (vaul
 
 
 @app.command()
+def restore(page: str = typer.Argument(..., help="The superseded page to make active again."),
+            vault: Optional[str] = VaultOpt, as_json: bool = JsonOpt) -> None:
+    """Undo a supersede: PAGE is active again and the newer page no longer supersedes it (logged)."""
+    from ..api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    res = _run(lambda: v.restore(page))
+    if as_json:
+        _emit_json(res.to_dict())
+        return
+    _print_warnings(res.warnings)
+    if res.changed:
+        out.print(f"{res.old} [dim]is active again (no longer superseded by[/] {res.new}[dim])[/]", highlight=False)
+    else:
+        out.print(f"{res.old} [dim]was not superseded; nothing changed[/]", highlight=False)
+
+
+@app.command()
 def history(page: str = typer.Argument(..., help="Any page of the chain (vault-relative path)."),
             vault: Optional[str] = VaultOpt, as_json: bool = JsonOpt) -> None:
     """Every version of a page, oldest to newest, with what changed between versions."""
@@ -66,6 +84,8 @@ def remember(fact: Optional[str] = typer.Argument(None, help="The fact, one sent
              from_: Optional[str] = typer.Option(None, "--from", help="Propose memories from a transcript "
                                                  "(e.g. raw/transcripts/x.md)."),
              dry_run: bool = typer.Option(False, "--dry-run", help="List what would be written; write nothing."),
+             no_supersede: bool = typer.Option(False, "--no-supersede",
+                                               help="Keep an earlier fact this one updates (write beside it)."),
              llm: Optional[str] = typer.Option(None, "--llm", help="With --from: ollama | openai proposes the memories "
                                                "(falls back to extractive on failure)."),
              llm_model: str = typer.Option("", "--llm-model", help="Model name for --llm."),
@@ -81,7 +101,8 @@ def remember(fact: Optional[str] = typer.Argument(None, help="The fact, one sent
     if from_ is not None:
         results = _run(lambda: v.remember_from(from_, dry_run=dry_run, llm=llm, llm_model=llm_model, llm_url=llm_url))
     else:
-        results = [_run(lambda: v.remember(fact, kind=kind, about=about, dry_run=dry_run))]
+        results = [_run(lambda: v.remember(fact, kind=kind, about=about, dry_run=dry_run,
+                                           supersede=not no_supersede))]
     if as_json:
         _emit_json([r.to_dict() for r in results] if from_ is not None else results[0].to_dict())
         return
@@ -90,6 +111,7 @@ def remember(fact: Optional[str] = typer.Argument(None, help="The fact, one sent
         _print_warnings([w for w in r.warnings if w not in seen_warnings])
         seen_warnings.update(r.warnings)
         what = {"written": "[green]remembered[/]", "duplicate": "[yellow]already remembered[/]",
+                "superseded": "[yellow]remembered before, superseded[/]",
                 "would-write": "[cyan]would remember[/]", "refused": "[red]refused[/]"}.get(r.action, r.action)
         line = f"{what} {r.path}" + (f" [dim](supersedes {r.supersedes})[/]" if r.supersedes else "")
         out.print(line, highlight=False)

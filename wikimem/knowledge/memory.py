@@ -17,7 +17,7 @@ import logging
 import re
 import threading
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
 import yaml
@@ -27,7 +27,7 @@ from ..index.update import update
 from ..parse import parse_page
 from . import secrets
 from ..vault.files import ensure_cache_folder
-from .similarity import candidate_paths, compare, read_bodies, thresholds_for
+from .similarity import candidate_paths, compare, read_bodies, same_slot, same_words, thresholds_for
 from .versions import supersede
 from .writer import add_to_index, write_page
 
@@ -40,7 +40,7 @@ FOLDER = "memories"
 
 @dataclass(frozen=True)
 class RememberResult:
-    action: str  # written | duplicate | would-write (dry run)
+    action: str  # written | duplicate | superseded (this exact fact was replaced before) | would-write (dry run)
     path: str  # the new note, or the existing duplicate
     fact: str
     kind: str
@@ -74,10 +74,24 @@ _SLUG_DROP = re.compile(r"[^\w\u3400-\u9fff]+")
 
 
 def slug(fact: str, words: int = 8, max_len: int = 60) -> str:
+    """A file name from the fact's words: stop words left out when the fact has enough others (so the
+    words that name it fit), whole words only (a word cut in half named nothing), at most ``words``
+    words and ``max_len`` characters."""
+    from ..index.analysis import STOP_WORDS
     text = unicodedata.normalize("NFKC", fact).casefold()
-    parts = [p for p in _SLUG_DROP.split(text) if p][:words]
-    out = "-".join(parts)[:max_len].strip("-_")
-    return out or "memory"
+    parts = [p for p in _SLUG_DROP.split(text) if p]
+    content = [p for p in parts if p not in STOP_WORDS]
+    if len(content) >= 3:
+        parts = content
+    out = ""
+    for part in parts[:words]:
+        joined = f"{out}-{part}" if out else part
+        if len(joined) > max_len:
+            if not out:  # one long word (a Chinese sentence has no spaces): its first characters
+                out = part[:max_len]
+            break
+        out = joined
+    return out.strip("-_") or "memory"
 
 
 def _free_path(ctx, fact: str) -> str:
@@ -189,7 +203,9 @@ def _index_unseen_memories(ctx) -> None:
 
 
 def remember(ctx, fact: str, *, kind: str = DEFAULT_KIND, about: str | None = None, source: str | None = None,
-             dry_run: bool = False) -> RememberResult:
+             dry_run: bool = False, supersede_old: bool = True) -> RememberResult:
+    """``supersede_old`` False (``--no-supersede``): a fact that updates an earlier one is written
+    beside it and the earlier one stays active (``similar`` names it)."""
     fact = (fact or "").strip()
     if not fact:
         raise UsageError("nothing to remember: the fact is empty")
@@ -198,12 +214,27 @@ def remember(ctx, fact: str, *, kind: str = DEFAULT_KIND, about: str | None = No
         raise UsageError(f"unknown memory kind {kind!r} (choose one of {', '.join(KINDS)})")
     secrets.check(fact, "memory")  # before anything else: a key must not even be compared or logged
     if dry_run:
-        return _remember(ctx, fact, kind, _about_link(about), source, True)
+        return _remember(ctx, fact, kind, _about_link(about), source, True, supersede_old)
     with remember_lock(ctx):
-        return _remember(ctx, fact, kind, _about_link(about), source, False)
+        return _remember(ctx, fact, kind, _about_link(about), source, False, supersede_old)
 
 
-def _remember(ctx, fact: str, kind: str, about: str | None, source: str | None, dry_run: bool) -> RememberResult:
+def _superseded_copy(ctx, fact: str) -> tuple[str, str] | None:
+    """(path, superseded_by) of a superseded memory that says exactly ``fact``: remembering it again
+    says so rather than writing a ``-2`` copy of it."""
+    from .similarity import normalise
+    for rel in _same_name(ctx, fact):
+        try:
+            page = parse_page(rel, ctx.files.read_note(rel).text)
+        except WikimemError:
+            continue
+        if str(page.frontmatter.get("status") or "") == "superseded" and normalise(page.body.strip()) == normalise(fact):
+            return rel, str(page.frontmatter.get("superseded_by") or "a newer memory")
+    return None
+
+
+def _remember(ctx, fact: str, kind: str, about: str | None, source: str | None, dry_run: bool,
+              supersede_old: bool = True) -> RememberResult:
     warnings: list[str] = []
     embedder = ctx.cache.embedder()
     thresholds, notice = thresholds_for(embedder)
@@ -213,11 +244,19 @@ def _remember(ctx, fact: str, kind: str, about: str | None, source: str | None, 
         existing = _memories_like(ctx, fact, kind)
         given = {p for p, (_b, pg) in existing.items() if _declared_same_subject(about, pg)}
         matches = compare(embedder, thresholds, fact, {p: b for p, (b, _pg) in existing.items()}, given)
+        matches = [replace(m, label=fact_label(m.label, fact, existing[m.path][0], m.path in given)) for m in matches]
         similar = [(m.path, m.similarity) for m in matches if m.label != "different"]
         dup = next((m for m in matches if m.label == "duplicate" and _same_subject(about, existing[m.path][1])), None)
         if dup is not None:
             return RememberResult("duplicate", dup.path, fact, kind, similar=similar, warnings=warnings, source=source)
         old = next((m.path for m in matches if m.label == "update" and _same_subject(about, existing[m.path][1])), None)
+        if not supersede_old:
+            old = None
+        copy = _superseded_copy(ctx, fact)
+        if copy is not None:
+            return RememberResult("superseded", copy[0], fact, kind, similar=similar, source=source,
+                                  warnings=warnings + [f"this fact was remembered before ({copy[0]}) and was superseded by "
+                                                       f"{copy[1]}; `wikimem restore {copy[0]}` makes it active again"])
         rel = _free_path(ctx, fact)
         unseen = [p for p in _same_name(ctx, fact) if p not in existing]
         if unseen and attempt == 1:
@@ -250,6 +289,24 @@ def _remember(ctx, fact: str, kind: str, about: str | None, source: str | None, 
     except WikimemError as exc:
         warnings.append(f"index.md not updated: {exc}")
     return RememberResult("written", rel, fact, kind, old, similar, warnings, source)
+
+
+def update_label(embedder, thresholds, fact: str, other: str, declared_same: bool = False) -> str:
+    """What ``remember`` calls ``fact`` against one earlier ``other``: "duplicate", "update" (it
+    replaces ``other``) or "different". The benchmark (benchmarks/memory_updates.py) measures this."""
+    [match] = compare(embedder, thresholds, fact, {"other": other}, {"other"} if declared_same else set())
+    return fact_label(match.label, fact, other, declared_same)
+
+
+def fact_label(label: str, fact: str, other: str, declared_same: bool = False) -> str:
+    """The similarity label, held to what facts need (issue 35 item 9): a fact that changes a word or
+    a value is never a duplicate (it may be an update), and an update must change the value slot and
+    keep the subject (similarity.same_slot) unless both name the same ``about``."""
+    if label == "duplicate" and not same_words(other, fact):
+        label = "update"
+    if label == "update" and not declared_same and not same_slot(other, fact):
+        return "different"
+    return label
 
 
 def _same_subject(about: str | None, page) -> bool:

@@ -210,6 +210,94 @@ def subjects_agree(a: str, b: str, strict: bool = False) -> bool:
     return True
 
 
+# -- the slot that changed ----------------------------------------------------------------------
+# Two facts of one shape differ in one or more places ("slots"). An update keeps the subject and
+# changes the value: "Service auth uses port 8001" -> "... port 8002" changes a value, "Alice prefers
+# tabs" -> "Alice prefers spaces" changes the end of the fact. Facts about another subject change
+# the start ("Alice lives in Paris" / "Bob lives in Paris") or a middle word as well as the value
+# ("Service auth uses port 8001" / "Service search uses port 8003"). So an update is allowed when
+# every slot that changed is a value (numbers, dates, times, weekdays, amounts, addresses), or when
+# one slot changed and it ends the fact with the subject's words before it. Anything else is kept as
+# a fact of its own: a missed update leaves two facts, a wrong one hides a fact (issue 35 item 9).
+_SLOT_LATIN = re.compile(r"[a-z0-9]+(?:[.@:/_-][a-z0-9]+)*")
+_CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
+_ZH_VALUE = re.compile(r"^[零〇一二三四五六七八九十百千万亿两半几每第周星期天日月年号点分秒时元块个次顿倍]+$")
+_VALUE_NUMBER = re.compile(r"^[\d.,:/%+-]+[a-z]{0,3}$|^\d+(?:st|nd|rd|th)$")
+
+
+# Words that say when or how a fact holds, not what it is about ("now uses", "现在每天", "still"):
+# inserted or removed, they change no slot.
+_ASPECT = frozenset("""now currently still also already usually always nowadays recently today anymore
+instead longer""".split())
+_ZH_ASPECT = re.compile("现在|目前|已经|仍然|依然|一直|最近|如今|还|都|也")
+# A fact that says it changed something ("switched from oat milk to soy milk", "从五公里改为十公里")
+# and names most of the earlier fact is an update of it, however reworded.
+_CHANGE = re.compile(r"\b(?:switched|changed|moved|migrated|upgraded|downgraded|went)\b.{0,40}?\bfrom\b"
+                     r"|\binstead of\b|\bno longer\b|\breplaced\b|从.{1,20}?(?:改|换|迁|升级|切换)|不再|改为|改成|换成|改用")
+
+
+def _slot_tokens(text: str) -> list[str]:
+    """The fact's words in order, stop words left out: Latin words as written (an address, a version,
+    a time kept whole), Chinese character by character (a word cut differs between two facts:
+    "生产 环境" but "测试环境"; characters align whatever the cut)."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    out: list[str] = []
+    pos = 0
+    for m in _CJK_RUN.finditer(text):
+        out.extend(_SLOT_LATIN.findall(text[pos:m.start()]))
+        out.extend(_ZH_ASPECT.sub("", m.group(0)))
+        pos = m.end()
+    out.extend(_SLOT_LATIN.findall(text[pos:]))
+    stop = _stop_words()
+    return [t for t in out if t not in stop and t not in _ASPECT and (len(t) > 1 or t.isdigit() or _CJK_RUN.fullmatch(t))]
+
+
+def _is_value(token: str) -> bool:
+    low = token.rstrip("s") if token.endswith("days") else token
+    return bool(_VALUE_NUMBER.match(token) or "@" in token or "://" in token or low in _WEEKDAYS_MONTHS
+                or (_CJK_RUN.fullmatch(token) and _ZH_VALUE.match(token)))
+
+
+def same_words(a: str, b: str) -> bool:
+    """The two facts say the same words, in any order, stop words and aspect words ("now", "都")
+    aside: what a duplicate needs. A fact that changes one word ("身份团队" -> "平台团队") or one
+    value is never a duplicate, however near the embedding puts it: written, it may update the
+    other; dropped as a duplicate, it would be lost."""
+    if len(a) > FACT_CHARS or len(b) > FACT_CHARS:
+        return True
+    return sorted(_slot_tokens(a)) == sorted(_slot_tokens(b))
+
+
+def same_slot(a: str, b: str) -> bool:
+    """Whether ``b`` can be an update of ``a`` by where they differ (see the note above). Texts
+    longer than a fact (pages) are not judged here."""
+    if len(a) > FACT_CHARS or len(b) > FACT_CHARS:
+        return True
+    from difflib import SequenceMatcher
+    ta, tb = _slot_tokens(a), _slot_tokens(b)
+    if _CHANGE.search(unicodedata.normalize("NFKC", b).casefold()):  # it says it changes something
+        named = set(tb) | set("".join(t for t in tb if _CJK_RUN.fullmatch(t)))
+        return bool(ta) and sum(t in named for t in ta) >= 0.6 * len(ta)
+    changed = [op for op in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if not changed:
+        return True
+    words = [(i1, i2, j1, j2) for _, i1, i2, j1, j2 in changed
+             if not all(_is_value(t) for t in ta[i1:i2] + tb[j1:j2])]
+    if not words:
+        return True  # only values changed
+    if len(changed) > 1:
+        return False  # a word and something else changed: another subject (or another attribute)
+    i1, i2, j1, j2 = words[0]
+    if i1 == 0:
+        return False  # the start of the fact, its subject, changed
+    rest = ta[i2:]
+    if not rest:
+        return True  # the end of the fact changed, its start kept
+    # one word after it, the noun the changed word describes ("the red theme" -> "the orange
+    # theme"); a value there (a day, a number) or a Chinese character is a slot of its own
+    return len(rest) == 1 and not _is_value(rest[0]) and not _CJK_RUN.fullmatch(rest[0]) and i1 >= 2
+
+
 def lexical_overlap(a: str, b: str, ta: set[str] | None = None) -> float:
     """Jaccard overlap of analyzer tokens (stop words kept out, stems in). ``ta``: ``a``'s tokens,
     when the caller compares one text with many (a 1 MiB page was tokenized once per candidate)."""

@@ -234,6 +234,41 @@ def supersede(ctx: Context, old: str, new: str, *, old_sha256: str | None = None
     return SupersedeResult(old, new, True, warnings)
 
 
+def restore(ctx: Context, old: str) -> SupersedeResult:
+    """Undo a supersede: ``old`` is active again (``status`` and ``superseded_by`` removed) and the
+    page(s) that superseded it no longer list it in ``supersedes``; both through the writer, with one
+    log.md line. For a memory a newer fact replaced by mistake (``remember`` judged an update where
+    the two were facts of their own): nothing was deleted, so nothing is lost by undoing it."""
+    pages = all_pages(ctx)
+    old = _find(ctx, pages, old, "superseded")
+    newer = sorted(p for p, olds in supersede_edges(pages).items() if old in olds)
+    page = pages[old]
+    if not newer and str(page.frontmatter.get("status") or "") != "superseded":
+        return SupersedeResult(old, "", False, ["not superseded; nothing to restore"])
+    for rel in newer:
+        kept = [v for v in fm.as_list(pages[rel].frontmatter.get("supersedes"))
+                if _resolved_name(ctx, pages, str(v)) != old]
+        update_frontmatter(ctx, rel, {"supersedes": (kept[0] if len(kept) == 1 else kept) if kept else None})
+    update_frontmatter(ctx, old, {"status": None, "superseded_by": None})
+    warnings = []
+    try:
+        append_log(ctx, "restore", f"{old} (no longer superseded by {', '.join(newer) or 'anything'})")
+    except WikimemError as exc:
+        warnings.append(f"{LOG_FILE} not updated: {exc}")
+    warning = refresh_cache(ctx, [old, *newer, LOG_FILE])
+    if warning:
+        warnings.append(warning)
+    return SupersedeResult(old, ", ".join(newer), True, warnings)
+
+
+def _resolved_name(ctx, pages: Mapping[str, Page], value: str) -> str | None:
+    name = value.strip().removeprefix("[[").removesuffix("]]").split("|", 1)[0].split("#", 1)[0].strip()
+    try:
+        return _find(ctx, pages, name, "")
+    except WikimemError:
+        return None
+
+
 def _undo(ctx, rel: str, before) -> None:
     """Put NEW back as it was when OLD could not be written, so no half-made supersede remains."""
     try:

@@ -172,9 +172,10 @@ SPECS = (
     ("delete_page", "delete_page", "delete_page", "write"),
     ("remember", "remember", "remember", "write"),
     ("supersede", "supersede", "supersede", "write"),
+    ("restore", "restore", "restore", "write"),
 )
 
-DESTRUCTIVE = frozenset({"supersede", "write_page", "edit_page", "move_page", "delete_page"})  # they change or replace pages an agent did not create
+DESTRUCTIVE = frozenset({"supersede", "restore", "write_page", "edit_page", "move_page", "delete_page"})  # they change or replace pages an agent did not create
 
 
 def available(vault, read_only: bool) -> list[tuple[str, str, bool]]:

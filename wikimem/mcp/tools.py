@@ -205,14 +205,21 @@ class Tools:
                  kind: Annotated[Literal["persona", "episodic", "instruction", "decision"], D(
                      "persona and instruction: briefed by prime_context.")] = "episodic",
                  about: Annotated[Optional[str], D("The page it is about, e.g. '[[BM25]]'.")] = None,
-                 source: Annotated[Optional[str], D("Its origin, e.g. a wikilink.")] = None
+                 source: Annotated[Optional[str], D("Its origin, e.g. a wikilink.")] = None,
+                 keep_old: Annotated[bool, D("Keep an earlier fact this one updates (no supersede).")] = False
                  ) -> RememberResult:
         """Store a fact under memories/: a duplicate is skipped, an update of one about the same subject
         supersedes it; secrets are refused."""
         from ..agent.guards import check_size
         check_size("fact", fact)
         with self._write:
-            return plain(self.vault.remember(fact, kind=kind, about=about, source=source))
+            return plain(self.vault.remember(fact, kind=kind, about=about, source=source, supersede=not keep_old))
+
+    def restore(self, path: Annotated[str, D("The superseded page (e.g. a memory replaced by mistake).")]
+                ) -> dict[str, Any]:
+        """Undo a supersede: the page is active again (logged)."""
+        with self._write:
+            return self.vault.restore(path).to_dict()
 
     def supersede(self, old: Annotated[str, D("The page being replaced.")],
                   new: Annotated[str, D("The page that replaces it.")],
