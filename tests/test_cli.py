@@ -100,3 +100,42 @@ def test_piped_search_output_is_not_wrapped(make_vault):
                           env={**os.environ, "WIKIMEM_EMBEDDER": "none"})
     assert done.returncode == 0, done.stderr
     assert any("zanzibar lighthouse keeper" in line and len(line) > 120 for line in done.stdout.splitlines()), done.stdout
+
+
+def test_a_query_is_taken_as_typed_even_when_it_starts_with_an_exclusion(tmp_path, monkeypatch):
+    # Was: `wikimem search "-draft budget"` exited 2 with "No such option: -d"
+    from wikimem.api import open_vault
+    monkeypatch.setenv("WIKIMEM_EMBEDDER", "none")
+    root = tmp_path / "v"
+    root.mkdir()
+    (root / "SCHEMA.md").write_text("# S\n")
+    (root / "budget.md").write_text("# Budget\n\nThe budget for the year.\n")
+    (root / "draft.md").write_text("# Draft budget\n\nA draft of the budget.\n")
+    open_vault(root).index()
+    for args in (["search", "-draft budget"], ["search", "-draft", "budget"], ["search", "budget", "-draft", "-k", "5"]):
+        result = runner.invoke(app, [*args, "-V", str(root), "--json"])
+        assert result.exit_code == 0, (args, result.output)
+        import json as _json
+        assert [h["path"] for h in _json.loads(result.output)["hits"]] == ["budget.md"], args
+    asked = runner.invoke(app, ["query", "-draft", "what", "is", "the", "budget", "--no-write", "-V", str(root), "--json"])
+    assert asked.exit_code in (0, 1) and '"question": "-draft what is the budget"' in asked.output, asked.output
+
+
+def test_commands_find_the_vault_from_a_subfolder(tmp_path, monkeypatch):
+    # Was: every command run from a vault's subfolder said "not a vault"
+    from wikimem.api import open_vault
+    monkeypatch.setenv("WIKIMEM_EMBEDDER", "none")
+    monkeypatch.delenv("WIKIMEM_VAULT", raising=False)
+    root = tmp_path / "v"
+    (root / "concepts" / "deep").mkdir(parents=True)
+    (root / "SCHEMA.md").write_text("# S\n")
+    (root / "concepts/alpha.md").write_text("# Alpha\n\nzebra crossing\n")
+    open_vault(root).index()
+    monkeypatch.chdir(root / "concepts" / "deep")
+    result = runner.invoke(app, ["search", "zebra", "--json"])
+    assert result.exit_code == 0, result.output
+    assert '"concepts/alpha.md"' in result.output
+    monkeypatch.chdir(tmp_path)  # above the vault: still an error, nothing indexed
+    outside = runner.invoke(app, ["search", "zebra"])
+    assert outside.exit_code != 0 and "not in a vault" in outside.output
+    assert not (tmp_path / ".wikimem").exists()

@@ -40,20 +40,25 @@ class LoadedVault:
 
 
 def default_vault_path(path: str | os.PathLike[str] | None) -> Path:
-    """``path``, else ``$WIKIMEM_VAULT``, else the current folder, but only when that folder looks
-    like a vault (``.wikimem/``, ``SCHEMA.md`` or ``.obsidian/``): a search typed in the wrong
-    folder must not silently index it and leave a cache behind."""
+    """``path``, else ``$WIKIMEM_VAULT``, else the nearest folder from the current one upwards that
+    looks like a vault (``.wikimem/``, ``SCHEMA.md`` or ``.obsidian/``), as git finds its repository
+    from a subfolder; none: an error, since a search typed in the wrong folder must not silently
+    index it and leave a cache behind."""
     chosen = path or os.environ.get("WIKIMEM_VAULT") or None
     root = Path(chosen).expanduser() if chosen else Path.cwd()
     if bad_name(str(root)):  # it would end up in URIs, JSON and SQLite, none of which take such bytes
         raise UsageError(f"the vault folder's path is not valid UTF-8 ({shown_name(str(root))}); rename it")
     if chosen:
         return root
-    if not any((root / marker).exists() for marker in VAULT_MARKERS):
-        raise UsageError(f"{root} is not a vault (it has no .wikimem/, SCHEMA.md or .obsidian/); name the vault "
-                         "(--vault PATH or the vault argument) or set WIKIMEM_VAULT, or run `wikimem init .` "
-                         "to make this folder one")
-    return root
+    for folder in (root, *root.parents):
+        try:
+            if any((folder / marker).exists() for marker in VAULT_MARKERS):
+                return folder
+        except OSError:  # a parent we may not look into: stop there
+            break
+    raise UsageError(f"{root} is not in a vault (neither it nor a folder above it has .wikimem/, SCHEMA.md or "
+                     ".obsidian/); name the vault (--vault PATH or the vault argument) or set WIKIMEM_VAULT, "
+                     "or run `wikimem init .` to make this folder one")
 
 
 class Context:

@@ -153,8 +153,8 @@ def ingest(paths: list[str] = typer.Argument(..., help="Files to bring into raw/
         raise typer.Exit(1)
 
 
-@app.command()
-def query(question: str = typer.Argument(..., help="The question (any language)."),
+@app.command(context_settings={"ignore_unknown_options": True})  # a question taken as typed, as search's query
+def query(question_words: list[str] = typer.Argument(..., metavar="QUESTION", help="The question (any language)."),
           vault: Optional[str] = VaultOpt,
           k: int = typer.Option(6, "-k", "--chunks", min=1, max=50, help="How many chunks to answer from."),
           no_write: bool = typer.Option(False, "--no-write", help="Answer only; do not file a query page."),
@@ -173,6 +173,7 @@ def query(question: str = typer.Argument(..., help="The question (any language).
     file the answer back as queries/<question>.md (the same question again updates that page)."""
     from ..api import open_vault
 
+    question = " ".join(question_words)
     v = _run(lambda: open_vault(vault))
     answer = _run(lambda: v.query(question, k=k, write=not no_write, llm=llm, llm_model=llm_model, llm_url=llm_url,
                                   llm_timeout=llm_timeout, folder=folder, type=type_, tags=tag, since=since,

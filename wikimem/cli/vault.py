@@ -120,10 +120,17 @@ def _skipped_line(skipped: list[dict[str, str]]) -> str:
     return f"{len(skipped)} file{'s' if len(skipped) != 1 else ''} skipped ({parts})"
 
 
-@app.command()
-def search(query: str = typer.Argument(..., help="What to look for (any language); Obsidian's operators "
+# A query is taken as typed: "-draft budget" (an exclusion first) and unquoted words are the query,
+# not an unknown option (a word that starts like one of search's own short options, -k or -V, needs
+# `--` before it: `wikimem search -- -kubernetes`).
+QUERY_AS_TYPED = {"ignore_unknown_options": True}
+
+
+@app.command(context_settings=QUERY_AS_TYPED)
+def search(query_words: list[str] = typer.Argument(..., metavar="QUERY",
+                                                   help="What to look for (any language); Obsidian's operators "
                                        "work: tag:, path:, file:, \"phrase\", -word, OR, [property:value], "
-                                       "line:(...), section:(...) (docs/search-syntax.md)."),
+                                       "line:(...), section:(...) (docs/search-syntax.md). Quotes optional."),
            vault: Optional[str] = VaultOpt,
            limit: int = typer.Option(10, "--limit", "-k", min=1, max=1000, help="How many results."),
            mode: str = typer.Option("hybrid", "--mode", help="hybrid | lexical | vector"),
@@ -144,6 +151,8 @@ def search(query: str = typer.Argument(..., help="What to look for (any language
            as_json: bool = JsonOpt) -> None:
     """Hybrid search (BM25 + vectors + link graph) over the vault."""
     from ..api import open_vault
+
+    query = " ".join(query_words)
 
     if output not in ("text", "json", "vimgrep"):
         err.print(f"[red]error:[/] unknown --format {escape(output)!r} (choose text, json or vimgrep)")
