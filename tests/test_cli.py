@@ -139,3 +139,17 @@ def test_commands_find_the_vault_from_a_subfolder(tmp_path, monkeypatch):
     outside = runner.invoke(app, ["search", "zebra"])
     assert outside.exit_code != 0 and "not in a vault" in outside.output
     assert not (tmp_path / ".wikimem").exists()
+
+
+def test_index_no_embed_and_lint_fix_say_what_happened(tmp_path, monkeypatch):
+    # Was: "vectors 0/0 (100%)" after --no-embed, and `lint --fix` silent when it fixed nothing
+    monkeypatch.setenv("WIKIMEM_EMBEDDER", "fake")
+    monkeypatch.delenv("WIKIMEM_VAULT", raising=False)
+    root = tmp_path / "v"
+    root.mkdir()
+    (root / "SCHEMA.md").write_text("# S\n")
+    (root / "a.md").write_text("# A\n\nalpha\n")
+    indexed = runner.invoke(app, ["index", str(root), "--no-embed"])
+    assert indexed.exit_code == 0 and "0/0" not in indexed.output and "vectors not computed" in indexed.output
+    fixed = runner.invoke(app, ["lint", str(root), "--fix"])
+    assert "nothing to fix" in fixed.output

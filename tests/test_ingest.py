@@ -342,3 +342,11 @@ def test_a_near_copy_of_a_source_is_reported_and_superseded_on_request(tmp_path,
     old = item["similar"][0]["path"]
     assert f"supersedes {old}" in item["message"]
     assert v.read_page(old)["frontmatter"]["status"] == "superseded"
+
+
+def test_a_text_file_is_titled_by_its_first_heading_like_line():
+    # Was: titled from its file name ("notes 2026")
+    from wikimem.ingest.extract import extract
+    assert extract("notes-2026.txt", b"Quarterly planning notes\n\nWe met on Monday.\n", ".txt").title == \
+        "Quarterly planning notes"
+    assert extract("notes-2026.txt", b"We met on Monday and agreed to ship.\n", ".txt").title == "notes 2026"

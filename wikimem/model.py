@@ -321,7 +321,10 @@ class BuildReport:
         total = sum(self.seconds.values())
         parts = [f"{self.pages} pages, {self.chunks} chunks",
                  f"{self.added} added, {self.changed} changed, {self.removed} removed, {self.unchanged} unchanged"]
-        if self.embedder:
+        if self.embedder and not self.vectors_wanted and self.chunks:  # `index --no-embed`: nothing counted yet
+            parts.append(f"vectors not computed ({self.vectors} in the cache; `wikimem index` without --no-embed, "
+                         "or the watcher, embeds them)")
+        elif self.embedder:
             passages = f", note passages {self.passages_held}/{self.passages_wanted}" if self.passages_wanted else ""
             parts.append(f"vectors {self.vectors}/{self.vectors_wanted} ({self.coverage:.0%}{passages}), "
                          f"{self.embedded_now} embedded now")

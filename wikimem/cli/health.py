@@ -72,12 +72,12 @@ def lint(paths: Optional[list[str]] = typer.Argument(None, help="Vault, or files
         from ..lint.output import to_sarif
         _emit_json(to_sarif(report))
     else:
-        _print_lint(report)
+        _print_lint(report, fix)
     if report.failed and not exit_zero:
         raise typer.Exit(1)
 
 
-def _print_lint(report) -> None:
+def _print_lint(report, fix: bool = False) -> None:
     style = {"error": "bold red", "warning": "yellow", "info": "cyan"}
     current = None
     for f in report.findings:
@@ -88,6 +88,8 @@ def _print_lint(report) -> None:
                   + ("  [dim](fixable)[/]" if f.fix else ""), highlight=False)
     for line in report.fixed:
         out.print(f"[green]fixed[/] {escape(line)}", highlight=False)
+    if fix and not report.fixed:  # --fix said nothing when there was nothing it could fix
+        err.print("[dim]--fix: nothing to fix (no finding here has a safe automatic fix)[/]", highlight=False)
     for notice in report.notices:
         err.print(f"[yellow]note:[/] {escape(notice)}", highlight=False)
     counts = report.counts()

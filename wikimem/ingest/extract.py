@@ -150,7 +150,8 @@ def decode_text(data: bytes) -> str:
 def extract(name: str, data: bytes, suffix: str) -> Extract:
     """``name``: the file name (for the fallback title and errors). The title is the document's
     own: frontmatter ``title``, else the first ``# `` heading; for HTML then ``<title>``; for PDF the
-    metadata title when it means something, then the first heading-like line; else the file name."""
+    metadata title when it means something, then (PDF and plain text) the first heading-like line; else
+    the file name."""
     stem = name.rsplit(".", 1)[0]
     date = None
     doc_title = None  # <title> of a web page, /Title of a PDF
@@ -171,7 +172,7 @@ def extract(name: str, data: bytes, suffix: str) -> Extract:
     h1 = next((plain(h.text) for h in page.headings if h.level == 1 and plain(h.text)), None)
     front_title = front.get("title") if isinstance(front.get("title"), (str, int, float)) else None
     title = " ".join(str(front_title or "").split()) or h1 or doc_title
-    if not title and pdf_text:
+    if not title and (pdf_text or suffix == ".txt"):  # plain text has no markup: its first heading-like line
         title = heading_line(markdown)
     title = title or " ".join(stem.replace("-", " ").replace("_", " ").split()) or stem
     date = str(front.get("date") or front.get("created") or date or "") or None
