@@ -130,3 +130,26 @@ def test_cli_hook_survives_a_missing_vault(tmp_path):
     assert plain.returncode == 1 and "not found" in plain.stderr and "Traceback" not in plain.stderr
     bad = _prime("--vault", str(tmp_path), "--format", "yaml")
     assert bad.returncode == 2
+
+
+def test_a_generic_folder_name_or_the_vault_itself_is_no_project(vault, make_vault, tmp_path):
+    # Was: `prime --cwd .../src` matched pages about "src" with relevance 1.0, before the prompt's
+    from wikimem.agent.prime import project_name
+    repo = tmp_path / "hivelog"
+    (repo / "src" / "deep").mkdir(parents=True)
+    (repo / "pyproject.toml").write_text("[project]\nname = 'hivelog'\n")
+    assert project_name(str(repo / "src" / "deep")) == "hivelog"  # the project root's name
+    assert project_name(str(tmp_path / "loose" / "src")) is None  # generic, and no project root above
+    assert project_name(str(vault.root / "concepts"), vault.root) is None  # inside the vault
+    b = vault.prime_context(cwd=str(vault.root), prompt="varroa mites")
+    assert b.project is None and [p.path for p in b.pages][:1] == ["concepts/Varroa.md"]
+
+
+def test_the_init_placeholder_domain_is_not_briefed(make_vault):
+    # Was: every briefing started with "A personal knowledge base. Replace this paragraph with ..."
+    from wikimem.api import init_vault
+    root = make_vault({})
+    init_vault(root)
+    v = open_vault(root, embedder="fake")
+    b = v.prime_context(prompt="anything")
+    assert "Replace this paragraph" not in b.text and b.domain == ""

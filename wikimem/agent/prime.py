@@ -130,11 +130,43 @@ def _found(wanted: set[str], text: str) -> set[str]:
     return {t for t in han if t in text} | (latin & terms(_HAN_RUN.sub(" ", text)) if latin else set())
 
 
-def project_name(cwd: str | None) -> str | None:
+# A folder name that says nothing about the project (issue 36: `prime --cwd src` matched pages about
+# "src" with relevance 1.0, before those matching the prompt).
+GENERIC_FOLDERS = frozenset("""src source sources lib libs app apps code docs doc test tests bin build dist
+pkg packages package cmd internal scripts script tmp temp home work workspace projects project repo repos dev
+git main master desktop documents downloads notes vault wiki""".split())
+PROJECT_MARKERS = (".git", "pyproject.toml", "package.json", "Cargo.toml", "go.mod", "pom.xml", "setup.py",
+                   "Gemfile", "composer.json", "CMakeLists.txt", "Makefile")
+
+
+def project_name(cwd: str | None, vault_root: Path | None = None) -> str | None:
+    """The project a session works on, named from ``cwd``: the nearest folder upwards that is a
+    project root (a .git, pyproject.toml, package.json ...), else ``cwd``'s own name unless it is a
+    generic one (src, docs, tests ...). None inside the vault itself: its folders are the vault's."""
     if not cwd:
         return None
-    name = Path(cwd).expanduser().name.strip()
-    return name or None
+    here = Path(cwd).expanduser()
+    try:
+        here = here.resolve()
+        if vault_root is not None and (here == vault_root or vault_root in here.parents):
+            return None
+    except OSError:
+        pass
+    for folder in (here, *here.parents):
+        try:
+            if any((folder / marker).exists() for marker in PROJECT_MARKERS):
+                name = folder.name.strip()
+                return name if name and name.casefold() not in GENERIC_FOLDERS else None
+        except OSError:
+            break
+    name = here.name.strip()
+    return name if name and name.casefold() not in GENERIC_FOLDERS else None
+
+
+def placeholder_domain(domain: str) -> bool:
+    """The Domain paragraph of SCHEMA.md is still `wikimem init`'s placeholder: a briefing that
+    starts with "Replace this paragraph" tells an agent nothing."""
+    return "replace this paragraph" in domain.casefold()
 
 
 @dataclass(frozen=True)
@@ -415,13 +447,15 @@ def _tally(items) -> list[tuple[str, int]]:
 
 def prime_context(ctx, cwd: str | None = None, prompt: str | None = None, budget_tokens: int = 1500) -> Briefing:
     """The briefing for a new agent session. Never raises: problems become notices."""
-    project = project_name(cwd)
+    project = project_name(cwd, ctx.root)
     prompt = (prompt or "").strip() or None
     budget = max(int(budget_tokens or 0), 0)
     notices: list[str] = []
     domain, memories, pages = "", [], []
     try:
         domain = " ".join(ctx.schema().domain.split())
+        if placeholder_domain(domain):
+            domain = ""
     except Exception as exc:  # noqa: BLE001 - the briefing never raises
         notices.append(f"SCHEMA.md unreadable: {exc}")
     try:
