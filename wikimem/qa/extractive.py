@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..index.analysis import stem, terms, tokens
 from ..model import Hit
@@ -45,13 +45,23 @@ class Candidate:
     cover: float
     score: float
     terms: frozenset[str]
+    run: int | None = None  # a step of this numbered list of the chunk: the answer quotes the whole list
+
+
+_EMBED_FILE = re.compile(r"!\[\[[^\]|]+?\.(?:png|jpe?g|gif|svg|webp|bmp|ico|avif|pdf|mp4|webm|mp3|wav|ogg)"
+                         r"(?:[#|][^\]]*)?\]\]|!\[[^\]]*\]\([^)]*\)", re.I)
+_HTML_TAG = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?>")
 
 
 def _clean(line: str) -> str:
+    """A line as an answer quotes it: links as their text, embedded images and icons and HTML tags
+    dropped (an answer read "Click settings.svg Settings"), inline code and emphasis kept."""
+    line = _EMBED_FILE.sub("", line)
+    line = _HTML_TAG.sub("", line)
     line = _LINK.sub(lambda m: m.group(2) or m.group(1).split("#")[0].rsplit("/", 1)[-1], line)
     line = _MDLINK.sub(lambda m: m.group(1), line)
     line = _BLOCK_ID.sub("", line)
-    return line.strip()
+    return " ".join(line.split())
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,7 @@ class Piece:
     block: str | None
     text: str
     context: str = ""  # words that describe it without being in it (a table row's column names)
+    run: int | None = None  # the numbered list it is a step of (its number within the chunk), if any
 
 
 def sentences(text: str) -> list[Piece]:
@@ -70,16 +81,21 @@ def sentences(text: str) -> list[Piece]:
     row reads "first cell: column = cell; ..."; a transcript turn keeps its speaker ("Ana: ...")."""
     out: list[Piece] = []
     paragraph: list[str] = []
-    state: dict = {"fence": False, "heading": None, "block": None, "header": None, "speaker": None}
+    state: dict = {"fence": False, "heading": None, "block": None, "header": None, "speaker": None,
+                   "run": None, "runs": 0, "item": None}
 
     def flush() -> None:
         if paragraph:
             joined = " ".join(paragraph)
-            for i, s in enumerate(p.strip() for p in _SPLIT.split(joined) if p and p.strip()):
-                if state["speaker"] and i:  # every sentence of a turn says who spoke it
-                    s = f"{state['speaker']}: {s}"
-                out.append(Piece(state["heading"], state["block"], s))
+            if state["item"] is not None:  # a numbered step stays one piece: an answer quotes steps whole
+                out.append(Piece(state["heading"], state["block"], joined, run=state["item"]))
+            else:
+                for i, s in enumerate(p.strip() for p in _SPLIT.split(joined) if p and p.strip()):
+                    if state["speaker"] and i:  # every sentence of a turn says who spoke it
+                        s = f"{state['speaker']}: {s}"
+                    out.append(Piece(state["heading"], state["block"], s))
             paragraph.clear()
+        state["item"] = None
         state["block"] = None
         state["speaker"] = None
 
@@ -95,6 +111,7 @@ def sentences(text: str) -> list[Piece]:
         if h:
             flush()
             state["heading"] = _BLOCK_ID.sub("", h.group(1)).strip()
+            state["run"] = None
             continue
         if not line.startswith("|"):
             state["header"] = None
@@ -121,13 +138,22 @@ def sentences(text: str) -> list[Piece]:
             shown = f"{cells[0]}: " + "; ".join(pairs) if cells[0] else "; ".join(pairs)
             out.append(Piece(state["heading"], None, shown, " ".join(header)))
             continue
-        item = re.match(r"^(?:[-*+]|\d+[.)])\s+", line)
+        item = re.match(r"^(?:[-*+]|(\d+)[.)])\s+", line)
         if item:
             flush()
+            numbered = item.group(1) is not None and raw[:1] not in (" ", "\t")  # a top-level step
+            if numbered and (state["run"] is None or item.group(1) == "1"):
+                state["runs"] += 1
+                state["run"] = state["runs"]
+            elif not numbered and raw[:1] not in (" ", "\t"):
+                state["run"] = None
             state["block"] = block.group(0).strip()[1:] if block else None
+            state["item"] = state["run"] if numbered else None
             paragraph.append(_clean(line[item.end():]))
             flush()
             continue
+        if raw[:1] not in (" ", "\t"):
+            state["run"] = None  # a paragraph at the margin ends the numbered list
         if block:
             state["block"] = block.group(0).strip()[1:]
         paragraph.append(_clean(line))
@@ -174,7 +200,7 @@ def candidates(question: str, hits: list[Hit], weights: dict[str, float],
                 continue
             cover = sum(weights[t] * (1.0 if t in own else 0.5 if t in context_here else 0.0) for t in q_terms) / total
             score = cover * (0.5 + 0.5 * share)
-            out.append(Candidate(text, piece.heading, piece.block, hit, rank, position, cover, score, own))
+            out.append(Candidate(text, piece.heading, piece.block, hit, rank, position, cover, score, own, piece.run))
     return out
 
 
@@ -210,7 +236,41 @@ def choose(question: str, hits: list[Hit], cache, max_sentences: int = MAX_SENTE
         if any(_jaccard(c.terms, o.terms) >= DUPLICATE or c.text == o.text for o in chosen):
             continue
         chosen.append(c)
+    chosen = _whole_lists(chosen)
     page_order: dict[str, int] = {}
     for c in sorted(chosen, key=lambda c: c.rank):
         page_order.setdefault(c.hit.path, len(page_order))
     return sorted(chosen, key=lambda c: (page_order[c.hit.path], c.rank, c.position))
+
+
+MAX_LIST_ITEMS = 12
+MAX_LIST_CHARS = 1200
+
+
+def _whole_lists(chosen: list[Candidate]) -> list[Candidate]:
+    """A chosen step of a numbered list becomes the whole list, in order ("4. Click Restore" alone,
+    without steps 1-3, answers nothing); other chosen steps of the same list are folded into it.
+    Bounded: a list longer than MAX_LIST_ITEMS items or MAX_LIST_CHARS characters is quoted up to
+    there, with "…"."""
+    out: list[Candidate] = []
+    done: set[tuple[str, str, int]] = set()
+    for c in chosen:
+        if c.run is None:
+            out.append(c)
+            continue
+        key = (c.hit.path, c.hit.chunk_id, c.run)
+        if key in done:
+            continue
+        done.add(key)
+        steps = [p for p in sentences(c.hit.text) if p.run == c.run]
+        lines, size = [], 0
+        for i, step in enumerate(steps, 1):
+            if i > MAX_LIST_ITEMS or size + len(step.text) > MAX_LIST_CHARS:
+                lines.append("…")
+                break
+            lines.append(f"{i}. {step.text}")
+            size += len(step.text)
+        position = min((k for k, p in enumerate(sentences(c.hit.text)) if p.run == c.run), default=c.position)
+        out.append(replace(c, text="\n".join(lines), position=position,
+                           heading=steps[0].heading if steps else c.heading))
+    return out

@@ -53,12 +53,14 @@ def extractive_answer(ctx, question: str, hits: list[Hit]) -> tuple[str, tuple[C
     paragraphs: list[list[str]] = []
     last_page = None
     for c in chosen:
-        cite = citation(c.hit, c.heading, c.block)
+        cite = citation(c.hit, c.heading, c.block if c.run is None else None)
         cite = cites.setdefault(cite.link, cite)
-        if c.hit.path != last_page:
+        if c.hit.path != last_page or c.run is not None:
             paragraphs.append([])
             last_page = c.hit.path
         paragraphs[-1].append(f"{c.text} {cite.link}")
+        if c.run is not None:  # a quoted list stands as its own block; what follows starts a new one
+            last_page = None
     return "\n\n".join(" ".join(p) for p in paragraphs), tuple(dict.fromkeys(cites.values()))
 
 
