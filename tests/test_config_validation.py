@@ -115,3 +115,29 @@ def test_llm_and_watch_settings_are_checked_and_reach_the_api(tmp_path):
     for bad in ({"llm": "gpt"}, {"llm_timeout": 0}, {"watch_debounce_ms": -1}, {"llm_url": "http://[::1"}):
         with pytest.raises(ConfigError):
             load_settings(None, bad)
+
+
+def test_settings_live_outside_the_disposable_cache(tmp_path):
+    # Was: settings only in .wikimem/config.toml, lost with `rm -rf .wikimem`
+    import shutil
+    from wikimem.config import load_settings, settings_path
+    root = tmp_path / "v"
+    (root / ".wikimem").mkdir(parents=True)
+    (root / ".wikimem.toml").write_text('embedder = "none"\n')
+    (root / ".wikimem" / "config.toml").write_text('embedder = "fake"\n')  # legacy: the new file wins
+    assert settings_path(root) == root / ".wikimem.toml"
+    assert load_settings(root, env={}).embedder == "none"
+    shutil.rmtree(root / ".wikimem")
+    assert load_settings(root, env={}).embedder == "none"  # a rebuild's rm -rf keeps them
+
+
+def test_the_legacy_place_is_still_read_and_doctor_says_to_move_it(tmp_path):
+    from wikimem.config import load_settings
+    from wikimem.doctor import diagnose as doctor
+    root = tmp_path / "v"
+    (root / ".wikimem").mkdir(parents=True)
+    (root / "SCHEMA.md").write_text("# S\n")
+    (root / ".wikimem" / "config.toml").write_text('embedder = "none"\n')
+    assert load_settings(root, env={}).embedder == "none"
+    config = next(c for c in doctor(str(root)).checks if c.name == "config")
+    assert config.status == "warn" and ".wikimem.toml" in (config.fix or "")

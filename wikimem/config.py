@@ -1,7 +1,11 @@
-"""Settings: defaults < ``<vault>/.wikimem/config.toml`` < environment (``WIKIMEM_*``) < flags.
+"""Settings: defaults < ``<vault>/.wikimem.toml`` < environment (``WIKIMEM_*``) < flags.
 
-The config file lives inside the cache folder on purpose: it is per-machine (which embedder, which
-server) rather than part of the vault's shared truth.
+The settings file sits at the top of the vault, beside (not inside) the ``.wikimem/`` cache: the
+cache is disposable (``rm -rf .wikimem`` and a rebuild give the same results), settings are not
+(issue 36: they were in ``.wikimem/config.toml`` and went with it). A dot name keeps it out of
+Obsidian and of the scan; it is per-machine (which embedder, which server), so a shared vault may
+list it in .gitignore. ``.wikimem/config.toml``, where older versions kept settings, is still read
+when there is no ``.wikimem.toml`` (``wikimem doctor`` says to move it).
 """
 from __future__ import annotations
 
@@ -142,11 +146,25 @@ def _check_url(url: str, bad) -> None:
         raise bad("an http:// or https:// URL with a host")
 
 
+SETTINGS_FILE = ".wikimem.toml"
+LEGACY_SETTINGS_FILE = ".wikimem/config.toml"
+
+
+def settings_path(vault_root: Path) -> Path:
+    """The settings file of a vault: ``.wikimem.toml``, else the legacy ``.wikimem/config.toml``
+    when only that one exists (a dangling symlink counts as existing: it is an error, not absent)."""
+    new = vault_root / SETTINGS_FILE
+    legacy = vault_root / ".wikimem" / "config.toml"
+    if not (new.exists() or new.is_symlink()) and (legacy.exists() or legacy.is_symlink()):
+        return legacy
+    return new
+
+
 def load_settings(vault_root: Path | None, overrides: Mapping[str, Any] | None = None,
                   env: Mapping[str, str] | None = None) -> Settings:
     values: dict[str, Any] = {}
     if vault_root is not None:
-        path = vault_root / ".wikimem" / "config.toml"
+        path = settings_path(vault_root)
         if path.is_symlink() and not path.exists():  # dangling or a loop: not "no config", which would
             # silently change every setting (another embedder: everything embedded again)
             raise ConfigError(f"{path} is a symlink that leads nowhere readable; fix or remove it")

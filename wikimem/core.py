@@ -63,7 +63,7 @@ def default_vault_path(path: str | os.PathLike[str] | None) -> Path:
 
 class Context:
     """One open vault as the stages see it: ``files`` (the only reader and writer of the vault's
-    bytes), ``settings`` (validated, defaults < config.toml < env < overrides) and ``cache`` (the
+    bytes), ``settings`` (validated, defaults < .wikimem.toml < env < overrides) and ``cache`` (the
     ``.wikimem/`` stores, opened on first use), with parsing and chunking by those settings."""
 
     def __init__(self, root: Path, overrides: Mapping[str, Any] | None = None):

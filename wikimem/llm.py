@@ -62,7 +62,7 @@ def _openai(model: str, url: str, api_key: str, messages, timeout: float) -> str
 
 def choose_llm(settings, kind: str | None, model: str | None, url: str | None, api_key: str | None,
                timeout: float | None) -> dict[str, Any]:
-    """The LLM to use: arguments (flags) win over settings (config.toml, WIKIMEM_LLM*); kind None
+    """The LLM to use: arguments (flags) win over settings (.wikimem.toml, WIKIMEM_LLM*); kind None
     means none (extractive answers)."""
     chosen = kind or (settings.llm if settings.llm != "none" else None)
     return {"kind": None if chosen == "none" else chosen, "model": model or settings.llm_model,

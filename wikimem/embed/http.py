@@ -19,7 +19,7 @@ class _HTTPEmbedder:
 
     def __init__(self, model: str, url: str = "", api_key: str = "", timeout: float = 60.0, transport=None):
         if not model:
-            raise ConfigError(f"the {self.name} embedder needs a model: set embed_model in .wikimem/config.toml "
+            raise ConfigError(f"the {self.name} embedder needs a model: set embed_model in .wikimem.toml "
                               "or WIKIMEM_EMBED_MODEL")
         self.model = model
         self.url = (url or self.default_url).rstrip("/")

@@ -205,7 +205,7 @@ def _check_input(ctx, path: Path, kind: str) -> None:
     limit = ctx.files.max_bytes if text_kind else max(ctx.files.max_bytes, 256 << 20) if pdf else ASSET_MAX_BYTES
     if size > limit:
         raise UsageError(f"{path.name}: {size / (1 << 20):.1f} MB, over the {limit / (1 << 20):.0f} MB a source of "
-                         f"this kind may be" + (" (max_file_mb in .wikimem/config.toml)" if text_kind else ""))
+                         f"this kind may be" + (" (max_file_mb in .wikimem.toml)" if text_kind else ""))
     if text_kind:
         with open(path, "rb") as fh:
             head = fh.read(8192)

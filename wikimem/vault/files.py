@@ -420,7 +420,7 @@ class VaultFiles:
 
     def _too_large(self, rel: str, size: str) -> NoteReadError:
         return NoteReadError(rel, f"file is {size}, over the {size_text(self.max_bytes)} limit "
-                             "(set max_file_mb in .wikimem/config.toml to raise it)", "too_large")
+                             "(set max_file_mb in .wikimem.toml to raise it)", "too_large")
 
     # -- writing -------------------------------------------------------------------------
     def write_note(self, rel: str, text: str, *, expected_sha256: str | None,
