@@ -158,10 +158,12 @@ def test_explain_shows_how_the_query_was_read(vault):
 def test_hits_print_path_line_and_vimgrep(vault, monkeypatch):
     monkeypatch.chdir(vault)
     shown = runner.invoke(app, ["search", "decided the date", "--vault", str(vault), "--mode", "lexical", "-k", "1"])
-    assert "projects/launch.md:7 # Launch" in shown.output, shown.output  # one chunk from "# Launch" (line 7)
+    # one chunk from "# Launch" (line 7); the hit points at the paragraph that matched, under its heading
+    # (issue 36: a lexical hit pointed at the chunk's first line)
+    assert "projects/launch.md:13 # Launch > Decisions" in shown.output, shown.output
     grep = runner.invoke(app, ["search", "decided the date", "--vault", str(vault), "--mode", "lexical", "-k", "1",
                                "--format", "vimgrep"])
     (line,) = grep.output.splitlines()
-    assert line.startswith("projects/launch.md:7:1:") and "decided the budget" in line
+    assert line.startswith("projects/launch.md:13:1:") and "decided the budget" in line
     bad = runner.invoke(app, ["search", "x", "--vault", str(vault), "--format", "xml"])
     assert bad.exit_code == 2

@@ -14,6 +14,7 @@ _BOLD = re.compile(r"\*\*|__")
 
 
 # the markers around a section wikimem generated (parse/generated.py): not words of the note
+_LEADING_HEADINGS = re.compile(r"^(?:#{1,6}[ \t][^\n]*(?:\n\s*|$))+")  # a snippet's own heading lines
 _GENERATED_MARK = re.compile(r"^<!-- wikimem:(?:begin|end) [^\n]*?-->[ \t]*\r?$\n?", re.MULTILINE)
 
 
@@ -231,6 +232,13 @@ class Hit:
     end_line: int | None = None
     line: int | None = None
     steps: tuple[str, ...] = ()  # the re-rank steps that changed the score (search/steps.py)
+
+    def snippet(self, limit: int = 240) -> str:
+        """The text a listing shows: the passage nearest the query (else the chunk), on one line,
+        without the heading lines it starts with (the hit's heading path already names them)."""
+        text = _LEADING_HEADINGS.sub("", (self.passage or self.text).lstrip()) or (self.passage or self.text)
+        one = " ".join(text.split())
+        return one if len(one) <= limit else one[:limit] + "…"
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -66,8 +66,11 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console(soft_wrap=not sys.stdout.isatty())  # piped: one line per line, never wrapped at 80 columns
-err = Console(stderr=True, soft_wrap=True)  # long messages stay one line when stderr is a file or a pipe
+# Piped or redirected: one line per line, never wrapped at 80 columns, and tables as wide as their
+# contents (Rich assumes 80 columns off a terminal and cut ids and paths to fit).
+OFF_TERMINAL_WIDTH = 400
+out = Console(soft_wrap=not sys.stdout.isatty(), width=None if sys.stdout.isatty() else OFF_TERMINAL_WIDTH)
+err = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else OFF_TERMINAL_WIDTH)
 
 VaultArg = typer.Argument(None, help="Vault folder (default: $WIKIMEM_VAULT or the current folder).",
                           show_default=False)

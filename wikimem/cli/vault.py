@@ -172,7 +172,7 @@ def search(query_words: list[str] = typer.Argument(..., metavar="QUERY",
             full = os.path.join(str(v.root), hit.path)
             shown = os.path.relpath(full)
             where = shown if not shown.startswith("..") else full
-            snippet = " ".join((hit.passage or hit.text).split())[:240]
+            snippet = hit.snippet(240)
             typer.echo(f"{_printable(where)}:{hit.line or 1}:1:{_printable(snippet)}")
         if not result.hits:
             raise typer.Exit(1)
@@ -194,8 +194,7 @@ def search(query_words: list[str] = typer.Argument(..., metavar="QUERY",
         at = f"{hit.path}:{hit.line}" if hit.line else hit.path  # path:line, as ripgrep prints it
         out.print(f"[bold]{i:>2}. {escape(hit.title)}[/]  [dim]{escape(at)}{' # ' + escape(where) if where else ''}[/]",
                   highlight=False)
-        snippet = " ".join((hit.passage or hit.text).split())  # the passage nearest the query, if any
-        out.print(f"    {snippet[:240]}{'…' if len(snippet) > 240 else ''}", highlight=False, markup=False)
+        out.print(f"    {hit.snippet(240)}", highlight=False, markup=False)  # the passage nearest the query
         if explain:
             parts = ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
                               for k, v in hit.components.items())

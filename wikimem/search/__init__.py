@@ -256,7 +256,8 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
     found = fusion.candidates(ctx, query, lexical, vector, settings, mode, turn_ids, nearest, vector_trust)
     ranked = fusion.rank(ctx, query, found, settings, mode, where, args, vectors_of)
     chosen = fusion.select(cache, ranked, limit, per_page, filters.hidden(), text_ok, page_ok)
-    hits = fusion.hits(ctx, chosen, lambda path, heading=None: obsidian_uri(name, path, heading), nearest)
+    hits = fusion.hits(ctx, chosen, lambda path, heading=None: obsidian_uri(name, path, heading), nearest,
+                       query)
     took = (time.perf_counter() - started) * 1000
     return SearchResult(raw, mode, tuple(hits), tuple(degraded), coverage if mode != "lexical" else 1.0,
                         took, tuple(notices), read)

@@ -179,10 +179,43 @@ def select(cache, ranked: Sequence[Candidate], limit: int, per_page: int, hidden
     return out
 
 
+_PARAGRAPH = re.compile(r"\n\s*\n")
+_HEADING_ONLY = re.compile(r"^\s*#{1,6}\s")
+
+
+def lexical_passage(text: str, query: str) -> str | None:
+    """The paragraph (or list item) of ``text`` holding the most of ``query``'s words, in the
+    passage form (cleaned, one line), when it is not the chunk's first: what a hit shows and points
+    at when no vector says which part is nearest (``--mode lexical``, a vault with no vectors yet)."""
+    from ..index.analysis import tokens
+    wanted = set(tokens(query))
+    if not wanted:
+        return None
+    pieces: list[str] = []
+    for block in _PARAGRAPH.split(text.strip()):
+        lines = block.splitlines()
+        if len(lines) > 1 and all(re.match(r"^\s*(?:[-*+]|\d+[.)])\s", line) for line in lines if line.strip()):
+            pieces.extend(lines)  # a list: each item is a piece
+        else:
+            pieces.append(block)
+    best, best_found = None, 0
+    for i, piece in enumerate(pieces):
+        if _HEADING_ONLY.match(piece) and "\n" not in piece.strip():
+            continue  # a heading alone: the chunk's label, not a passage
+        found = len(wanted & set(tokens(piece)))
+        if found > best_found:
+            best, best_found = i, found
+    if best is None or best == 0 or (best == 1 and _HEADING_ONLY.match(pieces[0])):
+        return None  # the chunk's first paragraph: the hit already starts there
+    shown = " ".join(index_clean(pieces[best]).split())
+    return shown or None
+
+
 def hits(ctx, chosen: Sequence[tuple[Candidate, Chunk]], uri: Callable[..., str],
-         nearest: dict[str, Any] | None = None) -> list[Hit]:
-    """The hits for ``chosen``: each with its passage (the part nearest the query by meaning), the
-    lines it spans in its file and a link that opens it (``uri(path, heading)``)."""
+         nearest: dict[str, Any] | None = None, query: str | None = None) -> list[Hit]:
+    """The hits for ``chosen``: each with its passage (the part nearest the query by meaning, else,
+    with ``query``, the paragraph holding most of its words), the lines it spans in its file and a
+    link that opens it (``uri(path, heading)``)."""
     nearest = nearest or {}
     cache = ctx.cache
     manifest = cache.manifest
@@ -193,7 +226,10 @@ def hits(ctx, chosen: Sequence[tuple[Candidate, Chunk]], uri: Callable[..., str]
     for c, chunk in chosen:
         found = nearest.get(c.id)
         passage = said.get(found.passage_id) if found is not None else None
-        if passage is not None and is_held(found.passage_id) and passage.startswith(f"{chunk.title}: "):
+        if passage is None and found is None and query:
+            passage = lexical_passage(chunk.text, query)
+        if passage is not None and found is not None and is_held(found.passage_id) \
+                and passage.startswith(f"{chunk.title}: "):
             # a note's passage was embedded with its page title in front (index/passages.py)
             passage = passage[len(chunk.title) + 2:]
         heading_path = shown_heading(chunk.text, chunk.heading_path, passage) if passage else chunk.heading_path
