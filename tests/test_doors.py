@@ -175,7 +175,7 @@ def _swap(folder: Path, outside: Path, stop: threading.Event) -> None:
             time.sleep(0.0005)
             os.unlink(folder)
             os.rename(aside, folder)
-            time.sleep(0.001)  # the real folder in place for a while too: some moves succeed
+            time.sleep(0.002)  # the real folder in place for a while too: some moves succeed
         except OSError:
             pass
     if folder.is_symlink():
@@ -197,9 +197,10 @@ def test_moves_and_deletes_raced_by_a_symlink_swap_never_land_outside(make_vault
     swapper.start()
     done = 0
     try:
-        deadline = time.monotonic() + 2.5
+        started = time.monotonic()
         i = 0
-        while time.monotonic() < deadline and i < 200:
+        # 2.5 s, longer (up to 15 s) until a few moves got through: a loaded machine fails most of them
+        while i < 200 and (time.monotonic() - started < 2.5 or (done < 5 and time.monotonic() - started < 15)):
             rel = f"inside/n{i}.md"
             sha = __import__("hashlib").sha256(f"# n{i}\n".encode()).hexdigest()
             try:
