@@ -155,3 +155,16 @@ def test_index_no_embed_and_lint_fix_say_what_happened(tmp_path, monkeypatch):
     monkeypatch.setattr(gcpause, "FREEZE_AFTER_LOAD", False)  # `lint` sets it for its one-shot process
     fixed = runner.invoke(app, ["lint", str(root), "--fix"])
     assert "nothing to fix" in fixed.output
+
+
+def test_process_seconds_counts_from_the_start_of_the_process():
+    import sys
+    import time
+    from wikimem.progress import process_seconds
+    if not sys.platform.startswith("linux"):
+        import pytest
+        pytest.skip("read from /proc")
+    first = process_seconds()
+    time.sleep(0.05)
+    second = process_seconds()
+    assert first is not None and second is not None and second >= first >= 0

@@ -99,3 +99,19 @@ class ProgressReporter:
         if task is None:
             task = self._tasks[stage] = self._progress.add_task(stage, total=total)
         self._progress.update(task, completed=done, total=total)
+
+
+def process_seconds() -> float | None:
+    """Wall seconds since this process started (Linux: /proc), or None where that cannot be read.
+    A one-shot command reports it beside the time its own work took: the interpreter, imports and
+    opening the cache are part of what a person waits for (issue 36: "in ~610 ms" printed after 2 s)."""
+    import os
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        with open("/proc/uptime", "rb") as fh:
+            uptime = float(fh.read().split()[0])
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # starttime, the 22nd field of stat(5)
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+    return max(0.0, uptime - started)

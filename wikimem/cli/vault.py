@@ -201,7 +201,10 @@ def search(query_words: list[str] = typer.Argument(..., metavar="QUERY",
             steps = f" steps={'+'.join(hit.steps)}" if hit.steps else ""
             out.print(f"    [cyan]score={hit.score:.4f}[/] {escape(parts)} found_by={'+'.join(hit.found_by)}{steps}",
                       highlight=False)
-    out.print(f"[dim]{len(result.hits)} results in {result.took_ms:.0f} ms[/]")
+    from ..progress import process_seconds
+    whole = process_seconds()
+    total = f", {whole:.1f} s with start-up" if whole is not None and whole * 1000 > result.took_ms + 50 else ""
+    out.print(f"[dim]{len(result.hits)} results in {result.took_ms:.0f} ms{total}[/]")
 
 
 @app.command()
