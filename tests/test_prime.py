@@ -153,3 +153,14 @@ def test_the_init_placeholder_domain_is_not_briefed(make_vault):
     v = open_vault(root, embedder="fake")
     b = v.prime_context(prompt="anything")
     assert "Replace this paragraph" not in b.text and b.domain == ""
+
+
+def test_two_pages_of_one_name_are_briefed_by_their_paths(make_vault):
+    # Was: both listed as [[Varroa]], one link that reaches only one of them
+    v = open_vault(make_vault({**FILES, "archive/Varroa.md": "# Varroa\n\nOld varroa mites notes on oxalic acid.\n"}),
+                   embedder="fake")
+    v.index()
+    b = v.prime_context(prompt="varroa mites oxalic acid")
+    links = [p.wikilink for p in b.pages if p.title == "Varroa" or p.path.endswith("Varroa.md")]
+    assert sorted(links) == ["[[archive/Varroa]]", "[[concepts/Varroa]]"], links
+    assert "[[archive/Varroa]]" in b.text and "[[concepts/Varroa]]" in b.text

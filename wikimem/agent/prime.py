@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -179,10 +179,11 @@ class BriefItem:
     matched: tuple[str, ...] = ()  # which query the page answered: project and/or prompt
     date: str | None = None  # memories: the day it was written (YYYY-MM-DD)
     importance: float = 1.0
+    link: str | None = None  # the wikilink to write, the path form when another note has the name
 
     @property
     def wikilink(self) -> str:
-        return wikilink(self.path)
+        return self.link or wikilink(self.path)
 
     @property
     def memory(self) -> bool:
@@ -250,7 +251,7 @@ def omitted_line(omitted, budget: int) -> str:
 def _line(item: BriefItem) -> str:
     if item.memory:  # the fact itself, once: its note name and title only repeat it
         return f"- {item.date}: {item.text}" if item.date and item.kind in ("decision", "fact") else f"- {item.text}"
-    link = wikilink(item.path)
+    link = item.wikilink
     named = link if item.title == link[2:-2] else f"{link} ({item.title})"
     return f"- {named}: {item.text}".rstrip(": ")
 
@@ -468,6 +469,14 @@ def prime_context(ctx, cwd: str | None = None, prompt: str | None = None, budget
     except Exception as exc:  # noqa: BLE001
         log.debug("search unavailable", exc_info=True)
         notices.append(f"search unavailable: {exc}")
+    try:  # two pages of one name would both be briefed as [[Name]] (issue 36): the path form for those
+        from .pages import name_clashes
+        clashes = name_clashes(ctx)
+        if clashes:
+            memories = [replace(m, link=wikilink(m.path, clashes)) for m in memories]
+            pages = [replace(p, link=wikilink(p.path, clashes)) for p in pages]
+    except Exception:  # noqa: BLE001 - the briefing never raises; the plain link is shown
+        log.debug("name clashes unavailable", exc_info=True)
     domain, kept, omitted = _budgeted(domain, memories + pages, project, prompt, notices, budget, len(pages))
     text = render(domain, kept, project, prompt, notices, omitted, budget, len(pages))
     text = fit(text, budget)  # only a budget too small for the headings cuts here
