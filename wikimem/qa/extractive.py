@@ -212,7 +212,38 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 # X use"); in a small vault they are rare, so their IDF is high and they would set the bar
 FRAMING = frozenset(stem(w) for w in """much many use used uses using value values way ways kind kinds
 thing things mean means meaning happen happens work works need needs get gets make makes usual usually
-typical typically exactly actually really explain describe tell know please""".split())
+typical typically exactly actually really explain describe tell know please
+create created creates invent invented develop developed write wrote written design designed found founded
+introduce introduced propose proposed made big""".split())
+# ("who created X", "who wrote X": the notes say "introduced by", "proposed by"; "how big": "77 MB")
+
+
+def asks_what_no_note_says(question: str, q_terms: list[str], weights: dict[str, float], hits: list[Hit]) -> bool:
+    """The question names pages the vault has and asks something about them that no note says:
+    every word of it besides those pages' names is in no note at all ("How tall is Vincent Traag?",
+    "the population of Leiden", "how many employees does Meta AI Research have"). The notes about
+    the names match well, and answering from them filed junk (issue 36). Only when the question
+    and the notes share a script: a Chinese question's words are absent from English notes without
+    that meaning anything."""
+    if not hits or _has_han(question) != _has_han(hits[0].title + " " + hits[0].text):
+        return False
+    named: set[str] = set()
+    for hit in hits:
+        named |= set(terms(hit.title))
+    asked = [t for t in q_terms if t not in named]
+    if asked and len(asked) < len(q_terms) and all(weights.get(t, 0.0) == 0.0 for t in asked):
+        return True
+    # a name the question asks about ("the capital of France") that no note has: the notes that
+    # match its other words ("the capitalize filter") are about something else
+    words = re.findall(r"[^\W\d_][\w'-]*", question)
+    for word in words[1:]:
+        if word[0].isupper() and any(weights.get(t, 1.0) == 0.0 for t in terms(word)):
+            return True
+    return False
+
+
+def _has_han(text: str) -> bool:
+    return re.search(r"[\u3400-\u9fff]", text) is not None
 
 
 def choose(question: str, hits: list[Hit], cache, max_sentences: int = MAX_SENTENCES,
@@ -224,6 +255,8 @@ def choose(question: str, hits: list[Hit], cache, max_sentences: int = MAX_SENTE
     weights = term_weights(cache, q_terms)
     known = [t for t in q_terms if weights[t] > 0]
     if len(known) < min_cover * len(q_terms):  # most of the question's words are in no note at all
+        return []
+    if asks_what_no_note_says(question, q_terms, weights, hits):
         return []
     pool = candidates(question, hits, {t: weights[t] for t in known}, min_cover)
     if not pool:
