@@ -393,7 +393,10 @@ class Watcher:
         self._info["last_error"] = error
         self.changes.put_back(batch)
         self._set_state("waiting")
-        self._stop.wait(backoff)
+        # a build that failed because the vault folder is going away (rm -rf: SQLite's "disk I/O
+        # error" before the folder is gone) must not wait out its back-off: look while waiting
+        if self._vault_gone_within(backoff):
+            self._give_up(MOVED.format(root=self.root))
 
     def _embed_slice(self) -> None:
         if not self._still_holding():
