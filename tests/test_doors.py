@@ -248,3 +248,19 @@ def test_every_write_goes_through_a_door():
             if writes.search(code) and "def " not in code:
                 offenders.append(f"{rel}:{n}: {line.strip()}")
     assert offenders == [], "write outside a door:\n" + "\n".join(offenders)
+
+
+def test_a_save_displaced_by_the_swap_goes_back_even_when_the_note_was_removed_meanwhile(tmp_path):
+    """_settle after the exchange: what went aside is a person's save (not what the caller read) and
+    the note is gone by now: their save comes back under the name, nothing is unlinked."""
+    folder = tmp_path / "f"
+    folder.mkdir()
+    (folder / ".wikimem-aside.tmp").write_bytes(b"their save")
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        with pytest.raises(ConflictError, match="their save is kept"):
+            safe_write._settle(fd, ".wikimem-aside.tmp", "n.md", b"ours", "0" * 64, "n.md")
+    finally:
+        os.close(fd)
+    assert (folder / "n.md").read_bytes() == b"their save"
+    assert sorted(p.name for p in folder.iterdir()) == ["n.md"]

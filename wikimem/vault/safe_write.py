@@ -217,15 +217,25 @@ def _settle(fd: int, tmp: str, name: str, data: bytes, expected_sha256: str, rel
             break
         if aside is None:
             break
+        if here is None:  # the note was removed meanwhile: theirs goes back under the name, never replacing
+            try:
+                os.link(tmp, name, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
+            except FileExistsError:
+                continue  # something arrived under the name: look again
+            os.unlink(tmp, dir_fd=fd)
+            break
         at_tmp = os.stat(tmp, dir_fd=fd, follow_symlinks=False)
-        at_name = os.stat(name, dir_fd=fd, follow_symlinks=False) if here is not None else None
-        if here is None or hashlib.sha256(here).hexdigest() == ours or at_tmp.st_mtime_ns >= at_name.st_mtime_ns:
+        at_name = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        if hashlib.sha256(here).hexdigest() == ours or at_tmp.st_mtime_ns >= at_name.st_mtime_ns:
             if not exchange(fd, tmp, name):  # put theirs back
                 os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
                 break
             continue
         os.unlink(tmp, dir_fd=fd)  # an older save than the one under the name now: superseded by it
         break
+    else:  # saves kept racing every round: keep the one aside as a note of its own, never drop it
+        stem = name[:-3] if name.lower().endswith(".md") else name
+        os.rename(tmp, f"{stem} (conflict {_random.token_hex(3)}).md", src_dir_fd=fd, dst_dir_fd=fd)
     raise ConflictError(f"{rel}: file changed on disk while it was being written; their save is kept, "
                         "this write was not made (re-read it and apply the change again)")
 
