@@ -83,7 +83,12 @@ def _source(walk: _Walk, parts: list[str], rel: str, expected_sha256: str) -> tu
 def _retire(sfd: int, name: str, dfd: int, new_name: str, linked: os.stat_result, rel: str) -> None:
     """Step 4: rename the old name aside, keep it only when it is not the inode that was linked."""
     aside = f".wikimem-{_random.token_hex(6)}.tmp"
-    os.rename(name, aside, src_dir_fd=sfd, dst_dir_fd=sfd)
+    try:
+        os.rename(name, aside, src_dir_fd=sfd, dst_dir_fd=sfd)
+    except FileNotFoundError:  # the old name was removed meanwhile: the note lives on under its new name
+        _fsync(sfd)
+        _fsync(dfd)
+        return
     went = _lstat(sfd, aside)
     if went is not None and (went.st_ino, went.st_dev) == (linked.st_ino, linked.st_dev):
         os.unlink(aside, dir_fd=sfd)
