@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from .config import Settings
-from .core import VAULT_MARKERS, Context, LoadedVault, default_vault_path  # noqa: F401 (re-exported)
+from .core import FORWARDED_CLIENT, VAULT_MARKERS, Context, LoadedVault, default_vault_path  # noqa: F401 (re-exported)
 from .errors import VaultError
 from .model import BuildReport, Chunk, Hit, Page, SearchResult  # noqa: F401 (Hit re-exported)
 from .parse import VaultSchema
@@ -67,8 +68,30 @@ def init_vault(path: str | os.PathLike[str]) -> InitReport:
 
 
 def open_vault(path: str | os.PathLike[str] | None = None, **overrides: Any) -> "Vault":
-    """Open a vault (``path``, else ``$WIKIMEM_VAULT``, else the current folder if it is a vault)."""
-    return Vault(default_vault_path(path), overrides)
+    """Open a vault (``path``, else ``$WIKIMEM_VAULT``, else the current folder if it is a vault).
+    A command forwarded to a warm process gets that process's open vault (same root, no overrides)."""
+    root = default_vault_path(path)
+    if FORWARDED_CLIENT.get() is not None and not overrides:
+        with contextlib.suppress(OSError):
+            hosted = _HOSTED.get(str(root.resolve()))
+            if hosted is not None:
+                return hosted
+    return Vault(root, overrides)
+
+
+# the vaults this process holds open for forwarded commands (forward.ForwardServer registers them)
+_HOSTED: dict[str, "Vault"] = {}
+
+
+def host_vault(vault: "Vault") -> None:
+    _HOSTED[str(Path(vault.root).resolve())] = vault
+
+
+def unhost_vault(vault: "Vault") -> None:
+    with contextlib.suppress(OSError):
+        key = str(Path(vault.root).resolve())
+        if _HOSTED.get(key) is vault:
+            del _HOSTED[key]
 
 
 class Vault:

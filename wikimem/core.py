@@ -9,6 +9,7 @@ facade stays a list of short delegations and a store can be replaced without tou
 """
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 from dataclasses import dataclass, field
@@ -45,7 +46,9 @@ def default_vault_path(path: str | os.PathLike[str] | None) -> Path:
     from a subfolder; none: an error, since a search typed in the wrong folder must not silently
     index it and leave a cache behind."""
     chosen = path or os.environ.get("WIKIMEM_VAULT") or None
-    root = Path(chosen).expanduser() if chosen else Path.cwd()
+    root = Path(chosen).expanduser() if chosen else client_cwd()
+    if not root.is_absolute() and client_cwd() != Path.cwd():  # a forwarded command: the client's folder
+        root = client_cwd() / root
     if bad_name(str(root)):  # it would end up in URIs, JSON and SQLite, none of which take such bytes
         raise UsageError(f"the vault folder's path is not valid UTF-8 ({shown_name(str(root))}); rename it")
     if chosen:
@@ -59,6 +62,18 @@ def default_vault_path(path: str | os.PathLike[str] | None) -> Path:
     raise UsageError(f"{root} is not in a vault (neither it nor a folder above it has .wikimem/, SCHEMA.md or "
                      ".obsidian/); name the vault (--vault PATH or the vault argument) or set WIKIMEM_VAULT, "
                      "or run `wikimem init .` to make this folder one")
+
+
+# The client of a command forwarded to this warm process ({"cwd", "started"}) while it runs
+# (serve/forward.py); None in a command run in its own process.
+FORWARDED_CLIENT: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("wikimem_forwarded",
+                                                                                         default=None)
+
+
+def client_cwd() -> Path:
+    """The folder the command was typed in: this process's, or a forwarded command's client's."""
+    client = FORWARDED_CLIENT.get()
+    return Path(client["cwd"]) if client else Path.cwd()
 
 
 class Context:

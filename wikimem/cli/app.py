@@ -4,6 +4,8 @@ No logic lives here. Exit codes: 0 ok, 1 findings or errors for the user, 2 usag
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import logging
 import math
@@ -69,8 +71,45 @@ app = typer.Typer(
 # Piped or redirected: one line per line, never wrapped at 80 columns, and tables as wide as their
 # contents (Rich assumes 80 columns off a terminal and cut ids and paths to fit).
 OFF_TERMINAL_WIDTH = 400
-out = Console(soft_wrap=not sys.stdout.isatty(), width=None if sys.stdout.isatty() else OFF_TERMINAL_WIDTH)
-err = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else OFF_TERMINAL_WIDTH)
+# A command forwarded to a warm process (serve/forward.py) renders for its client's terminal: its own
+# consoles and argv, per thread, while the process's own output goes on as it was.
+_FORWARDED: contextvars.ContextVar[tuple[Console, Console, list[str]] | None] = contextvars.ContextVar(
+    "wikimem_cli_forwarded", default=None)
+
+
+class _ConsoleSwitch:
+    """``out``/``err``: the process's console, or a forwarded command's for its client."""
+
+    def __init__(self, index: int, default: Console):
+        self._index = index
+        self._default = default
+
+    def __getattr__(self, name: str):
+        forwarded = _FORWARDED.get()
+        return getattr(forwarded[self._index] if forwarded else self._default, name)
+
+
+out = _ConsoleSwitch(0, Console(soft_wrap=not sys.stdout.isatty(), width=None if sys.stdout.isatty() else OFF_TERMINAL_WIDTH))
+err = _ConsoleSwitch(1, Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else OFF_TERMINAL_WIDTH))
+
+
+@contextlib.contextmanager
+def forwarded_consoles(stdout, stderr, stdout_tty: bool, stderr_tty: bool, env: dict[str, str], argv: list[str]):
+    """Consoles that render as ``out``/``err`` would have in the client's own process."""
+    def console(file, tty: bool, soft: bool) -> Console:
+        width = None
+        if tty:
+            try:
+                width = int(env.get("COLUMNS", "")) or None
+            except ValueError:
+                width = None
+        return Console(file=file, force_terminal=tty, soft_wrap=soft, width=width or (80 if tty else OFF_TERMINAL_WIDTH),
+                       _environ=env, legacy_windows=False)
+    reset = _FORWARDED.set((console(stdout, stdout_tty, not stdout_tty), console(stderr, stderr_tty, True), argv))
+    try:
+        yield
+    finally:
+        _FORWARDED.reset(reset)
 
 VaultArg = typer.Argument(None, help="Vault folder (default: $WIKIMEM_VAULT or the current folder).",
                           show_default=False)
@@ -116,7 +155,9 @@ def _printable(text: str) -> str:
 
 def _wants_json() -> bool:
     ctx = click.get_current_context(silent=True)
-    return bool(ctx is not None and ctx.params.get("as_json")) or "--json" in sys.argv[1:]
+    forwarded = _FORWARDED.get()
+    argv = forwarded[2] if forwarded else sys.argv[1:]
+    return bool(ctx is not None and ctx.params.get("as_json")) or "--json" in argv
 
 
 def _fail(message: str, code: int) -> typer.Exit:
@@ -172,12 +213,12 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-_QUIET = [False]
+_QUIET: contextvars.ContextVar[bool] = contextvars.ContextVar("wikimem_quiet", default=False)
 
 
 def quiet_mode() -> bool:
     """``wikimem -q COMMAND``: only errors, no progress display."""
-    return _QUIET[0]
+    return _QUIET.get()
 
 
 @app.callback()
@@ -186,20 +227,29 @@ def _main(
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="More log output (-vv for debug)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only errors."),
 ) -> None:
-    _QUIET[0] = quiet
+    _QUIET.set(quiet)
     level = logging.ERROR if quiet else (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
 
-def main() -> None:
+def invoke(argv: list[str] | None = None) -> int:
+    """Run one command line -> its exit code (``main``, and a warm process answering a forwarded one)."""
     try:
-        app()
+        app(args=argv, prog_name="wikimem")
+        return 0
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
     except typer.Exit as exc:  # raised outside a command (the --json error line is already out)
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except WikimemError as exc:  # errors raised while typer builds options
-        sys.exit(_fail(str(exc), exc.exit_code).exit_code)
+        return _fail(str(exc), exc.exit_code).exit_code
     except Exception as exc:  # a bug: one line and exit 1, never a traceback (-vv logs it)
         logging.getLogger(__name__).debug("unexpected error", exc_info=True)
-        sys.exit(_fail(f"unexpected {type(exc).__name__}: {exc} (a wikimem bug: please report it; "
-                       "-vv shows the traceback)", 1).exit_code)
+        return _fail(f"unexpected {type(exc).__name__}: {exc} (a wikimem bug: please report it; "
+                     "-vv shows the traceback)", 1).exit_code
+
+
+def main() -> None:
+    sys.exit(invoke())
 

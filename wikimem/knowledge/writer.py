@@ -9,6 +9,7 @@ reported as a warning in the result, never as an exception that would hide a wri
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import datetime as _dt
 import logging
 import re
@@ -262,9 +263,17 @@ def _log_field(text: str) -> str:
     return one if len(one) <= LOG_FIELD_MAX else one[:LOG_FIELD_MAX - 1] + "…"
 
 
+# Who a write is made for, when a server makes it for someone else (``wikimem serve`` sets the
+# token's name): log.md's line ends with "· by NAME". A context variable, so each request's thread
+# (and nothing else) carries its own.
+AUTHOR: contextvars.ContextVar[str | None] = contextvars.ContextVar("wikimem_author", default=None)
+
+
 def log_line(operation: str, detail: str, now: _dt.datetime | None = None) -> str:
     now = now or _dt.datetime.now()
-    return f"- {now:%Y-%m-%d %H:%M} · {_log_field(operation)} · {_log_field(detail)}"
+    author = AUTHOR.get()
+    by = f" · by {_log_field(author)}" if author else ""
+    return f"- {now:%Y-%m-%d %H:%M} · {_log_field(operation)} · {_log_field(detail)}{by}"
 
 
 def append_log(ctx, operation: str, detail: str) -> str:

@@ -247,16 +247,18 @@ def make_tool(tools: Tools, name: str, method: str, writes: bool, gate: FirstBui
 
 
 def build_server(vault, read_only: bool = False, lifespan=None, ready: threading.Event | None = None,
-                 started: threading.Event | None = None):
+                 started: threading.Event | None = None, tools: Tools | None = None,
+                 extra_middleware: list[Any] | None = None):
     """An MCPServer whose tools call into ``vault``; ``ready`` is set when the background start-up
-    has brought the cache up to date (calls wait for it only while there is no cache at all)."""
+    has brought the cache up to date (calls wait for it only while there is no cache at all).
+    ``tools``: share one ``Tools`` (and its write lock) with other front ends of the same vault."""
     from mcp.server import MCPServer
 
-    tools = Tools(vault)
+    tools = tools if tools is not None else Tools(vault)
     gate = FirstBuildGate(vault, ready)
     offered = available(vault, read_only)
     allowed = {name: set(inspect.signature(getattr(tools, method)).parameters) for name, method, _ in offered}
-    middleware: list[Any] = [RejectUnknownArguments(allowed)]
+    middleware: list[Any] = [*(extra_middleware or []), RejectUnknownArguments(allowed)]
     if started is not None:
         middleware.insert(0, HandshakeDone(started))
     server = MCPServer("wikimem", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan,

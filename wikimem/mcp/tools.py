@@ -72,12 +72,16 @@ class Tools:
                mode: Annotated[Literal["hybrid", "lexical", "vector"], D("Rankers to use.")] = "hybrid",
                include_superseded: Annotated[bool, D("Also pages a newer version replaced.")] = False,
                include_meta: Annotated[bool, D("Also index.md, log.md, communities.md.")] = False,
-               full_text: Annotated[bool, D("Also text, passage, found_by, components, uri.")] = False
+               full_text: Annotated[bool, D("Also text, passage, found_by, components, uri.")] = False,
+               folder: Folder = None, type: Type_ = None, tags: Tags = None,
+               since: Annotated[Optional[str], D("Updated on or after YYYY-MM-DD.")] = None,
+               until: Annotated[Optional[str], D("Updated on or before YYYY-MM-DD.")] = None
                ) -> SearchResult:
         """Hybrid search: one hit per page, best first."""
         from ..agent.pages import excerpt, name_clashes, wikilink
+        dates = {k: v for k, v in (("since", since), ("until", until)) if v}
         result = self.vault.search(query, limit=top_k, mode=mode, include_superseded=include_superseded,
-                                   include_meta=include_meta)
+                                   include_meta=include_meta, **_filters(folder, type, tags), **dates)
         hits, clashes = [], name_clashes(self.vault.ctx)
         for h in result.hits:
             heading = " > ".join(h.heading_path)
@@ -177,6 +181,15 @@ class Tools:
         report["findings_total"] = len(report.get("findings", []))
         report["findings"] = report.get("findings", [])[:limit]
         return report
+
+    def path(self, source: Annotated[str, D("From this page.")], target: Annotated[str, D("To this page.")],
+             directed: Annotated[bool, D("Follow links only in their direction.")] = False) -> dict[str, Any]:
+        """The shortest link path between two pages."""
+        return plain(self.vault.path(source, target, directed=directed))
+
+    def status(self) -> dict[str, Any]:
+        """What the cache holds: pages, chunks, vector coverage, embedder, stale files."""
+        return plain(self.vault.status())
 
     def stats(self) -> dict[str, Any]:
         """Vault counts: pages, links, orphans, hubs, communities, memories, vector coverage."""

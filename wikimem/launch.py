@@ -1,0 +1,151 @@
+"""The ``wikimem`` command's entry point: a read command whose vault is held by a warm process
+(``serve``, ``watch`` or ``mcp``) is answered by that process over its Unix socket; anything else,
+or any trouble on the way (no socket, a stale one, another version, ``WIKIMEM_NO_FORWARD=1``), runs
+the command here as always. Only the standard library is imported before that choice.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+from .serve.protocol import DISPLAY_ENV, FORWARDED, PROTOCOL, receive, send, short_address, socket_path
+
+CONNECT_TIMEOUT_S = 0.5
+VAULT_MARKERS = (".wikimem", "SCHEMA.md", ".obsidian")  # as core.VAULT_MARKERS (kept light here)
+# options that take a value, of the forwarded commands (a value is not the command or a vault)
+VALUE_OPTIONS = {"--vault", "-V", "--limit", "-k", "--k", "--mode", "--folder", "--type", "--tag", "--since",
+                 "--until", "--community", "--format", "--depth", "-d", "--fanout", "--min-weight", "--heading",
+                 "--llm", "--llm-model", "--llm-url", "--llm-timeout", "--server", "--token"}
+
+
+def forwardable(argv: list[str]) -> str | None:
+    """The command of ``argv`` when a warm process may answer it, else None."""
+    if os.environ.get("WIKIMEM_NO_FORWARD", "") not in ("", "0"):
+        return None
+    words = [a for a in argv if not a.startswith("-")]
+    if not words or words[0] not in FORWARDED or argv[0].startswith("-") and argv[0] not in ("-q", "--quiet"):
+        return None
+    command = words[0]
+    if any(a in ("--help", "--version") for a in argv):
+        return None
+    if any(a == "--server" or a.startswith("--server=") for a in argv):
+        return None  # a remote server was named: not this machine's warm process
+    if command == "query" and "--no-write" not in argv:
+        return None  # a query that files its answer writes: run here, through the writer
+    if command == "search" and any(a in ("vimgrep", "--format=vimgrep") for a in argv):
+        return None  # paths relative to the client's folder
+    return command
+
+
+def vault_of(argv: list[str], command: str, cwd: Path) -> Path | None:
+    """The vault the command would open, found as core.default_vault_path finds it."""
+    chosen = None
+    positional: list[str] = []
+    skip = False
+    seen_command = False
+    for i, arg in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if arg in ("--vault", "-V") and i + 1 < len(argv):
+            chosen = argv[i + 1]
+            skip = True
+        elif arg.startswith("--vault="):
+            chosen = arg.split("=", 1)[1]
+        elif arg in VALUE_OPTIONS:
+            skip = True
+        elif not arg.startswith("-"):
+            if seen_command:
+                positional.append(arg)
+            seen_command = True
+    if chosen is None and command in ("status", "stats") and positional:
+        chosen = positional[0]
+    chosen = chosen or os.environ.get("WIKIMEM_VAULT") or None
+    if chosen:
+        root = Path(chosen).expanduser()
+        return root if root.is_absolute() else cwd / root
+    for folder in (cwd, *cwd.parents):
+        try:
+            if any((folder / marker).exists() for marker in VAULT_MARKERS):
+                return folder
+        except OSError:
+            return None
+    return None
+
+
+def _started() -> float | None:
+    """This process's start as a wall-clock time (the warm process reports time "with start-up")."""
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        with open("/proc/uptime", "rb") as fh:
+            uptime = float(fh.read().split()[0])
+        return time.time() - (uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def forward(argv: list[str]) -> int | None:
+    """Run ``argv`` in the warm process holding its vault -> exit code, or None to run it here."""
+    command = forwardable(argv)
+    if command is None:
+        return None
+    cwd = Path(os.getcwd())
+    root = vault_of(argv, command, cwd)
+    if root is None:
+        return None
+    path = socket_path(root)
+    if not path.exists():
+        return None
+    from . import __version__
+    request = {"protocol": PROTOCOL, "version": __version__, "argv": argv, "cwd": str(cwd),
+               "env": {k: os.environ[k] for k in DISPLAY_ENV if k in os.environ},
+               "settings": {k: v for k, v in os.environ.items() if k.startswith("WIKIMEM_")},
+               "stdout_tty": sys.stdout.isatty(), "stderr_tty": sys.stderr.isatty(), "started": _started()}
+    if sys.stdout.isatty() and "COLUMNS" not in request["env"]:
+        try:
+            request["env"]["COLUMNS"] = str(os.get_terminal_size(sys.stdout.fileno()).columns)
+        except OSError:
+            pass
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        address, fd = short_address(path)
+        try:
+            sock.settimeout(CONNECT_TIMEOUT_S)
+            sock.connect(address)
+        finally:
+            if fd is not None:
+                os.close(fd)
+        sock.settimeout(None)
+        send(sock, request)
+        answer = receive(sock)
+    except (OSError, ValueError, ConnectionError):
+        return None  # stale socket, a process that went away mid-answer: run it here
+    finally:
+        sock.close()
+    if "fallback" in answer or not isinstance(answer.get("code"), int):
+        return None
+    _write(sys.stdout, answer.get("stdout", ""))
+    _write(sys.stderr, answer.get("stderr", ""))
+    return answer["code"]
+
+
+def _write(stream, text: str) -> None:
+    if not text:
+        return
+    try:
+        stream.write(text)
+    except UnicodeEncodeError:
+        stream.buffer.write(text.encode("utf-8", "backslashreplace"))
+    stream.flush()
+
+
+def main() -> None:
+    code = forward(sys.argv[1:])
+    if code is not None:
+        sys.exit(code)
+    from .cli import main as cli_main
+    cli_main()

@@ -1,0 +1,371 @@
+"""``wikimem serve``: one warm process for every client of one or more vaults.
+
+    /health                              liveness (no token)
+    /openapi.json                        the JSON API's OpenAPI document
+    /v1/vaults                           the vaults the caller's token sees
+    /v1/vaults/{name}/search?q=...       and the other operations (operations.OPERATIONS)
+    /mcp/{name}  (/mcp: the only vault)  MCP over streamable HTTP, the stdio server's tools
+    /, /v/{name}/..., /login             the web page (web.py)
+
+Starlette and uvicorn (both already brought by the MCP SDK) do the HTTP; ``guard.Guard`` decides
+who may ask; every operation is a call into the vault's ``mcp.tools.Tools`` in a worker thread.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable
+from urllib.parse import parse_qs
+
+from .. import __version__
+from .guard import COOKIE, BodyTooLarge, Guard, RateLimiter
+from .hosts import VaultHost
+from .operations import OPERATIONS, ApiError, Operation, api_error, body_arguments, openapi, query_arguments, validate
+from .tokens import TokenStore
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PORT = 8765
+DEFAULT_MAX_BODY = 4 * 1024 * 1024  # 4 MiB: a 1 MiB note (the write limit) as JSON, with room to spare
+
+
+@dataclass
+class ServeConfig:
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    require_token: bool = False
+    allowed_hosts: set[str] = field(default_factory=set)
+    max_body: int = DEFAULT_MAX_BODY
+    rate: float = 20.0  # requests a second per token
+    burst: int = 60
+
+
+def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None):
+    from starlette.responses import Response
+    body = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
+    return Response(body, status_code=status, media_type="application/json", headers=headers)
+
+
+def _error(exc: BaseException):
+    error = api_error(exc)
+    if error.status >= 500 and error.status not in (503, 507):
+        log.error("request failed: %s", error.message)
+    return _json(error.body(), error.status, error.headers)
+
+
+class Server:
+    """The served vaults, the token store and the ASGI app over them."""
+
+    def __init__(self, hosts: dict[str, VaultHost], store: TokenStore, config: ServeConfig):
+        self.hosts = hosts
+        self.store = store
+        self.config = config
+
+    # -- who sees what ------------------------------------------------------------------------
+    def host_for(self, scope, name: str, write: bool) -> VaultHost:
+        who = scope["wikimem.token"]
+        host = self.hosts.get(name)
+        sees, may = who.allows(name, write) if host is not None else (False, False)
+        if host is None or not sees:  # another vault's token: 404, the names are not revealed
+            raise ApiError(404, f"no vault named {name!r} here", "not_found")
+        if not may:
+            raise ApiError(403, f"token {who.name!r} may only read vault {name!r}", "forbidden")
+        problem = host.problem()
+        if problem:
+            raise ApiError(503, problem, "vault_gone")
+        return host
+
+    def visible(self, scope) -> list[VaultHost]:
+        who = scope["wikimem.token"]
+        return [h for name, h in self.hosts.items() if who.allows(name, False)[0]]
+
+    # -- the JSON API ---------------------------------------------------------------------------
+    async def operation(self, request, op: Operation):
+        import anyio
+
+        from ..knowledge.writer import AUTHOR
+        from ..mcp.server import _when_unlocked
+        from ..mcp.tools import plain
+        host, args = None, {}
+        try:
+            host = self.host_for(request.scope, request.path_params["name"], op.writes)
+            if op.http == "GET":
+                args = query_arguments(op, request.query_params.multi_items())
+            else:
+                args = body_arguments(op, await _read_json(request))
+            args = validate(op, args)
+            fn = getattr(host.tools, op.method)
+            author = getattr(request.scope["wikimem.token"], "name", "") or None
+
+            def call():
+                reset = AUTHOR.set(author)
+                try:
+                    return plain(fn(**args) if op.writes else _when_unlocked(fn, (), args))
+                finally:
+                    AUTHOR.reset(reset)
+            return _json(await anyio.to_thread.run_sync(call))
+        except ApiError as exc:
+            return _error(exc)
+        except Exception as exc:  # noqa: BLE001 - every failure is a JSON answer, never a traceback
+            error = api_error(exc)
+            if error.status == 409 and host is not None and args.get("path"):
+                error.extra["current_sha256"] = _current_sha(host, args["path"])
+            return _error(error)
+
+    async def vaults(self, request):
+        return _json({"vaults": [h.state() for h in self.visible(request.scope)]})
+
+    async def health(self, request):
+        gone = sum(1 for h in self.hosts.values() if h.problem())
+        return _json({"ok": gone < len(self.hosts), "version": __version__, "vaults": len(self.hosts), "gone": gone},
+                     200 if gone < len(self.hosts) else 503)
+
+    async def openapi(self, request):
+        return _json(openapi("wikimem", __version__))
+
+    # -- MCP over streamable HTTP -------------------------------------------------------------------
+    async def mcp(self, scope, receive, send):
+        rest = scope["path"][len("/mcp"):].strip("/")
+        if not rest:
+            seen = self.visible(scope)
+            if len(self.hosts) != 1 or not seen:
+                raise ApiError(404, "name the vault: /mcp/NAME (GET /v1/vaults lists them)", "not_found")
+            rest = seen[0].name
+        if "/" in rest:
+            raise ApiError(404, f"no such path {scope['path']!r}", "not_found")
+        who = scope["wikimem.token"]
+        host = self.host_for(scope, rest, write=False)
+        _server, app = host.mcp_server("write" if who.allows(rest, True)[1] else "read")
+        await app({**scope, "path": "/", "raw_path": b"/", "root_path": ""}, receive, send)
+
+    # -- the web page ---------------------------------------------------------------------------------
+    async def web(self, request):
+        import anyio
+        from starlette.responses import HTMLResponse, RedirectResponse
+
+        from . import web
+        signed_in = bool(getattr(request.scope["wikimem.token"], "name", ""))
+        headers = {"Content-Security-Policy": web.CSP, "X-Content-Type-Options": "nosniff",
+                   "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
+        name = request.path_params.get("name")
+        try:
+            if name is None:
+                seen = self.visible(request.scope)
+                if len(seen) == 1:
+                    return RedirectResponse(f"/v/{seen[0].name}/", 303)
+                return HTMLResponse(web.vaults_page([h.state() for h in seen], signed_in), headers=headers)
+            host = self.host_for(request.scope, name, write=False)
+            path = request.path_params.get("path")
+            query = request.query_params.get("q", "").strip()
+            if path is not None:
+                page = await anyio.to_thread.run_sync(lambda: self._page_view(host, path))
+                return HTMLResponse(web.note_page(name, page["page"], page["html"], page["related"], page["obsidian"],
+                                                  signed_in), headers=headers)
+            if query:
+                result = await anyio.to_thread.run_sync(lambda: host.tools.search(query, top_k=20))
+                return HTMLResponse(web.results_page(name, query, result, signed_in), headers=headers)
+            from ..mcp.tools import plain
+            recent = await anyio.to_thread.run_sync(lambda: plain(host.tools.recent("30d", limit=30)))
+            return HTMLResponse(web.home_page(name, recent, signed_in), headers=headers)
+        except Exception as exc:  # noqa: BLE001 - an error page, never a traceback
+            error = api_error(exc)
+            return HTMLResponse(web.error_page(error.status, error.message, name if error.status != 404 else None),
+                                status_code=error.status, headers=headers)
+
+    def _page_view(self, host: VaultHost, path: str) -> dict[str, Any]:
+        from . import web
+        page = host.tools.read_page(path, backlinks=True)
+        rel = page["path"]
+        links: dict[str, str] = {}
+        try:
+            parsed = host.vault.pages([rel], refresh=False).get(rel)
+            for link in parsed.links if parsed is not None else ():
+                if link.resolved:
+                    links[link.target.strip().casefold()] = link.resolved
+        except Exception:  # noqa: BLE001 - a page still shows with its links unresolved
+            log.debug("links of %s not resolved", rel, exc_info=True)
+        related: list[dict[str, Any]] = []
+        try:
+            related = host.tools.related(rel, limit=8).get("related", [])
+        except Exception:  # noqa: BLE001 - no vectors yet: no related list
+            pass
+        rendered = web.render_markdown(web.body_of(page["content"]), host.name, rel,
+                                       lambda target: links.get(target.strip().casefold()))
+        return {"page": page, "html": rendered, "related": related,
+                "obsidian": web.obsidian_url(host.root.name, rel)}
+
+    async def login(self, request):
+        from starlette.responses import HTMLResponse, RedirectResponse
+
+        from . import web
+        headers = {"Content-Security-Policy": web.CSP, "Cache-Control": "no-store"}
+        if request.method == "GET":
+            return HTMLResponse(web.login_page(), headers=headers)
+        try:
+            form = parse_qs((await request.body()).decode("utf-8"), max_num_fields=4)
+        except (ValueError, UnicodeDecodeError, BodyTooLarge):
+            form = {}
+        token = (form.get("token") or [""])[0].strip()
+        if not token or self.store.check(token) is None:
+            return HTMLResponse(web.login_page("unknown or revoked token"), status_code=401, headers=headers)
+        response = RedirectResponse("/", 303)
+        response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/",
+                            secure=request.url.scheme == "https", max_age=30 * 86400)
+        return response
+
+    async def logout(self, request):
+        from starlette.responses import RedirectResponse
+        response = RedirectResponse("/login", 303)
+        response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
+        return response
+
+    # -- assembly ---------------------------------------------------------------------------------------
+    def app(self):
+        from starlette.applications import Starlette
+        from starlette.exceptions import HTTPException
+        from starlette.routing import Route
+
+        routes = [Route("/health", self.health), Route("/openapi.json", self.openapi), Route("/v1/vaults", self.vaults),
+                  Route("/", self.web), Route("/v/{name}/", self.web), Route("/v/{name}/page/{path:path}", self.web),
+                  Route("/login", self.login, methods=["GET", "POST"]), Route("/logout", self.logout)]
+        for op in OPERATIONS:
+            routes.append(Route(f"/v1/vaults/{{name}}{op.path}", _bind(self.operation, op), methods=[op.http],
+                                name=f"{op.http.lower()}_{op.method}"))
+
+        async def not_found(request, exc: HTTPException):
+            return _json({"error": f"{exc.detail}: {request.method} {request.url.path}", "code": "not_found"
+                          if exc.status_code == 404 else "bad_method"}, exc.status_code)
+
+        starlette = Starlette(routes=routes, lifespan=self.lifespan,
+                              exception_handlers={HTTPException: not_found})
+        server = self
+
+        async def root(scope, receive, send):
+            if scope["type"] == "http" and (scope["path"] == "/mcp" or scope["path"].startswith("/mcp/")):
+                try:
+                    return await server.mcp(scope, receive, send)
+                except ApiError as exc:
+                    return await _send_error(send, exc)
+            try:
+                await starlette(scope, receive, send)
+            except BodyTooLarge as exc:
+                await _send_error(send, ApiError(413, str(exc), "too_large"))
+
+        return Guard(root, store=self.store, require_token=self.config.require_token,
+                     allowed_hosts=self.allowed_hosts(), max_body=self.config.max_body,
+                     limiter=RateLimiter(self.config.rate, self.config.burst))
+
+    def allowed_hosts(self) -> set[str]:
+        port = self.config.port
+        names = {"localhost", "127.0.0.1", "[::1]", self.config.host, *self.config.allowed_hosts}
+        return names | {f"{n}:{port}" for n in names}
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, _app):
+        async with contextlib.AsyncExitStack() as stack:
+            for host in self.hosts.values():
+                for scope in ("read", "write"):
+                    server, _ = host.mcp_server(scope)
+                    await stack.enter_async_context(server.session_manager.run())
+            yield
+
+
+def _bind(fn: Callable, op: Operation):
+    async def endpoint(request):
+        return await fn(request, op)
+    endpoint.__name__ = op.method
+    return endpoint
+
+
+async def _read_json(request) -> Any:
+    try:
+        raw = await request.body()
+    except BodyTooLarge as exc:
+        raise ApiError(413, str(exc), "too_large") from None
+    if not raw.strip():
+        return {}
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ApiError(400, "the request body is not UTF-8", "bad_request") from None
+    except ValueError as exc:
+        raise ApiError(400, f"malformed JSON: {exc}", "bad_request") from None
+
+
+async def _send_error(send, error: ApiError) -> None:
+    from .guard import _reply
+    await _reply(send, error.status, error.body(), error.headers)
+
+
+def _current_sha(host: VaultHost, path: Any) -> str | None:
+    try:
+        from ..agent.pages import note_path
+        return host.vault.files.read_note(note_path(host.vault.ctx, str(path))).sha256
+    except Exception:  # noqa: BLE001 - gone or unreadable: no current hash to give
+        return None
+
+
+def start_hosts(pairs, *, watch: bool = True, **overrides: Any) -> dict[str, VaultHost]:
+    """Open and take each vault (its watcher first: a vault another process watches or serves is
+    refused, naming that process); on any failure the ones taken are let go."""
+    hosts: dict[str, VaultHost] = {}
+    try:
+        for name, root in pairs:
+            host = VaultHost(name, root, watch=watch, **overrides)
+            hosts[name] = host
+            host.start()
+    except BaseException:
+        for host in hosts.values():
+            host.stop()
+        raise
+    return hosts
+
+
+def plan(vaults: list[str], named: list[str], config: ServeConfig, store: TokenStore | None = None):
+    """Check what ``serve`` was asked before anything is opened -> (vault pairs, store, config):
+    a non-loopback bind needs a token for a served vault; a token for a served vault makes tokens
+    required (else anyone who can reach the port could do what the token holder can't)."""
+    from ..errors import UsageError
+    from .guard import is_loopback
+    from .hosts import parse_vault_specs
+    pairs = parse_vault_specs(vaults, named)
+    store = store or TokenStore()
+    names = {name for name, _ in pairs}
+    tokens = [t for t in store.tokens() if t.vault == "*" or t.vault in names]
+    if not is_loopback(config.host) and not tokens:
+        raise UsageError(f"refusing to listen on {config.host} without a token: anyone who reaches the port could "
+                         f"read and write the vault. Add one (`wikimem token add NAME --vault {sorted(names)[0]}`) "
+                         "or bind to 127.0.0.1")
+    if tokens:
+        config.require_token = True
+    return pairs, store, config
+
+
+def run(pairs, store: TokenStore, config: ServeConfig, *, watch: bool = True,
+        announce: Callable[[dict[str, Any]], None] | None = None, **overrides: Any) -> None:
+    """Serve until SIGINT/SIGTERM (uvicorn finishes the requests in flight; every write is atomic,
+    so a stop mid-write leaves the old file or the new one, never half of one)."""
+    import uvicorn
+
+    from .forward import ForwardServer
+    hosts = start_hosts(pairs, watch=watch, **overrides)
+    server = Server(hosts, store, config)
+    forwards: list[ForwardServer] = []
+    try:
+        forwards = [ForwardServer(h.vault).start() for h in hosts.values()]
+        if announce is not None:
+            announce({"url": f"http://{_url_host(config.host)}:{config.port}/", "tokens": config.require_token,
+                      "vaults": {name: str(h.root) for name, h in hosts.items()}})
+        uvicorn.run(server.app(), host=config.host, port=config.port, log_level="warning",
+                    timeout_graceful_shutdown=10, lifespan="on", access_log=False)
+    finally:
+        for forward in forwards:
+            forward.stop()
+        for host in hosts.values():
+            host.stop()
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host

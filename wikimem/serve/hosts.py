@@ -1,0 +1,125 @@
+"""One served vault: its open ``Vault`` (warm cache), the ``Tools`` every client's calls go through,
+the watcher that keeps it in step (serve takes the watcher's role, so a second watcher or server on
+the vault is refused and named), its MCP servers, and whether it is still there."""
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+from ..errors import LockError, UsageError
+
+log = logging.getLogger(__name__)
+
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def vault_name(root: Path) -> str:
+    """A served vault's default name: its folder's name, made URL-safe."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", root.resolve().name).strip("-.") or "vault"
+    return name[:64]
+
+
+def parse_vault_specs(positional: list[str], named: list[str]) -> list[tuple[str, Path]]:
+    """``VAULT`` arguments and ``--vault NAME=PATH`` options as (name, folder) pairs; names unique."""
+    pairs: list[tuple[str, Path]] = []
+    for spec in named:
+        name, sep, path = spec.partition("=")
+        if not sep or not path:
+            raise UsageError(f"--vault {spec!r}: give NAME=PATH, e.g. --vault notes=~/notes")
+        pairs.append((name, Path(path).expanduser()))
+    for path in positional:
+        root = Path(path).expanduser()
+        pairs.append((vault_name(root), root))
+    if not pairs:
+        from ..core import default_vault_path
+        root = default_vault_path(None)
+        pairs.append((vault_name(root), root))
+    seen: set[str] = set()
+    for name, root in pairs:
+        if not NAME.match(name):
+            raise UsageError(f"vault name {name!r}: use letters, digits, . _ - (it is part of URLs)")
+        if name in seen:
+            raise UsageError(f"two vaults named {name!r}: name them with --vault NAME=PATH")
+        seen.add(name)
+        if not root.is_dir():
+            raise UsageError(f"{root}: no such folder")
+    return pairs
+
+
+class VaultHost:
+    """A vault as the server holds it."""
+
+    def __init__(self, name: str, root: Path, watch: bool = True, **overrides: Any):
+        from ..api import open_vault
+        from ..mcp.tools import Tools
+
+        self.name = name
+        self.vault = open_vault(root, **overrides)
+        self.root = self.vault.root
+        self.tools = Tools(self.vault)
+        self.watch = watch
+        self.session = self.vault.warm_session(watch=False)  # the watcher is started here, first, to refuse a second
+        self.watcher = None
+        self.mcp: dict[str, Any] = {}  # "read" | "write" -> (MCPServer, its ASGI app)
+        self.lock = threading.Lock()
+
+    def start(self) -> None:
+        """Take the vault: its watcher (LockError names who holds it), then the warm-up in the background."""
+        if self.watch:
+            watcher = self.vault.watch()
+            try:
+                watcher.start()
+            except LockError as exc:
+                raise LockError(f"vault {self.name!r} ({self.root}) is held by another process: {exc}") from None
+            self.watcher = watcher
+        self.session.go.set()  # no handshake to wait for
+        self.session.start()
+
+    def stop(self) -> None:
+        self.session.stop()
+        if self.watcher is not None:
+            try:
+                self.watcher.stop()
+            except Exception:  # noqa: BLE001 - stopping must go on for the other vaults
+                log.exception("the watcher of %s did not stop cleanly", self.name)
+        self.vault.close()
+
+    def problem(self) -> str | None:
+        """Why this vault cannot be served now (its folder is gone), or None."""
+        try:
+            if not self.root.is_dir():
+                return f"the vault folder {self.root} is gone; this vault is not served until it is back and the server restarted"
+        except OSError as exc:
+            return f"the vault folder {self.root} cannot be read ({exc.strerror})"
+        if self.watcher is not None:
+            because = self.watcher.status().get("stopped_because")
+            if because:
+                return f"the vault stopped being watched: {because}"
+        return None
+
+    def state(self) -> dict[str, Any]:
+        problem = self.problem()
+        info: dict[str, Any] = {"name": self.name, "root": str(self.root), "state": "gone" if problem else
+                                ("ready" if self.session.ready.is_set() else "warming")}
+        if problem:
+            info["problem"] = problem
+        return info
+
+    def mcp_server(self, scope: str):
+        """The MCP server for a token's scope (read: no write tools listed at all) -> (server, app)."""
+        with self.lock:
+            if scope not in self.mcp:
+                from mcp.server.transport_security import TransportSecuritySettings
+
+                from ..mcp.server import build_server
+                from .mcp_author import AuthorFromRequest
+                server = build_server(self.vault, read_only=scope != "write", ready=self.session.ready,
+                                      tools=self.tools, extra_middleware=[AuthorFromRequest()])
+                app = server.streamable_http_app(
+                    streamable_http_path="/", json_response=True,
+                    transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+                self.mcp[scope] = (server, app)
+            return self.mcp[scope]

@@ -1,0 +1,152 @@
+"""API tokens for ``wikimem serve``: made once, shown once, kept only as hashes.
+
+The store is one JSON file in the user's config folder (``$XDG_CONFIG_HOME/wikimem/tokens.json``,
+else ``~/.config/wikimem/``; ``%APPDATA%`` on Windows, ``~/Library/Application Support`` on macOS),
+mode 0600, never inside a vault: a vault is synced, shared and committed, a token must not be.
+
+A token is 32 random bytes (``wm_`` + base64url). Its SHA-256 is what is stored: a token is not a
+password a person chose, so a fast hash is as safe as a slow one (nothing to guess), and checking
+it costs a microsecond. Every stored hash is compared with ``hmac.compare_digest``, all of them,
+so the time a check takes says nothing about which one matched.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..errors import ConfigError, UsageError
+
+SCOPES = ("read", "write")
+PREFIX = "wm_"
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+
+
+def config_dir() -> Path:
+    """The user's wikimem config folder, by the platform's convention."""
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    if xdg:
+        return Path(xdg) / "wikimem"
+    if sys.platform == "win32" and os.environ.get("APPDATA"):
+        return Path(os.environ["APPDATA"]) / "wikimem"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "wikimem"
+    return Path.home() / ".config" / "wikimem"
+
+
+def token_file() -> Path:
+    return Path(os.environ["WIKIMEM_TOKENS"]) if os.environ.get("WIKIMEM_TOKENS") else config_dir() / "tokens.json"
+
+
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Token:
+    name: str
+    vault: str  # the served vault's name ("*": every vault of the server)
+    scope: str  # read | write
+    sha256: str
+    created: str
+
+    def allows(self, vault: str, write: bool) -> tuple[bool, bool]:
+        """(sees the vault, may do this): another vault's token does not see it at all."""
+        sees = self.vault in ("*", vault)
+        return sees, sees and (self.scope == "write" or not write)
+
+
+class TokenStore:
+    """The token file: read on every change of it (mtime), written atomically with mode 0600."""
+
+    def __init__(self, path: Path | None = None):
+        self.path = Path(path) if path is not None else token_file()
+        self._seen: tuple[int, int] | None = None
+        self._tokens: list[Token] = []
+
+    # -- reading --------------------------------------------------------------------------------
+    def tokens(self) -> list[Token]:
+        """The stored tokens, re-read when the file changed (a `token revoke` in another shell takes
+        effect on the running server's next request)."""
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            self._seen, self._tokens = None, []
+            return []
+        except OSError as exc:
+            raise ConfigError(f"cannot read the token file {self.path}: {exc.strerror}") from None
+        stamp = (st.st_mtime_ns, st.st_size)
+        if stamp != self._seen:
+            self._tokens = self._load()
+            self._seen = stamp
+        return list(self._tokens)
+
+    def _load(self) -> list[Token]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            return [Token(**{k: str(t[k]) for k in ("name", "vault", "scope", "sha256", "created")})
+                    for t in data.get("tokens", [])]
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise ConfigError(f"the token file {self.path} is not valid ({type(exc).__name__}: {exc}); "
+                              "fix or delete it and add the tokens again") from None
+
+    def check(self, presented: str) -> Token | None:
+        """The token ``presented`` is, or None. Constant time over the stored hashes."""
+        wanted = digest(presented)
+        found = None
+        for token in self.tokens():
+            if hmac.compare_digest(token.sha256, wanted) and found is None:
+                found = token
+        return found
+
+    # -- changing -------------------------------------------------------------------------------
+    def add(self, name: str, vault: str, scope: str) -> str:
+        """A new token; the returned secret is shown once and never stored."""
+        if not NAME.match(name or ""):
+            raise UsageError(f"token name {name!r}: use letters, digits and . _ @ - (up to 64), e.g. alice-laptop")
+        if scope not in SCOPES:
+            raise UsageError(f"--scope {scope!r}: choose read or write")
+        if not vault or not (vault == "*" or NAME.match(vault)):
+            raise UsageError(f"--vault {vault!r}: the name a server gives the vault (e.g. notes), or * for all")
+        tokens = self.tokens()
+        if any(t.name == name for t in tokens):
+            raise UsageError(f"a token named {name!r} exists; revoke it first or choose another name")
+        secret = PREFIX + secrets.token_urlsafe(32)
+        created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self._save([*tokens, Token(name, vault, scope, digest(secret), created)])
+        return secret
+
+    def revoke(self, name: str) -> Token:
+        tokens = self.tokens()
+        gone = [t for t in tokens if t.name == name]
+        if not gone:
+            raise UsageError(f"no token named {name!r} (`wikimem token list` shows them)")
+        self._save([t for t in tokens if t.name != name])
+        return gone[0]
+
+    def _save(self, tokens: list[Token]) -> None:
+        """Atomic, mode 0600 from the first byte (the temp file is created so), folder 0700."""
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        text = json.dumps({"version": 1, "tokens": [asdict(t) for t in tokens]}, indent=2) + "\n"
+        fd, tmp = tempfile.mkstemp(prefix=".tokens-", suffix=".tmp", dir=self.path.parent)  # 0600
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        self._seen = None
