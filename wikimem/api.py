@@ -99,6 +99,7 @@ class Vault:
     each a short delegation to the stage that does it, handed this vault's ``Context``."""
 
     def __init__(self, root: Path, overrides: Mapping[str, Any] | None = None):
+        self.overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
         self.ctx = Context(root, overrides)
         self.files = self.ctx.files
         self.root = self.ctx.root
@@ -382,6 +383,13 @@ class Vault:
         ``wait_idle(timeout)``, ``status()``); one per vault, refused with LockError otherwise."""
         from .watch import Watcher
         return Watcher(self.ctx, debounce_ms=debounce_ms, polling=polling)
+
+    def answer_forwarded(self):
+        """While this process holds the vault open, answer the one-shot read commands typed on it
+        (``.wikimem/serve.sock``) -> a ``ForwardServer`` to ``stop()``. Not for a vault opened with
+        overrides (another embedder...): those commands would not get what they would get alone."""
+        from .serve.forward import ForwardServer
+        return ForwardServer(self).start()
 
     def close(self) -> None:
         self.ctx.close()

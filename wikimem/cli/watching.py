@@ -66,6 +66,19 @@ def watch(vault: Optional[str] = VaultArg,
         out.print(f"{state} {v.root} in the background (pid {result['pid']}); log: {result['log']}", highlight=False)
         return
     watcher = _run(lambda: v.watch(debounce_ms=debounce_ms, polling=poll))
+    forwarding = v.answer_forwarded()  # one-shot searches on this vault are answered warm, by this process
+    try:
+        final = _watch_in_foreground(v, watcher, as_json)
+    finally:
+        forwarding.stop()
+    if as_json:
+        _emit_json(final)
+    else:
+        err.print(f"stopped: {status_line(final)}", highlight=False, markup=False)
+
+
+def _watch_in_foreground(v, watcher, as_json: bool):
+    from ..watch.foreground import run_foreground, status_line
     if err.is_terminal and not as_json:
         from rich.live import Live
         from rich.text import Text
@@ -79,7 +92,4 @@ def watch(vault: Optional[str] = VaultArg,
                 said.append(True)
                 err.print(f"watching {v.root} (pid {info['pid']})", highlight=False)
         final = _run(lambda: run_foreground(watcher, once))
-    if as_json:
-        _emit_json(final)
-    else:
-        err.print(f"stopped: {status_line(final)}", highlight=False, markup=False)
+    return final

@@ -280,9 +280,11 @@ def serve(path: str | None, read_only: bool = False, watch: bool = True, **overr
     @asynccontextmanager
     async def lifespan(_server):
         session.start()  # here, after the transport has claimed stdout
+        forwarding = vault.answer_forwarded()  # one-shot commands on this vault are answered warm
         try:
             yield {}
         finally:
+            forwarding.stop()
             session.stop()
 
     server = build_server(vault, read_only=read_only, lifespan=lifespan, ready=session.ready, started=session.go)

@@ -349,12 +349,12 @@ def run(pairs, store: TokenStore, config: ServeConfig, *, watch: bool = True,
     so a stop mid-write leaves the old file or the new one, never half of one)."""
     import uvicorn
 
-    from .forward import ForwardServer
+    from .forward import ForwardServer  # noqa: F401 (typing)
     hosts = start_hosts(pairs, watch=watch, **overrides)
     server = Server(hosts, store, config)
     forwards: list[ForwardServer] = []
     try:
-        forwards = [ForwardServer(h.vault).start() for h in hosts.values()]
+        forwards = [h.vault.answer_forwarded() for h in hosts.values()]
         if announce is not None:
             announce({"url": f"http://{_url_host(config.host)}:{config.port}/", "tokens": config.require_token,
                       "vaults": {name: str(h.root) for name, h in hosts.items()}})

@@ -136,6 +136,9 @@ class ForwardServer:
     def start(self) -> "ForwardServer":
         """Take the socket unless another live process answers on it; never raises (forwarding is
         a speed-up: without it every command still runs, in its own process)."""
+        if getattr(self.vault, "overrides", None):
+            log.info("not answering forwarded commands: this vault was opened with %s", sorted(self.vault.overrides))
+            return self
         try:
             self._bind()
         except OSError as exc:

@@ -95,7 +95,7 @@ def markdown_renderer():
     def render_wikilink(self, tokens, idx, options, env):
         target, alias = tokens[idx].meta["target"], tokens[idx].meta["alias"]
         name, _, heading = target.partition("#")
-        shown = alias or target.replace("#", " › ")
+        shown = alias or (name if heading.startswith("^") else target.replace("#", " › "))
         resolve: Callable[[str], str | None] = env.get("resolve", lambda _n: None)
         path = env.get("self_path") if not name else resolve(name)
         if path is None:
@@ -152,6 +152,16 @@ def home_page(vault: str, recent: dict[str, Any], signed_in: bool) -> str:
     return layout(vault, body, vault, signed_in=signed_in)
 
 
+def plain_links(text: str) -> str:
+    """An excerpt as a reader sees it: ``[[Page#^id|shown]]`` as "shown", ``[[Page#H]]`` as "Page › H"."""
+    def shown(found: re.Match) -> str:
+        if found.group(2):
+            return found.group(2)
+        name, _, anchor = found.group(1).partition("#")
+        return name + (f" › {anchor}" if anchor and not anchor.startswith("^") else "")
+    return _WIKILINK.sub(shown, text)
+
+
 def results_page(vault: str, query: str, result: dict[str, Any], signed_in: bool) -> str:
     hits = []
     for i, hit in enumerate(result.get("hits", []), 1):
@@ -160,7 +170,7 @@ def results_page(vault: str, query: str, result: dict[str, Any], signed_in: bool
         anchor = heading.split(" > ")[-1] if heading else None
         hits.append(f'<div class="hit"><a class="hit-title" href="{esc(page_url(vault, hit["path"], anchor))}">'
                     f'{i}. {esc(hit.get("title") or hit["path"])}</a><div class="where">{esc(where)}</div>'
-                    f'<p>{esc(hit.get("excerpt", ""))}</p></div>')
+                    f'<p>{esc(plain_links(hit.get("excerpt", "")))}</p></div>')
     notes = "".join(f'<p class="meta">{esc(n)}</p>' for n in result.get("notices", []))
     body = (f'<h1>Search: {esc(query)}</h1>{notes}'
             f'<div id="hits">{"".join(hits) or "<p>no results</p>"}</div>')
@@ -202,5 +212,9 @@ def obsidian_url(root_name: str, path: str) -> str:
     return f"obsidian://open?{urlencode({'vault': root_name, 'file': stem}, quote_via=quote)}"
 
 
+_BLOCK_ID = re.compile(r"[ \t]\^([A-Za-z0-9-]+)[ \t]*$", re.M)
+
+
 def body_of(text: str) -> str:
-    return _body(text.replace("\r\n", "\n"))
+    """What the page shows of a note: no frontmatter, no ``^block-id`` markers (Obsidian hides them)."""
+    return _BLOCK_ID.sub("", _body(text.replace("\r\n", "\n")))

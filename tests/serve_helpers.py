@@ -1,0 +1,59 @@
+"""A real ``wikimem serve`` on loopback (uvicorn in a thread, or a child process) for the tests that
+need one: MCP over HTTP, the browser, SIGTERM."""
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+NONE_EMBEDDER = 'embedder = "none"\n'
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(url: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/health", timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise TimeoutError(f"{url} did not come up")
+
+
+@contextmanager
+def live_server(pairs: list[tuple[str, Path]], store, **config):
+    """Serve ``pairs`` on a free loopback port in this process -> (base URL, Server)."""
+    import uvicorn
+
+    from wikimem.serve.app import Server, ServeConfig, plan, start_hosts
+    port = free_port()
+    cfg = ServeConfig(port=port, rate=0.0, **config)
+    pairs, store, cfg = plan([], [f"{n}={p}" for n, p in pairs], cfg, store)
+    hosts = start_hosts(pairs, watch=True)
+    for host in hosts.values():
+        host.session.ready.wait(60)
+    server = Server(hosts, store, cfg)
+    uv = uvicorn.Server(uvicorn.Config(server.app(), host="127.0.0.1", port=port, log_level="warning",
+                                       lifespan="on", access_log=False))
+    thread = threading.Thread(target=uv.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url)
+        yield url, server
+    finally:
+        uv.should_exit = True
+        thread.join(timeout=15)
+        for host in hosts.values():
+            host.stop()

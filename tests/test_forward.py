@@ -1,0 +1,134 @@
+"""One-shot read commands answered by a warm process over .wikimem/serve.sock (issue 37 item 5):
+the same output and exit codes as in-process, no heavy import on the way, and a quiet fall back
+for a stale socket, another version or other settings."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from serve_helpers import NONE_EMBEDDER
+from wikimem import __version__
+from wikimem.api import open_vault
+from wikimem.serve.forward import refusal
+from wikimem.serve.protocol import PROTOCOL
+
+WIKIMEM = str(Path(sys.executable).parent / "wikimem")
+FILES = {"SCHEMA.md": "# Schema\n", ".wikimem.toml": NONE_EMBEDDER,
+         "concepts/Alpha.md": "---\ntags: [greek]\n---\n# Alpha\n\nalpha particles and [[Beta]]\n",
+         "concepts/Beta.md": "# Beta\n\nbeta decay of nuclei\n", "notes/Gamma.md": "# Gamma\n\ngamma rays, [[Alpha]]\n"}
+
+
+def _env(**extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_")}
+    env.update(extra)
+    return env
+
+
+def _run(args, cwd, **extra):
+    return subprocess.run([WIKIMEM, *args], cwd=cwd, env=_env(**extra), capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def warm(make_vault):
+    root = make_vault(FILES)
+    vault = open_vault(root)
+    vault.index()
+    forwarding = vault.answer_forwarded()
+    yield root
+    forwarding.stop()
+    vault.close()
+
+
+def _probe(args, cwd):
+    """Call the entry point's forward() alone: whether it was answered, and what it imported."""
+    code = ("import sys, json; from wikimem.launch import forward; code = forward(sys.argv[1:]); "
+            "heavy = sorted(m for m in ('faiss', 'onnxruntime', 'igraph', 'typer', 'rich', 'numpy') if m in sys.modules); "
+            "print(json.dumps({'code': code, 'heavy': heavy}), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=_env(), capture_output=True, text=True,
+                          timeout=120)
+    return json.loads(done.stderr.strip().splitlines()[-1]), done.stdout
+
+
+@pytest.mark.parametrize("args", [["search", "alpha"], ["search", "zzzz-nothing", "--mode", "lexical"],
+                                  ["search", "alpha", "--json"], ["status", "--json"], ["stats", "--json"],
+                                  ["read", "concepts/Beta"], ["read", "concepts/Nope.md"], ["neighbors", "concepts/Alpha.md"],
+                                  ["path", "notes/Gamma.md", "concepts/Beta.md"], ["search"], ["related", "nope.md"]])
+def test_forwarded_output_and_exit_code_are_the_in_process_ones(warm, args):
+    forwarded = _run(args, warm)
+    alone = _run(args, warm, WIKIMEM_NO_FORWARD="1")
+    assert forwarded.returncode == alone.returncode, (forwarded.stderr, alone.stderr)
+    assert forwarded.stdout or forwarded.stderr, (forwarded, alone)
+
+    def same(text: str) -> str:  # the timings differ, and status's own cache size and age
+        lines = [line for line in text.splitlines() if " results in " not in line]
+        if not text.strip():
+            return ""
+        if args[0] in ("status", "stats") and "--json" in args and text.lstrip().startswith("{"):
+            data = json.loads(text)
+            for key in ("took_ms", "cache_bytes", "size", "age", "watcher", "built_at", "last_build", "watch"):
+                data.pop(key, None)
+            return json.dumps(data, sort_keys=True)
+        if "--json" in args and text.strip().startswith("{"):
+            data = json.loads(text)
+            data.pop("took_ms", None)
+            return json.dumps(data, sort_keys=True)
+        return "\n".join(lines)
+    assert same(forwarded.stdout) == same(alone.stdout)
+    assert same(forwarded.stderr) == same(alone.stderr)
+
+
+def test_the_forwarding_path_imports_nothing_heavy_and_is_answered(warm):
+    result, stdout = _probe(["search", "alpha"], warm)
+    assert result["code"] == 0 and "Alpha" in stdout
+    assert result["heavy"] == []
+
+
+def test_the_socket_is_owner_only(warm):
+    sock = warm / ".wikimem" / "serve.sock"
+    assert stat.S_ISSOCK(sock.stat().st_mode)
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o600
+
+
+def test_a_stale_socket_falls_back_to_running_in_process(make_vault):
+    root = make_vault(FILES)
+    open_vault(root).index()
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(root / ".wikimem" / "serve.sock"))
+    stale.close()  # its process is gone; the file stays
+    result, _ = _probe(["search", "alpha"], root)
+    assert result["code"] is None  # not answered: the command runs here
+    done = _run(["search", "alpha"], root)
+    assert done.returncode == 0 and "Alpha" in done.stdout
+
+
+def test_no_forward_variable_and_commands_that_write_run_in_process(warm):
+    for args in (["query", "what is alpha"], ["search", "alpha", "--format", "vimgrep"]):
+        result, _ = _probe(args, warm)
+        assert result["code"] is None, args
+    env_probe = subprocess.run([sys.executable, "-c", "import sys; from wikimem.launch import forward; "
+                                "print(forward(['search', 'alpha']))"], cwd=warm, env=_env(WIKIMEM_NO_FORWARD="1"),
+                               capture_output=True, text=True, timeout=60)
+    assert env_probe.stdout.strip().splitlines()[-1] == "None"
+
+
+def test_the_warm_process_refuses_what_it_would_not_answer_the_same_way():
+    good = {"protocol": PROTOCOL, "version": __version__, "argv": ["search", "x"], "settings": {}}
+    assert refusal(good) is None
+    assert "runs wikimem" in refusal({**good, "version": "0.0.1"})
+    assert refusal({**good, "argv": ["index"]})
+    assert refusal({**good, "argv": ["search", 3]})
+    assert "settings differ" in refusal({**good, "settings": {"WIKIMEM_EMBEDDER": "fake"}})
+
+
+def test_a_vault_given_as_a_relative_path_from_another_folder_is_forwarded(warm):
+    forwarded = _run(["search", "alpha", "-V", warm.name], warm.parent)
+    assert forwarded.returncode == 0 and "Alpha" in forwarded.stdout
+    result, _ = _probe(["search", "alpha", "-V", warm.name], warm.parent)
+    assert result["code"] == 0

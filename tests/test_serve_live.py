@@ -1,0 +1,136 @@
+"""wikimem serve as a real server on loopback: MCP over streamable HTTP behind tokens, a client that
+disconnects mid-request, SIGTERM mid-write (issue 37)."""
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from serve_helpers import NONE_EMBEDDER, free_port, live_server, wait_healthy
+from wikimem.serve.tokens import TokenStore
+
+FILES = {"SCHEMA.md": "# Schema\n", ".wikimem.toml": NONE_EMBEDDER,
+         "concepts/Alpha.md": "# Alpha\n\nalpha particles and [[Beta]]\n", "concepts/Beta.md": "# Beta\n\nbeta decay\n"}
+
+
+async def _mcp(url: str, token: str | None, calls):
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+        async with streamable_http_client(url, http_client=http) as streams:
+            async with ClientSession(streams[0], streams[1]) as session:
+                await session.initialize()
+                return await calls(session)
+
+
+def test_mcp_over_http_has_the_stdio_tools_behind_the_same_tokens(make_vault, tmp_path):
+    store = TokenStore(tmp_path / "tokens.json")
+    reader = store.add("rea", "v", "read")
+    writer = store.add("wri", "v", "write")
+    root = make_vault(FILES, name="v")
+    with live_server([("v", root)], store) as (url, _server):
+        async def names(session):
+            return sorted(t.name for t in (await session.list_tools()).tools)
+
+        read_tools = asyncio.run(_mcp(url + "/mcp/v", reader, names))
+        write_tools = asyncio.run(_mcp(url + "/mcp", writer, names))  # /mcp: the only vault
+        assert "search" in read_tools and "write_page" not in read_tools and "remember" not in read_tools
+        assert {"search", "write_page", "remember", "edit_page"} <= set(write_tools)
+
+        async def remember(session):
+            result = await session.call_tool("remember", {"fact": "The release train leaves on Thursdays."})
+            return result.structured_content
+
+        done = asyncio.run(_mcp(url + "/mcp/v", writer, remember))
+        assert done["action"] == "written"
+        assert f"{done['path']} · by wri" in (root / "log.md").read_text()
+        refused = httpx.post(url + "/mcp/v", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert refused.status_code == 401
+        other = store.add("oth", "elsewhere", "write")
+        hidden = httpx.post(url + "/mcp/v", headers={"Authorization": f"Bearer {other}"},
+                            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert hidden.status_code == 404
+
+
+def test_a_client_that_disconnects_mid_request_costs_nothing(make_vault, tmp_path):
+    root = make_vault(FILES, name="v")
+    with live_server([("v", root)], TokenStore(tmp_path / "t.json")) as (url, _server):
+        port = int(url.rsplit(":", 1)[1])
+        for _ in range(20):  # half a request line, half a body, then gone
+            with socket.create_connection(("127.0.0.1", port)) as s:
+                s.sendall(b"POST /v1/vaults/v/write HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 500\r\n\r\n{\"pa")
+        for _ in range(5):
+            with socket.create_connection(("127.0.0.1", port)) as s:
+                s.sendall(f"GET /v1/vaults/v/search?q=alpha HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        r = httpx.get(url + "/v1/vaults/v/search", params={"q": "alpha"})
+        assert r.status_code == 200 and r.json()["hits"][0]["path"] == "concepts/Alpha.md"
+        assert not list(root.rglob("*.tmp"))
+
+
+@pytest.mark.slow
+def test_sigterm_mid_write_leaves_no_half_written_file_and_the_next_start_serves_the_same_state(make_vault, tmp_path):
+    root = make_vault(FILES, name="v")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_")}
+    env["WIKIMEM_TOKENS"] = str(tmp_path / "tokens.json")
+    cmd = [str(Path(sys.executable).parent / "wikimem"), "serve", str(root), "--port", str(port)]
+    url = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    acknowledged: dict[str, str] = {}
+    try:
+        wait_healthy(url)
+        stop = threading.Event()
+
+        def writer(n: int) -> None:
+            with httpx.Client(base_url=url, timeout=10) as client:
+                i = 0
+                while not stop.is_set():
+                    path = f"notes/w{n}-{i}.md"
+                    body = f"# W{n} {i}\n\n" + ("words of a note " * 2000) + "\n"
+                    try:
+                        r = client.post("/v1/vaults/v/write", json={"path": path, "content": body})
+                    except httpx.HTTPError:
+                        return
+                    if r.status_code == 200:
+                        acknowledged[path] = body
+                    i += 1
+        threads = [threading.Thread(target=writer, args=(n,)) for n in range(3)]
+        for t in threads:
+            t.start()
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+        stop.set()
+        for t in threads:
+            t.join(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode in (0, -signal.SIGTERM), proc.stderr.read().decode()[-2000:]
+    assert acknowledged, "no write went through before the stop"
+    assert not [p for p in root.rglob("*") if p.name.startswith(".wikimem-") and p.name.endswith(".tmp")]
+    for path, body in acknowledged.items():
+        assert (root / path).read_text() == body
+    for note in (root / "notes").glob("*.md"):  # written or not at all: never a part of one
+        text = note.read_text()
+        assert text.startswith("# W") and text.endswith("words of a note \n")
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_healthy(url)
+        listed = httpx.get(url + "/v1/vaults/v/pages", params={"folder": "notes", "limit": 500}).json()
+        assert {p["path"] for p in listed["pages"]} >= set(acknowledged)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
