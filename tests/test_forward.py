@@ -16,7 +16,7 @@ import pytest
 from serve_helpers import NONE_EMBEDDER
 from wikimem import __version__
 from wikimem.api import open_vault
-from wikimem.serve.forward import refusal
+from wikimem.cli.forward import ForwardServer, refusal
 from wikimem.serve.protocol import PROTOCOL
 
 WIKIMEM = str(Path(sys.executable).parent / "wikimem")
@@ -40,7 +40,7 @@ def warm(make_vault):
     root = make_vault(FILES)
     vault = open_vault(root)
     vault.index()
-    forwarding = vault.answer_forwarded()
+    forwarding = ForwardServer(vault).start()
     yield root
     forwarding.stop()
     vault.close()

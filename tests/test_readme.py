@@ -20,8 +20,12 @@ def _commands():
 
 
 def _flags(cmd) -> set[str]:
-    return {opt for p in cmd.params if getattr(p, "param_type_name", "") == "option"
-            for opt in (*p.opts, *p.secondary_opts)}
+    """A command's options; a group's (``wikimem token``) are its subcommands' too."""
+    own = {opt for p in cmd.params if getattr(p, "param_type_name", "") == "option"
+           for opt in (*p.opts, *p.secondary_opts)}
+    for sub in getattr(cmd, "commands", {}).values():
+        own |= _flags(sub)
+    return own
 
 
 def test_every_command_is_in_the_readme_table():

@@ -3,6 +3,7 @@ disconnects mid-request, SIGTERM mid-write (issue 37)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -134,3 +135,25 @@ def test_sigterm_mid_write_leaves_no_half_written_file_and_the_next_start_serves
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_search_with_server_and_token_reaches_a_remote_serve(make_vault, tmp_path):
+    store = TokenStore(tmp_path / "tokens.json")
+    token = store.add("cli", "v", "read")
+    root = make_vault(FILES, name="v")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_")}
+    wikimem = str(Path(sys.executable).parent / "wikimem")
+    with live_server([("v", root)], store) as (url, _server):
+        done = subprocess.run([wikimem, "search", "alpha", "--server", url, "--token", token], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines()[0].strip().startswith("1. Alpha") and "concepts/Alpha.md" in done.stdout
+        as_json = subprocess.run([wikimem, "search", "beta", "--json", "--server", url + "/v/v/"], cwd=tmp_path,
+                                 env={**env, "WIKIMEM_TOKEN": token}, capture_output=True, text=True, timeout=60)
+        assert as_json.returncode == 0 and json.loads(as_json.stdout)["hits"][0]["path"] == "concepts/Beta.md"
+        refused = subprocess.run([wikimem, "search", "alpha", "--server", url, "--token", "wm_wrong"], cwd=tmp_path,
+                                 env=env, capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 2 and "valid token" in refused.stderr and "Traceback" not in refused.stderr
+        nothing = subprocess.run([wikimem, "search", "zzzz", "--mode", "lexical", "--server", url, "--token", token],
+                                 cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+        assert nothing.returncode == 1 and "no results" in nothing.stdout

@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "wikimem"
 
 # lowest first; a module may import its own package and any package of a lower layer
 LAYERS = [
-    {"__init__", "model", "errors", "progress"},
+    {"__init__", "model", "errors", "progress", "caller"},
     {"config", "vault", "parse", "llm"},
     {"embed"},
     {"index"},
@@ -28,9 +28,11 @@ LAYERS = [
     {"lint", "doctor"},
     {"api"},
     {"mcp"},
+    {"serve"},
     {"cli"},
+    {"launch"},
 ]
-FACADE = {"api", "mcp", "cli"}
+FACADE = {"api", "mcp", "serve", "cli", "launch"}
 
 
 def _layer(unit: str) -> int:

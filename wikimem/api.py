@@ -384,12 +384,5 @@ class Vault:
         from .watch import Watcher
         return Watcher(self.ctx, debounce_ms=debounce_ms, polling=polling)
 
-    def answer_forwarded(self):
-        """While this process holds the vault open, answer the one-shot read commands typed on it
-        (``.wikimem/serve.sock``) -> a ``ForwardServer`` to ``stop()``. Not for a vault opened with
-        overrides (another embedder...): those commands would not get what they would get alone."""
-        from .serve.forward import ForwardServer
-        return ForwardServer(self).start()
-
     def close(self) -> None:
         self.ctx.close()

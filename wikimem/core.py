@@ -9,7 +9,6 @@ facade stays a list of short delegations and a store can be replaced without tou
 """
 from __future__ import annotations
 
-import contextvars
 import logging
 import os
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from .config import Settings, load_settings
 from .errors import NoteReadError, UsageError
+from .caller import FORWARDED_CLIENT
 from .model import Chunk, Page, Skipped
 from .parse import Resolver, VaultSchema, chunk_page, parse_page, parse_schema
 from .vault import FileInfo, NoteFile, VaultFiles
@@ -62,12 +62,6 @@ def default_vault_path(path: str | os.PathLike[str] | None) -> Path:
     raise UsageError(f"{root} is not in a vault (neither it nor a folder above it has .wikimem/, SCHEMA.md or "
                      ".obsidian/); name the vault (--vault PATH or the vault argument) or set WIKIMEM_VAULT, "
                      "or run `wikimem init .` to make this folder one")
-
-
-# The client of a command forwarded to this warm process ({"cwd", "started"}) while it runs
-# (serve/forward.py); None in a command run in its own process.
-FORWARDED_CLIENT: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("wikimem_forwarded",
-                                                                                         default=None)
 
 
 def client_cwd() -> Path:

@@ -106,7 +106,8 @@ def process_seconds() -> float | None:
     A one-shot command reports it beside the time its own work took: the interpreter, imports and
     opening the cache are part of what a person waits for (issue 36: "in ~610 ms" printed after 2 s)."""
     import os
-    from .core import FORWARDED_CLIENT
+
+    from .caller import FORWARDED_CLIENT
     client = FORWARDED_CLIENT.get()
     if client is not None:  # a command forwarded to a warm process: the client's own start
         import time

@@ -22,7 +22,9 @@ def mcp(vault: Optional[str] = VaultArg,
     vault = one_vault(vault, vault_option)
     from ..mcp import serve
 
-    _run(lambda: serve(vault, read_only=read_only, watch=not no_watch, embedder=embedder))
+    from .forward import ForwardServer  # one-shot commands on this vault are answered by this warm server
+    _run(lambda: serve(vault, read_only=read_only, watch=not no_watch, embedder=embedder,
+                       on_open=lambda v: ForwardServer(v).start()))
 
 
 @app.command()

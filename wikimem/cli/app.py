@@ -71,7 +71,7 @@ app = typer.Typer(
 # Piped or redirected: one line per line, never wrapped at 80 columns, and tables as wide as their
 # contents (Rich assumes 80 columns off a terminal and cut ids and paths to fit).
 OFF_TERMINAL_WIDTH = 400
-# A command forwarded to a warm process (serve/forward.py) renders for its client's terminal: its own
+# A command forwarded to a warm process (cli/forward.py) renders for its client's terminal: its own
 # consoles and argv, per thread, while the process's own output goes on as it was.
 _FORWARDED: contextvars.ContextVar[tuple[Console, Console, list[str]] | None] = contextvars.ContextVar(
     "wikimem_cli_forwarded", default=None)

@@ -42,7 +42,9 @@ def serve(vaults: Optional[List[str]] = typer.Argument(None, metavar="[VAULT]...
                       f"MCP {escape(info['url'])}mcp/{escape(name)}", highlight=False)
         err.print("[dim]Ctrl-C stops it[/]", highlight=False)
 
-    _run(lambda: run(pairs, store, config, watch=not no_watch, announce=announce))
+    from .forward import ForwardServer
+    _run(lambda: run(pairs, store, config, watch=not no_watch, announce=announce,
+                     on_open=lambda vault: ForwardServer(vault).start()))
 
 
 @token_app.command("add")

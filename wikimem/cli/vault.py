@@ -148,11 +148,20 @@ def search(query_words: list[str] = typer.Argument(..., metavar="QUERY",
                                         "component, with the re-rank steps that changed it."),
            output: str = typer.Option("text", "--format", help="text | json | vimgrep (path:line:col:text, "
                                       "one line per hit, for editors)."),
+           server: Optional[str] = typer.Option(None, "--server", metavar="URL",
+                                                help="Ask a `wikimem serve` elsewhere (http://host:8765, or "
+                                                     "…/v/NAME for one of its vaults)."),
+           token: Optional[str] = typer.Option(None, "--token", envvar="WIKIMEM_TOKEN", show_envvar=False,
+                                               help="The server's token (default: $WIKIMEM_TOKEN)."),
            as_json: bool = JsonOpt) -> None:
     """Hybrid search (BM25 + vectors + link graph) over the vault."""
     from ..api import open_vault
 
     query = " ".join(query_words)
+    if server:
+        return _remote_search(server, token, query, limit=limit, mode=mode, folder=folder, type=type_, tag=tag,
+                              since=since, until=until, include_superseded=include_superseded,
+                              include_meta=include_meta, as_json=as_json or output == "json")
 
     if output not in ("text", "json", "vimgrep"):
         err.print(f"[red]error:[/] unknown --format {escape(output)!r} (choose text, json or vimgrep)")
@@ -205,6 +214,27 @@ def search(query_words: list[str] = typer.Argument(..., metavar="QUERY",
     whole = process_seconds()
     total = f", {whole:.1f} s with start-up" if whole is not None and whole * 1000 > result.took_ms + 50 else ""
     out.print(f"[dim]{len(result.hits)} results in {result.took_ms:.0f} ms{total}[/]")
+
+
+def _remote_search(server: str, token: Optional[str], query: str, *, as_json: bool, **params) -> None:
+    from ..serve.remote import search as remote
+    result = _run(lambda: remote(server, token, query, **params))
+    if as_json:
+        _emit_json(result)
+    else:
+        for notice in result.get("notices", []):
+            err.print(f"[yellow]note:[/] {escape(_printable(notice))}")
+        for i, hit in enumerate(result["hits"], 1):
+            at = f"{hit['path']}:{hit['line']}" if hit.get("line") else hit["path"]
+            where = f" # {hit['heading']}" if hit.get("heading") else ""
+            out.print(f"[bold]{i:>2}. {escape(hit['title'])}[/]  [dim]{escape(at)}{escape(where)}[/]", highlight=False)
+            out.print(f"    {hit.get('excerpt', '')}", highlight=False, markup=False)
+        if result["hits"]:
+            out.print(f"[dim]{len(result['hits'])} results from {escape(result['url'])} in {result['took_ms']:.0f} ms[/]")
+        else:
+            out.print("no results")
+    if not result["hits"]:
+        raise typer.Exit(1)
 
 
 @app.command()

@@ -66,7 +66,8 @@ def watch(vault: Optional[str] = VaultArg,
         out.print(f"{state} {v.root} in the background (pid {result['pid']}); log: {result['log']}", highlight=False)
         return
     watcher = _run(lambda: v.watch(debounce_ms=debounce_ms, polling=poll))
-    forwarding = v.answer_forwarded()  # one-shot searches on this vault are answered warm, by this process
+    from .forward import ForwardServer
+    forwarding = ForwardServer(v).start()  # one-shot searches on this vault are answered warm, by this process
     try:
         final = _watch_in_foreground(v, watcher, as_json)
     finally:

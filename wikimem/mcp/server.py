@@ -268,8 +268,10 @@ def build_server(vault, read_only: bool = False, lifespan=None, ready: threading
     return server
 
 
-def serve(path: str | None, read_only: bool = False, watch: bool = True, **overrides: Any) -> None:
-    """Run the stdio server until the client disconnects."""
+def serve(path: str | None, read_only: bool = False, watch: bool = True, on_open: Callable[[Any], Any] | None = None,
+          **overrides: Any) -> None:
+    """Run the stdio server until the client disconnects. ``on_open(vault)``: called once the server
+    runs; what it returns is ``stop()``ped at the end (the CLI answers forwarded commands so)."""
     from contextlib import asynccontextmanager
 
     from ..api import open_vault
@@ -280,11 +282,12 @@ def serve(path: str | None, read_only: bool = False, watch: bool = True, **overr
     @asynccontextmanager
     async def lifespan(_server):
         session.start()  # here, after the transport has claimed stdout
-        forwarding = vault.answer_forwarded()  # one-shot commands on this vault are answered warm
+        extra = on_open(vault) if on_open is not None else None
         try:
             yield {}
         finally:
-            forwarding.stop()
+            if extra is not None:
+                extra.stop()
             session.stop()
 
     server = build_server(vault, read_only=read_only, lifespan=lifespan, ready=session.ready, started=session.go)

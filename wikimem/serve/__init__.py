@@ -4,7 +4,7 @@ several vaults), and the Unix socket through which one-shot commands are answere
 - ``app.py``: the server (routes, lifespan, ``run``); ``operations.py``: the JSON API's route table;
 - ``guard.py``: Host/Origin checks, body bounds, tokens, rate limits; ``tokens.py``: the token store;
 - ``hosts.py``: one served vault; ``web.py``: the web page; ``mcp_author.py``: log.md authors for MCP;
-- ``protocol.py`` and ``forward.py``: forwarding one-shot commands to a warm process;
+- ``protocol.py``: forwarding one-shot commands to a warm process (its server side: ``cli/forward.py``);
 - ``remote.py``: ``wikimem search --server URL``.
 
 Importing this package imports nothing: the command-line entry point uses ``protocol`` on its way.

@@ -344,17 +344,18 @@ def plan(vaults: list[str], named: list[str], config: ServeConfig, store: TokenS
 
 
 def run(pairs, store: TokenStore, config: ServeConfig, *, watch: bool = True,
-        announce: Callable[[dict[str, Any]], None] | None = None, **overrides: Any) -> None:
+        announce: Callable[[dict[str, Any]], None] | None = None, on_open: Callable[[Any], Any] | None = None,
+        **overrides: Any) -> None:
     """Serve until SIGINT/SIGTERM (uvicorn finishes the requests in flight; every write is atomic,
-    so a stop mid-write leaves the old file or the new one, never half of one)."""
+    so a stop mid-write leaves the old file or the new one, never half of one). ``on_open(vault)``
+    for each vault once it is held; what it returns is ``stop()``ped at the end."""
     import uvicorn
 
-    from .forward import ForwardServer  # noqa: F401 (typing)
     hosts = start_hosts(pairs, watch=watch, **overrides)
     server = Server(hosts, store, config)
-    forwards: list[ForwardServer] = []
+    forwards: list[Any] = []
     try:
-        forwards = [h.vault.answer_forwarded() for h in hosts.values()]
+        forwards = [on_open(h.vault) for h in hosts.values()] if on_open is not None else []
         if announce is not None:
             announce({"url": f"http://{_url_host(config.host)}:{config.port}/", "tokens": config.require_token,
                       "vaults": {name: str(h.root) for name, h in hosts.items()}})

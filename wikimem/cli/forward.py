@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from .protocol import FORWARDED, PROTOCOL, SOCKET_NAME, receive, send, short_address
+from ..serve.protocol import FORWARDED, PROTOCOL, SOCKET_NAME, receive, send, short_address
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ def _route_std_streams() -> tuple[RoutedStream, RoutedStream]:
 def run_command(request: dict[str, Any]) -> dict[str, Any]:
     """Run one forwarded command line in this thread -> {"code", "stdout", "stderr"}."""
     from ..api import FORWARDED_CLIENT
-    from ..cli.app import forwarded_consoles, invoke
+    from .app import forwarded_consoles, invoke
 
     out_stream, err_stream = _route_std_streams()
     out, err = io.StringIO(), io.StringIO()
@@ -151,7 +151,8 @@ class ForwardServer:
         return self
 
     def _bind(self) -> None:
-        self.path.parent.mkdir(exist_ok=True)
+        from ..vault.files import ensure_cache_folder
+        ensure_cache_folder(self.path.parent)
         address, fd = short_address(self.path)
         try:
             if os.path.lexists(self.path):
