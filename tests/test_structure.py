@@ -16,7 +16,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "wikimem"
 
 # lowest first; a module may import its own package and any package of a lower layer
 LAYERS = [
-    {"__init__", "model", "errors", "progress", "caller"},
+    {"caller"},
+    {"__init__", "model", "errors", "progress"},
     {"config", "vault", "parse", "llm"},
     {"embed"},
     {"index"},
