@@ -45,6 +45,15 @@ def rss_mb(pid: int) -> float | None:
     return None
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a process so far (/proc/PID/stat)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def pct(values: list[float], q: float) -> float | None:
     if not values:
         return None
@@ -150,6 +159,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     rss: list[tuple[float, float]] = []
     threads = [threading.Thread(target=client, args=(n,)) for n in range(args.clients)]
+    cpu0, own0 = cpu_seconds(server.pid), time.process_time()
     t0 = time.monotonic()
     for t in threads:
         t.start()
@@ -162,6 +172,7 @@ def main(argv: list[str] | None = None) -> dict:
     for t in threads:
         t.join()
     wall = time.monotonic() - t0
+    cpu1, own1 = cpu_seconds(server.pid), time.process_time()
 
     # afterwards: every acknowledged write on disk and searchable
     lost_on_disk = [p for p, line in appended if line not in (root / p).read_text()]
@@ -192,6 +203,8 @@ def main(argv: list[str] | None = None) -> dict:
         "search_ms": {"p50": pct(search_ms, 0.5), "p95": pct(search_ms, 0.95), "max": max(search_ms, default=None)},
         "write_ms": {"p50": pct(write_ms, 0.5), "p95": pct(write_ms, 0.95), "max": max(write_ms, default=None)},
         "throughput_per_s": round((len(search_ms) + len(write_ms)) / wall, 1),
+        "cpu_cores_busy": {"server": round((cpu1 - cpu0) / wall, 2) if cpu0 is not None and cpu1 is not None else None,
+                           "load_generator": round((own1 - own0) / wall, 2)},
         "statuses": statuses, "errors": errors, "expected_conflicts": statuses.get("edit 409", 0),
         "acknowledged": {"appends": len(appended), "new_notes": len(created)},
         "lost_on_disk": len(lost_on_disk), "not_searchable_after_60s": len(unsearchable),

@@ -90,15 +90,9 @@ def fit(text: str, tokens: int) -> str:
     return cut.rstrip(" ,;:") + "…" if cut else ""
 
 
-_STEMMER = None
-
-
 def _stem(word: str) -> str:
-    global _STEMMER
-    if _STEMMER is None:
-        import snowballstemmer
-        _STEMMER = snowballstemmer.stemmer("english")
-    return _STEMMER.stemWord(word)
+    from ..index.analysis import _stem_word  # a stemmer per thread (one is not safe to share)
+    return _stem_word(word)
 
 
 _HAN_STOP = frozenset("""什么 时候 怎么 怎样 如何 为什么 哪些 哪个 哪里 是否 可以 需要 应该 一个 这个 那个 我们 你们 他们

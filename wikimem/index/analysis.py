@@ -12,6 +12,7 @@ Changing anything here changes what is stored: bump ``ANALYZER`` so caches are r
 from __future__ import annotations
 
 import re
+import threading
 
 import snowballstemmer
 
@@ -32,8 +33,18 @@ yourselves s t don didn doesn isn wasn weren won wouldn couldn shouldn ll re ve 
 
 
 _ASCII_WORD = re.compile(r"[a-z]+")
-_stem_word = snowballstemmer.stemmer("english").stemWord
 _STEMS: dict[str, str] = {}
+_LOCAL = threading.local()
+
+
+def _stem_word(word: str) -> str:
+    """A Snowball stemmer per thread: one keeps the word it is working on in itself, and two threads
+    sharing one (a server's requests, a watcher's build) got each other's letters: wrong stems,
+    memoised for good, or an IndexError."""
+    stemmer = getattr(_LOCAL, "stemmer", None)
+    if stemmer is None:
+        stemmer = _LOCAL.stemmer = snowballstemmer.stemmer("english")
+    return stemmer.stemWord(word)
 
 
 def stem(word: str) -> str:

@@ -143,11 +143,23 @@ class CacheDir:
 
     # -- where things are ----------------------------------------------------------------
     def _live_name(self) -> str:
+        """The live manifest's file name, from the pointer file; read again only when the file
+        changed (a rebuild replaces it by rename: a new inode), a stat instead of an open a call."""
+        try:
+            st = os.stat(self.pointer_path)
+        except OSError:
+            return DEFAULT_MANIFEST
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        kept = getattr(self, "_pointer_kept", None)
+        if kept is not None and kept[0] == stamp:
+            return kept[1]
         try:
             name = self.pointer_path.read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError):
             return DEFAULT_MANIFEST
-        return name if name.startswith("manifest") and name.endswith(".sqlite") and "/" not in name else DEFAULT_MANIFEST
+        name = name if name.startswith("manifest") and name.endswith(".sqlite") and "/" not in name else DEFAULT_MANIFEST
+        self._pointer_kept = (stamp, name)
+        return name
 
     @property
     def manifest_path(self) -> Path:

@@ -110,6 +110,8 @@ class Server:
             return _error(exc)
         except Exception as exc:  # noqa: BLE001 - every failure is a JSON answer, never a traceback
             error = api_error(exc)
+            if error.status == 500:  # a bug: its traceback goes to the server's log, not to the client
+                log.error("%s %s failed", op.http, op.path, exc_info=True)
             if error.status == 409 and host is not None and args.get("path"):
                 error.extra["current_sha256"] = _current_sha(host, args["path"])
             return _error(error)
