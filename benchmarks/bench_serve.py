@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> dict:
         (root / rel).write_text(f"# Shared {rel}\n\nA page every client appends to.\n")
     english = [q["q"] for q in queries if q["kind"].startswith("en")] or ["list files"]
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_") or k == "WIKIMEM_SERVE_READ_THREADS"}
     env["WIKIMEM_TOKENS"] = str(args.work / "tokens.json")  # none: loopback without tokens
     wikimem = str(Path(sys.executable).parent / "wikimem")
     print(f"indexing {root} ...", flush=True)

@@ -9,11 +9,12 @@ import stat
 import pytest
 from starlette.testclient import TestClient
 
+from serve_helpers import free_port
 from wikimem.errors import UsageError
 from wikimem.serve.app import Server, ServeConfig, plan, start_hosts
 from wikimem.serve.tokens import TokenStore
 
-PORT = 8765
+PORT = free_port()
 BASE = f"http://127.0.0.1:{PORT}"
 FILES = {"SCHEMA.md": "# Schema\n", "concepts/Alpha.md": "---\ntags: [greek]\n---\n# Alpha\n\nalpha particles and [[Beta]]\n",
          "concepts/Beta.md": "# Beta\n\nbeta decay of nuclei\n", "notes/Gamma.md": "# Gamma\n\ngamma rays from [[Alpha]]\n"}
@@ -194,7 +195,7 @@ def test_dns_rebinding_host_and_foreign_origin_are_refused(serve):
         assert client.get("/v1/vaults", headers={"Host": "attacker.example"}).status_code == 403
         assert client.get("/v1/vaults", headers={"Origin": "http://attacker.example"}).status_code == 403
         assert client.get("/v1/vaults", headers={"Origin": BASE}).status_code == 200
-        assert client.get("/v1/vaults", headers={"Host": "localhost:8765"}).status_code == 200
+        assert client.get("/v1/vaults", headers={"Host": f"localhost:{PORT}"}).status_code == 200
 
 
 def test_each_token_has_a_rate_limit_with_retry_after(serve, store):
@@ -295,3 +296,37 @@ def test_the_web_page_needs_a_login_when_tokens_are_required_and_keeps_it_in_an_
         assert page.status_code == 200 and "Alpha" in page.text
         # the cookie is for the web page only: the API wants the bearer header
         assert client.get("/v1/vaults/one/stats").status_code == 401
+
+
+def test_a_port_in_use_is_said_before_any_vault_is_opened(make_vault, store):
+    import socket
+    root = make_vault(FILES)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        with pytest.raises(UsageError, match=f"cannot listen on 127.0.0.1:{port}"):
+            plan([str(root)], [], ServeConfig(port=port), store)
+    assert not (root / ".wikimem").exists()
+
+
+def test_token_commands_end_to_end(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from wikimem.cli import app
+    monkeypatch.setenv("WIKIMEM_TOKENS", str(tmp_path / "cfg" / "tokens.json"))
+    runner = CliRunner()
+    added = runner.invoke(app, ["token", "add", "alice", "--vault", "notes", "--scope", "write"])
+    assert added.exit_code == 0, added.output
+    secret = added.stdout.strip().splitlines()[0]
+    assert secret.startswith("wm_")
+    listed = runner.invoke(app, ["token", "list", "--json"])
+    assert json.loads(listed.stdout) == [{"name": "alice", "vault": "notes", "scope": "write",
+                                          "created": json.loads(listed.stdout)[0]["created"]}]
+    assert secret not in (tmp_path / "cfg" / "tokens.json").read_text()
+    assert runner.invoke(app, ["token", "add", "alice", "--vault", "notes"]).exit_code == 2
+    assert runner.invoke(app, ["token", "add", "bob", "--vault", "notes", "--scope", "admin"]).exit_code == 2
+    assert runner.invoke(app, ["token", "revoke", "alice"]).exit_code == 0
+    gone = runner.invoke(app, ["token", "revoke", "alice"])
+    assert gone.exit_code == 2 and "no token named" in gone.output
+    assert "no tokens" in runner.invoke(app, ["token", "list"]).stdout

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 from urllib.parse import parse_qs
@@ -28,6 +29,7 @@ from .tokens import TokenStore
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 8765
+READ_THREADS = int(os.environ.get("WIKIMEM_SERVE_READ_THREADS", "") or 0) or 2 * (os.cpu_count() or 2)
 DEFAULT_MAX_BODY = 4 * 1024 * 1024  # 4 MiB: a 1 MiB note (the write limit) as JSON, with room to spare
 
 
@@ -62,6 +64,16 @@ class Server:
         self.hosts = hosts
         self.store = store
         self.config = config
+
+    def _limiter(self, writes: bool):
+        """Reads run at most ``READ_THREADS`` at a time (the rest wait their turn, holding no thread):
+        Python runs one thread at a time, and twenty searches sharing it each took twenty times as
+        long while a write waiting behind them got a twentieth of the time it needs. Writes have
+        their own threads (one at a time per vault anyway, under the writer lock)."""
+        import anyio
+        if not hasattr(self, "_limiters"):
+            self._limiters = {False: anyio.CapacityLimiter(READ_THREADS), True: anyio.CapacityLimiter(8)}
+        return self._limiters[writes]
 
     # -- who sees what ------------------------------------------------------------------------
     def host_for(self, scope, name: str, write: bool) -> VaultHost:
@@ -105,7 +117,7 @@ class Server:
                     return plain(fn(**args) if op.writes else _when_unlocked(fn, (), args))
                 finally:
                     AUTHOR.reset(reset)
-            return _json(await anyio.to_thread.run_sync(call))
+            return _json(await anyio.to_thread.run_sync(call, limiter=self._limiter(op.writes)))
         except ApiError as exc:
             return _error(exc)
         except Exception as exc:  # noqa: BLE001 - every failure is a JSON answer, never a traceback
@@ -260,8 +272,14 @@ class Server:
                      limiter=RateLimiter(self.config.rate, self.config.burst))
 
     def allowed_hosts(self) -> set[str]:
+        """The Host names a request may carry: loopback's, the bound address, --allow-host, and on a
+        bind beyond loopback this machine's own names and addresses (what teammates type)."""
+        from .guard import is_loopback
         port = self.config.port
         names = {"localhost", "127.0.0.1", "[::1]", self.config.host, *self.config.allowed_hosts}
+        if not is_loopback(self.config.host):
+            names |= _own_names()
+        names = {f"[{n}]" if ":" in n and not n.startswith("[") else n for n in names}
         return names | {f"{n}:{port}" for n in names}
 
     @contextlib.asynccontextmanager
@@ -342,7 +360,25 @@ def plan(vaults: list[str], named: list[str], config: ServeConfig, store: TokenS
                          "or bind to 127.0.0.1")
     if tokens:
         config.require_token = True
+    _port_free(config.host, config.port)
     return pairs, store, config
+
+
+def _port_free(host: str, port: int) -> None:
+    """A port already taken is said before any vault is opened (uvicorn would say it after)."""
+    import socket
+
+    from ..errors import UsageError
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host.strip("[]"), port))
+        except OSError as exc:
+            raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror} (another wikimem serve? choose "
+                             "another with --port)") from None
 
 
 def run(pairs, store: TokenStore, config: ServeConfig, *, watch: bool = True,
@@ -368,6 +404,19 @@ def run(pairs, store: TokenStore, config: ServeConfig, *, watch: bool = True,
             forward.stop()
         for host in hosts.values():
             host.stop()
+
+
+def _own_names() -> set[str]:
+    import socket
+    names: set[str] = set()
+    try:
+        for name in {socket.gethostname(), socket.getfqdn()}:
+            names.add(name.lower())
+            for info in socket.getaddrinfo(name, None):
+                names.add(str(info[4][0]))
+    except OSError:
+        pass
+    return names
 
 
 def _url_host(host: str) -> str:
