@@ -330,3 +330,18 @@ def test_token_commands_end_to_end(tmp_path, monkeypatch):
     gone = runner.invoke(app, ["token", "revoke", "alice"])
     assert gone.exit_code == 2 and "no token named" in gone.output
     assert "no tokens" in runner.invoke(app, ["token", "list"]).stdout
+
+
+def test_a_vault_held_by_serve_is_named_so_to_a_second_watcher(tmp_path):
+    import subprocess
+    import sys
+
+    from wikimem.watch.control import holder_text
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "serve"])
+    try:
+        text = holder_text(str(proc.pid), tmp_path)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert text.startswith(f"`wikimem serve` (pid {proc.pid}) holds {tmp_path}") and "watch --stop" not in text
+    assert "wikimem watch --stop" in holder_text("999999999", tmp_path)

@@ -395,7 +395,11 @@ def run(pairs, store: TokenStore, config: ServeConfig, *, watch: bool = True,
     try:
         forwards = [on_open(h.vault) for h in hosts.values()] if on_open is not None else []
         if announce is not None:
-            announce({"url": f"http://{_url_host(config.host)}:{config.port}/", "tokens": config.require_token,
+            shown = config.host
+            if config.host in ("0.0.0.0", "::", "[::]"):  # every address: the name teammates would type
+                import socket
+                shown = socket.gethostname() or config.host
+            announce({"url": f"http://{_url_host(shown)}:{config.port}/", "tokens": config.require_token,
                       "vaults": {name: str(h.root) for name, h in hosts.items()}})
         uvicorn.run(server.app(), host=config.host, port=config.port, log_level="warning",
                     timeout_graceful_shutdown=10, lifespan="on", access_log=False)

@@ -39,6 +39,23 @@ def cache_dir(root: Path) -> Path:
     return Path(root) / ".wikimem"
 
 
+def holder_text(pid: str, root: Path) -> str:
+    """Who holds a vault's watch lock, as a person can act on it: a `wikimem watch` (stopped with
+    --stop), or a `wikimem serve` / `wikimem mcp` that follows the vault itself."""
+    role = None
+    try:
+        with open(f"/proc/{int(pid)}/cmdline", "rb") as fh:
+            words = [w.decode("utf-8", "replace") for w in fh.read().split(b"\0")]
+        role = next((w for w in words if w in ("serve", "mcp", "watch")), None)
+    except (OSError, ValueError):
+        pass
+    shown = pid or "unknown"
+    if role in ("serve", "mcp"):
+        return (f"`wikimem {role}` (pid {shown}) holds {root} and keeps its cache following it: nothing else needs "
+                f"to watch it (stop that process to free it)")
+    return f"a watcher (pid {shown}) is already watching {root}; stop it with 'wikimem watch --stop'"
+
+
 class WatchLock:
     """The one-watcher-per-vault lock, and a handle on the folder that holds it.
 
@@ -73,8 +90,7 @@ class WatchLock:
                     time.sleep(0.02)
                     continue
                 os.close(fd)
-                raise LockError(f"a watcher (pid {holder or 'unknown'}) is already watching {self.dir.parent}; "
-                                "stop it with 'wikimem watch --stop'") from None
+                raise LockError(holder_text(holder, self.dir.parent)) from None
         self._took(fd)
 
     def _took(self, fd: int) -> None:
