@@ -337,8 +337,12 @@ def test_a_vault_held_by_serve_is_named_so_to_a_second_watcher(tmp_path):
     import sys
 
     from wikimem.watch.control import holder_text
+    import time
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "serve"])
     try:
+        deadline = time.monotonic() + 10  # until the child has exec'd (before, its cmdline is pytest's)
+        while b"serve" not in open(f"/proc/{proc.pid}/cmdline", "rb").read() and time.monotonic() < deadline:
+            time.sleep(0.01)
         text = holder_text(str(proc.pid), tmp_path)
     finally:
         proc.kill()
