@@ -349,3 +349,12 @@ def test_a_vault_held_by_serve_is_named_so_to_a_second_watcher(tmp_path):
         proc.wait()
     assert text.startswith(f"`wikimem serve` (pid {proc.pid}) holds {tmp_path}") and "watch --stop" not in text
     assert "wikimem watch --stop" in holder_text("999999999", tmp_path)
+
+
+def test_a_broken_token_file_lets_no_one_in_and_says_why(serve, store):
+    store.add("ann", "one", "read")
+    client, _ = serve()
+    store.path.write_text("{broken")
+    with client:
+        r = client.get("/v1/vaults/one/stats", headers={"Authorization": "Bearer wm_x"})
+        assert r.status_code == 503 and "not valid" in r.json()["error"]

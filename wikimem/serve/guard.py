@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..errors import ConfigError
 from .tokens import Token, TokenStore
 
 COOKIE = "wikimem_token"
@@ -95,7 +96,10 @@ class Guard:
                 return await _reply(send, 413, {"error": f"request body of {length} bytes is over the "
                                                 f"{self.max_body}-byte limit", "code": "too_large"})
         if not path.startswith(OPEN_PATHS):
-            who, problem = self._caller(headers, scope)
+            try:
+                who, problem = self._caller(headers, scope)
+            except ConfigError as exc:  # the token file is broken: no one is let in, and the reply says why
+                return await _reply(send, 503, {"error": str(exc), "code": "token_file"}, {"Retry-After": "5"})
             if problem:
                 extra = {"WWW-Authenticate": 'Bearer realm="wikimem"'}
                 if _wants_html(headers, scope):  # the web page: to the login form, not a JSON error

@@ -18,7 +18,6 @@ import os
 import re
 import secrets
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -91,7 +90,10 @@ class TokenStore:
 
     def _load(self) -> list[Token]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            text = self.path.read_text(encoding="utf-8")
+            if not text.strip():  # made empty (0600) just before its first write
+                return []
+            data = json.loads(text)
             return [Token(**{k: str(t[k]) for k in ("name", "vault", "scope", "sha256", "created")})
                     for t in data.get("tokens", [])]
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
@@ -133,20 +135,13 @@ class TokenStore:
         return gone[0]
 
     def _save(self, tokens: list[Token]) -> None:
-        """Atomic, mode 0600 from the first byte (the temp file is created so), folder 0700."""
+        """Atomic, mode 0600 (an empty 0600 file is made first when there is none: the atomic write
+        keeps the mode of the file it replaces), in a 0700 folder."""
+        from ..vault.files import atomic_write_bytes
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not self.path.exists():
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.chmod(self.path, 0o600)  # a file a person made by hand, readable by others, is made private
         text = json.dumps({"version": 1, "tokens": [asdict(t) for t in tokens]}, indent=2) + "\n"
-        fd, tmp = tempfile.mkstemp(prefix=".tokens-", suffix=".tmp", dir=self.path.parent)  # 0600
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        atomic_write_bytes(self.path, text.encode("utf-8"))
         self._seen = None
