@@ -89,7 +89,10 @@ def edit_page(ctx, rel: str, operation: str, *, expected_sha256: str | None, con
     text, replaced = edited_text(note.text.replace("\r\n", "\n"), operation, content, heading, find, expected_count)
     check_content(rel, text, max_bytes=ctx.files.max_bytes,
                   limit=f"the {ctx.files.max_bytes}-byte limit of a note wikimem indexes (max_file_bytes)")
-    result = write_page(ctx, rel, text, expected_sha256=expected_sha256, reason=f"{reason} ({operation})")
+    # no similarity check: an edit reports none (EditResult has no `similar`), and under a server's
+    # load the check (a search, then embedding the page and its look-alikes) was most of an edit's time
+    result = write_page(ctx, rel, text, expected_sha256=expected_sha256, reason=f"{reason} ({operation})",
+                        check_similar=False)
     return EditResult(rel, result.sha256, operation, replaced, warnings=list(result.warnings))
 
 
