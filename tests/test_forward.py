@@ -132,3 +132,12 @@ def test_a_vault_given_as_a_relative_path_from_another_folder_is_forwarded(warm)
     assert forwarded.returncode == 0 and "Alpha" in forwarded.stdout
     result, _ = _probe(["search", "alpha", "-V", warm.name], warm.parent)
     assert result["code"] == 0
+
+
+def test_a_peer_of_another_user_is_not_answered(warm, monkeypatch):
+    """The socket is 0600, and the warm side also checks the peer's uid (SO_PEERCRED): a process of
+    another user gets no answer (here: this process pretends to be another user)."""
+    import wikimem.cli.forward as forward
+    monkeypatch.setattr(forward.os, "getuid", lambda: os.getuid() + 4242)
+    result, _ = _probe(["search", "alpha"], warm)
+    assert result["code"] is None  # not answered: the client runs the command itself

@@ -94,7 +94,12 @@ def test_bad_input_is_a_json_error_never_a_traceback(serve):
         r = client.post("/v1/vaults/one/write", content=b'{"path": "\xff"}')
         assert r.status_code == 400 and "UTF-8" in r.json()["error"]
         r = client.get("/v1/vaults/one/page", params={"path": "concepts/Nope.md"})
-        assert r.status_code in (400, 404) and "error" in r.json()
+        assert r.status_code == 404 and "error" in r.json()
+        r = client.post("/v1/vaults/one/edit", json={"path": "concepts/Nope.md", "operation": "append",
+                                                     "content": "x", "expected_sha256": "0" * 64})
+        assert r.status_code == 404
+        r = client.get("/v1/vaults/one/related", params={"path": "concepts/Nope.md"})
+        assert r.status_code == 404
         r = client.get("/v1/vaults/nope/search", params={"q": "a"})
         assert r.status_code == 404 and r.json()["code"] == "not_found"
         r = client.get("/no/such/route")

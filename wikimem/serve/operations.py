@@ -100,6 +100,8 @@ def api_error(exc: BaseException) -> ApiError:
         if isinstance(exc, kind):
             if isinstance(exc, NoteReadError) and exc.kind == "too_large":
                 status = 413
+            elif isinstance(exc, NoteReadError) and isinstance(exc.__cause__, FileNotFoundError):
+                status = 404  # no such page
             error = ApiError(status, str(exc), type(exc).__name__)
             if status == 503:
                 error.headers["Retry-After"] = "2"
