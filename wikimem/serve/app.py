@@ -185,7 +185,8 @@ class Server:
             return HTMLResponse(web.home_page(name, recent, signed_in), headers=headers)
         except Exception as exc:  # noqa: BLE001 - an error page, never a traceback
             error = api_error(exc)
-            return HTMLResponse(web.error_page(error.status, error.message, name if error.status != 404 else None),
+            known = name if error.code != "not_found" else None  # a missing page keeps its vault's search box
+            return HTMLResponse(web.error_page(error.status, error.message, known),
                                 status_code=error.status, headers=headers)
 
     def _page_view(self, host: VaultHost, path: str) -> dict[str, Any]:

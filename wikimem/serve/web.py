@@ -145,9 +145,12 @@ def home_page(vault: str, recent: dict[str, Any], signed_in: bool) -> str:
     rows = []
     for change in recent.get("changes", [])[:30]:
         path = change.get("path", "")
+        summary = change.get("summary") or ""
+        summary = "" if summary.strip().lower() == str(change.get("kind", "")).lower() else summary
         rows.append(f'<li><a href="{esc(page_url(vault, path))}">{esc(change.get("title") or path)}</a> '
-                    f'<span class="meta">{esc(change.get("kind", ""))} · {esc(change.get("when", ""))}</span>'
-                    f'{"<br>" + esc(change.get("summary")) if change.get("summary") else ""}</li>')
+                    f'<span class="meta">{esc(change.get("kind", ""))} · '
+                    f'{esc(str(change.get("when", "")).replace("T", " "))}</span>'
+                    f'{"<br>" + esc(summary) if summary else ""}</li>')
     body = f'<h1>{esc(vault)}</h1><h2>Recent changes</h2><ul id="recent">{"".join(rows) or "<li>nothing lately</li>"}</ul>'
     return layout(vault, body, vault, signed_in=signed_in)
 
