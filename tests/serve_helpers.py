@@ -32,8 +32,9 @@ def wait_healthy(url: str, timeout: float = 60.0) -> None:
 
 
 @contextmanager
-def live_server(pairs: list[tuple[str, Path]], store, **config):
-    """Serve ``pairs`` on a free loopback port in this process -> (base URL, Server)."""
+def live_server(pairs: list[tuple[str, Path]], store, forward: bool = False, **config):
+    """Serve ``pairs`` on a free loopback port in this process -> (base URL, Server); ``forward``:
+    answer forwarded commands and local `wikimem mcp` bridges too, as `wikimem serve` does."""
     import uvicorn
 
     from wikimem.serve.app import Server, ServeConfig, plan, start_hosts
@@ -49,10 +50,16 @@ def live_server(pairs: list[tuple[str, Path]], store, **config):
     thread = threading.Thread(target=uv.run, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"
+    forwards = []
+    if forward:
+        from wikimem.cli.forward import ForwardServer
+        forwards = [ForwardServer(h.vault, mcp=server.mcp_endpoint(n)).start() for n, h in hosts.items()]
     try:
         wait_healthy(url)
         yield url, server
     finally:
+        for f in forwards:
+            f.stop()
         uv.should_exit = True
         thread.join(timeout=15)
         for host in hosts.values():

@@ -157,3 +157,44 @@ def test_search_with_server_and_token_reaches_a_remote_serve(make_vault, tmp_pat
         nothing = subprocess.run([wikimem, "search", "zzzz", "--mode", "lexical", "--server", url, "--token", token],
                                  cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
         assert nothing.returncode == 1 and "no results" in nothing.stdout
+
+
+def test_a_local_wikimem_mcp_is_answered_by_the_warm_serve(make_vault, tmp_path):
+    """`wikimem mcp VAULT` while serve holds the vault relays stdio to serve's MCP over HTTP: the
+    same tools at once, writes through the one warm process, --read-only honoured, with tokens
+    required on the serve and none given (the socket's owner is trusted)."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    store = TokenStore(tmp_path / "tokens.json")
+    store.add("someone", "v", "read")  # tokens are required on this serve
+    root = make_vault(FILES, name="v")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_")}
+    wikimem = str(Path(sys.executable).parent / "wikimem")
+
+    async def session_of(args, calls):
+        log = open(tmp_path / "stderr.txt", "w")
+        params = StdioServerParameters(command=wikimem, args=args, env=env, cwd=str(tmp_path))
+        async with stdio_client(params, errlog=log) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await calls(session)
+
+    async def use(session):
+        names = sorted(t.name for t in (await session.list_tools()).tools)
+        found = await session.call_tool("search", {"query": "alpha particles"})
+        kept = await session.call_tool("remember", {"fact": "The bridge test ran on a Thursday."}) \
+            if "remember" in names else None
+        return names, found.structured_content, kept
+
+    with live_server([("v", root)], store, forward=True) as (url, _server):
+        names, found, kept = asyncio.run(session_of(["mcp", str(root)], use))
+        said = (tmp_path / "stderr.txt").read_text()
+        assert "answered by the warm `wikimem serve`" in said and url in said
+        assert {"search", "write_page", "remember"} <= set(names)
+        assert found["hits"][0]["path"] == "concepts/Alpha.md"
+        assert kept.structured_content["action"] == "written"
+        log = (root / "log.md").read_text()
+        assert kept.structured_content["path"] in log and "· by" not in log.splitlines()[-1]
+        names, _found, kept = asyncio.run(session_of(["mcp", str(root), "--read-only"], use))
+        assert "write_page" not in names and "remember" not in names and kept is None

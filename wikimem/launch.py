@@ -143,8 +143,72 @@ def _write(stream, text: str) -> None:
     stream.flush()
 
 
+def _ask(root: Path, request: dict) -> dict | None:
+    """One request to the warm process holding ``root`` -> its answer, or None (no one answers)."""
+    path = socket_path(root)
+    if not path.exists():
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        address, fd = short_address(path)
+        try:
+            sock.settimeout(CONNECT_TIMEOUT_S)
+            sock.connect(address)
+        finally:
+            if fd is not None:
+                os.close(fd)
+        sock.settimeout(10)
+        send(sock, request)
+        return receive(sock)
+    except (OSError, ValueError, ConnectionError):
+        return None
+    finally:
+        sock.close()
+
+
+def mcp_bridge(argv: list[str]) -> int | None:
+    """``wikimem mcp VAULT`` while a ``wikimem serve`` holds the vault: relay stdio's JSON-RPC to
+    that warm process's MCP over HTTP instead of starting a server (no model to load, no cache to
+    open, nothing heavy imported: the client has its tools at once). None: start the server here."""
+    if os.environ.get("WIKIMEM_NO_FORWARD", "") not in ("", "0") or not argv or argv[0] != "mcp":
+        return None
+    rest, vault, read_only = argv[1:], None, False
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        if arg in ("--vault", "-V") and i + 1 < len(rest):
+            vault, i = rest[i + 1], i + 2
+            continue
+        if arg.startswith("--vault="):
+            vault = arg.split("=", 1)[1]
+        elif arg == "--read-only":
+            read_only = True
+        elif arg in ("--json", "--no-watch"):
+            pass
+        elif arg.startswith("-") or vault is not None:
+            return None  # --embedder and the like: a server of its own, as asked
+        else:
+            vault = arg
+        i += 1
+    cwd = Path(os.getcwd())
+    root = vault_of(["mcp", *(["-V", vault] if vault else [])], "mcp", cwd)
+    if root is None:
+        return None
+    from . import __version__
+    answer = _ask(root, {"protocol": PROTOCOL, "version": __version__, "kind": "mcp", "read_only": read_only,
+                         "settings": {k: v for k, v in os.environ.items() if k.startswith("WIKIMEM_")}})
+    if not answer or "url" not in answer:
+        return None
+    from .serve.bridge import relay
+    sys.stderr.write(f"wikimem mcp: answered by the warm `wikimem serve` at {answer['url']} ({answer['scope']})\n")
+    sys.stderr.flush()
+    return relay(answer["url"], answer["token"])
+
+
 def main() -> None:
     code = forward(sys.argv[1:])
+    if code is None:
+        code = mcp_bridge(sys.argv[1:])
     if code is not None:
         sys.exit(code)
     from .cli import main as cli_main

@@ -125,8 +125,11 @@ def refusal(request: dict[str, Any]) -> str | None:
 class ForwardServer:
     """Listens on ``<vault>/.wikimem/serve.sock`` for this process's open ``vault``."""
 
-    def __init__(self, vault):
+    def __init__(self, vault, mcp: dict[str, str] | None = None):
         self.vault = vault
+        # a `wikimem serve`'s MCP endpoint of this vault for a local `wikimem mcp` to bridge to:
+        # {"url", "read", "write"} (the two bearer secrets of this process, for this uid only)
+        self.mcp = mcp
         self.path = Path(vault.root) / ".wikimem" / SOCKET_NAME
         self.sock: socket.socket | None = None
         self._stop = threading.Event()
@@ -198,6 +201,9 @@ class ForwardServer:
                 conn.settimeout(30)
                 request = receive(conn)
                 conn.settimeout(None)
+                if request.get("kind") == "mcp":
+                    send(conn, self._mcp_endpoint(request))
+                    return
                 why = refusal(request)
                 if why:
                     send(conn, {"fallback": why})
@@ -210,6 +216,19 @@ class ForwardServer:
                 log.info("a forwarded command failed: %s", exc)
                 with contextlib.suppress(OSError):
                     send(conn, {"fallback": f"the warm process failed ({type(exc).__name__})"})
+
+    def _mcp_endpoint(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Where a local `wikimem mcp` may bridge its stdio to this serve's MCP over HTTP, or why not."""
+        if self.mcp is None:
+            return {"fallback": "this process serves no MCP over HTTP"}
+        if request.get("protocol") != PROTOCOL or request.get("version") != __version__:
+            return {"fallback": f"the warm process runs wikimem {__version__}"}
+        ours = {k: v for k, v in os.environ.items() if k.startswith("WIKIMEM_") and k not in IGNORED_ENV}
+        theirs = {k: v for k, v in (request.get("settings") or {}).items() if k not in IGNORED_ENV}
+        if ours != theirs:
+            return {"fallback": "other WIKIMEM_* settings"}
+        scope = "read" if request.get("read_only") else "write"
+        return {"url": self.mcp["url"], "token": self.mcp[scope], "scope": scope}
 
     def stop(self) -> None:
         self._stop.set()

@@ -44,7 +44,7 @@ def serve(vaults: Optional[List[str]] = typer.Argument(None, metavar="[VAULT]...
 
     from .forward import ForwardServer
     _run(lambda: run(pairs, store, config, watch=not no_watch, announce=announce,
-                     on_open=lambda vault: ForwardServer(vault).start()))
+                     on_open=lambda vault, mcp: ForwardServer(vault, mcp=mcp).start()))
 
 
 @token_app.command("add")

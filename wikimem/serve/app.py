@@ -61,9 +61,18 @@ class Server:
     """The served vaults, the token store and the ASGI app over them."""
 
     def __init__(self, hosts: dict[str, VaultHost], store: TokenStore, config: ServeConfig):
+        import secrets
         self.hosts = hosts
         self.store = store
         self.config = config
+        # bearer secrets for a local `wikimem mcp` bridged to this process (cli/forward.py hands them,
+        # over the owner-only socket, to this user's processes only); new at every start
+        self.local = {"read": secrets.token_urlsafe(32), "write": secrets.token_urlsafe(32)}
+
+    def mcp_endpoint(self, name: str) -> dict[str, str]:
+        """Where a local `wikimem mcp` of vault ``name`` may bridge to: the loopback URL and secrets."""
+        host = "127.0.0.1" if self.config.host in ("0.0.0.0", "::", "[::]") else self.config.host
+        return {"url": f"http://{_url_host(host)}:{self.config.port}/mcp/{name}", **self.local}
 
     def _limiter(self, writes: bool):
         """Reads run at most ``READ_THREADS`` at a time (the rest wait their turn, holding no thread):
@@ -270,7 +279,7 @@ class Server:
 
         return Guard(root, store=self.store, require_token=self.config.require_token,
                      allowed_hosts=self.allowed_hosts(), max_body=self.config.max_body,
-                     limiter=RateLimiter(self.config.rate, self.config.burst))
+                     limiter=RateLimiter(self.config.rate, self.config.burst), local=self.local)
 
     def allowed_hosts(self) -> set[str]:
         """The Host names a request may carry: loopback's, the bound address, --allow-host, and on a
@@ -386,15 +395,16 @@ def run(pairs, store: TokenStore, config: ServeConfig, *, watch: bool = True,
         announce: Callable[[dict[str, Any]], None] | None = None, on_open: Callable[[Any], Any] | None = None,
         **overrides: Any) -> None:
     """Serve until SIGINT/SIGTERM (uvicorn finishes the requests in flight; every write is atomic,
-    so a stop mid-write leaves the old file or the new one, never half of one). ``on_open(vault)``
-    for each vault once it is held; what it returns is ``stop()``ped at the end."""
+    so a stop mid-write leaves the old file or the new one, never half of one). ``on_open(vault,
+    mcp_endpoint)`` for each vault once it is held; what it returns is ``stop()``ped at the end."""
     import uvicorn
 
     hosts = start_hosts(pairs, watch=watch, **overrides)
     server = Server(hosts, store, config)
     forwards: list[Any] = []
     try:
-        forwards = [on_open(h.vault) for h in hosts.values()] if on_open is not None else []
+        forwards = [on_open(h.vault, server.mcp_endpoint(name)) for name, h in hosts.items()] \
+            if on_open is not None else []
         if announce is not None:
             shown = config.host
             if config.host in ("0.0.0.0", "::", "[::]"):  # every address: the name teammates would type

@@ -9,6 +9,7 @@ routes to check its vault and scope, and for log.md's author.
 """
 from __future__ import annotations
 
+import hmac
 import json
 import threading
 import time
@@ -22,6 +23,19 @@ from .tokens import Token, TokenStore
 COOKIE = "wikimem_token"
 OPEN_PATHS = ("/health", "/login", "/logout", "/favicon.ico")
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1", "[::1]")
+
+
+@dataclass(frozen=True)
+class Local:
+    """A `wikimem mcp` of this machine's user bridged through this process's socket: no token of the
+    store, one of the process's two local secrets (read or write); no log.md author, as over stdio."""
+
+    scope: str
+    name: str = ""
+    vault: str = "*"
+
+    def allows(self, vault: str, write: bool) -> tuple[bool, bool]:
+        return True, self.scope == "write" or not write
 
 
 @dataclass(frozen=True)
@@ -72,8 +86,9 @@ class RateLimiter:
 
 class Guard:
     def __init__(self, app, *, store: TokenStore, require_token: bool, allowed_hosts: set[str],
-                 max_body: int, limiter: RateLimiter):
+                 max_body: int, limiter: RateLimiter, local: dict[str, str] | None = None):
         self.app = app
+        self.local = local or {}  # scope -> this process's secret for bridged local `wikimem mcp`
         self.store = store
         self.require_token = require_token
         self.allowed_hosts = {h.lower() for h in allowed_hosts}
@@ -138,6 +153,9 @@ class Guard:
             if self.require_token:
                 return None, "this server needs a token: send 'Authorization: Bearer TOKEN' (`wikimem token add`)"
             return Anonymous(), None
+        for scope, secret in self.local.items():
+            if hmac.compare_digest(secret, presented):
+                return Local(scope), None
         token: Token | None = self.store.check(presented)
         if token is None:
             return None, "unknown or revoked token"
