@@ -141,3 +141,18 @@ def test_a_peer_of_another_user_is_not_answered(warm, monkeypatch):
     monkeypatch.setattr(forward.os, "getuid", lambda: os.getuid() + 4242)
     result, _ = _probe(["search", "alpha"], warm)
     assert result["code"] is None  # not answered: the client runs the command itself
+
+
+def test_the_mcp_bridge_answers_an_error_when_the_serve_is_gone(tmp_path):
+    import io
+
+    from serve_helpers import free_port
+    from wikimem.serve.bridge import Relay
+    out = io.StringIO()
+    relay = Relay(f"http://127.0.0.1:{free_port()}/mcp/v", "secret", out=out)
+    relay.handle('{"jsonrpc": "2.0", "id": 7, "method": "tools/list"}')
+    relay.handle("{not json")
+    answers = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert answers[0]["id"] == 7 and "went away" in answers[0]["error"]["message"]
+    assert answers[1]["error"]["code"] == -32700
+    assert relay.gone.is_set()

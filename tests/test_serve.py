@@ -156,6 +156,7 @@ def test_tokens_read_cannot_write_other_vault_is_hidden_and_revoked_is_refused(s
         assert hidden.status_code == 404  # not 403: the name is not confirmed
         listed = client.get("/v1/vaults", headers={"Authorization": f"Bearer {other}"}).json()["vaults"]
         assert [v["name"] for v in listed] == ["two"]
+        assert "root" not in listed[0]  # where the vault lives on the server is not a teammate's business
         auth = {"Authorization": f"Bearer {writer}"}
         w = client.post("/v1/vaults/one/write", json={"path": "notes/w.md", "content": "# w\n\nby wes\n"}, headers=auth)
         assert w.status_code == 200, w.text
@@ -283,6 +284,7 @@ def test_the_web_page_escapes_a_note_and_links_wikilinks(serve):
         r = client.get("/v/one/page/notes/Evil.md")
         assert "script-src" not in r.headers["content-security-policy"] or "'none'" in r.headers["content-security-policy"]
         assert "default-src 'none'" in r.headers["content-security-policy"]
+        assert r.headers["x-frame-options"] == "DENY"
 
 
 def test_the_web_page_needs_a_login_when_tokens_are_required_and_keeps_it_in_an_httponly_cookie(serve, store):

@@ -138,7 +138,15 @@ class Server:
             return _error(error)
 
     async def vaults(self, request):
-        return _json({"vaults": [h.state() for h in self.visible(request.scope)]})
+        from .guard import Anonymous, Local
+        local = isinstance(request.scope["wikimem.token"], (Anonymous, Local))
+        states = [h.state() for h in self.visible(request.scope)]
+        if not local:  # a teammate's token: the vault's name and state, not where it lives on this machine
+            for state in states:
+                state.pop("root", None)
+                if "problem" in state:
+                    state["problem"] = "the vault folder is gone or unreadable"
+        return _json({"vaults": states})
 
     async def health(self, request):
         gone = sum(1 for h in self.hosts.values() if h.problem())
@@ -171,7 +179,7 @@ class Server:
         from . import web
         signed_in = bool(getattr(request.scope["wikimem.token"], "name", ""))
         headers = {"Content-Security-Policy": web.CSP, "X-Content-Type-Options": "nosniff",
-                   "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
+                   "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
         name = request.path_params.get("name")
         try:
             if name is None:
