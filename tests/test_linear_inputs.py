@@ -229,8 +229,11 @@ def test_links_to_many_blocks_of_one_page_resolve_in_linear_time():
         assert [l.anchor_ok for l in links[:3]] == [True, True, False]
         return elapsed
 
-    t_small, t_large = resolve(5000), resolve(20_000)
-    assert t_large < 5 and (t_large < 0.2 or t_large / max(t_small, 1e-3) < 8), (t_small, t_large)
+    # the best of three of each: one run on a busy machine (a CI run beside a benchmark) measured 11x
+    # for 4x the input; quadratic is 16x (and 10.9 s at 20k), linear about 4x
+    t_small = min(resolve(5000) for _ in range(3))
+    t_large = min(resolve(20_000) for _ in range(3))
+    assert t_large < 5 and (t_large < 0.2 or t_large / max(t_small, 1e-3) < 10), (t_small, t_large)
 
 
 @pytest.mark.parametrize("unit", ["[[a ", "[", "[x](", "```\n", "`", "~~~ x\n"])
