@@ -258,6 +258,11 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
     chosen = fusion.select(cache, ranked, limit, per_page, filters.hidden(), text_ok, page_ok)
     hits = fusion.hits(ctx, chosen, lambda path, heading=None: obsidian_uri(name, path, heading), nearest,
                        query)
+    if mode == "hybrid" and hits and not lexical and any(not c.foreign for c in found.values()):
+        # nothing but vectors, for a query in a script the vault's notes are written in: say so, as the
+        # hits may be the nearest of nothing (a typo, a word the vault does not have); a query in a
+        # script no hit is written in is a cross-language search, where this is how it works
+        notices.append("no note contains the query's words; these are only the nearest in meaning")
     took = (time.perf_counter() - started) * 1000
     return SearchResult(raw, mode, tuple(hits), tuple(degraded), coverage if mode != "lexical" else 1.0,
                         took, tuple(notices), read)
