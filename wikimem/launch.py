@@ -95,10 +95,7 @@ def forward(argv: list[str]) -> int | None:
         return None
     cwd = Path(os.getcwd())
     root = vault_of(argv, command, cwd)
-    if root is None:
-        return None
-    path = socket_path(root)
-    if not path.exists():
+    if root is None or not socket_path(root).exists():
         return None
     from . import __version__
     request = {"protocol": PROTOCOL, "version": __version__, "argv": argv, "cwd": str(cwd),
@@ -110,23 +107,8 @@ def forward(argv: list[str]) -> int | None:
             request["env"]["COLUMNS"] = str(os.get_terminal_size(sys.stdout.fileno()).columns)
         except OSError:
             pass
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        address, fd = short_address(path)
-        try:
-            sock.settimeout(CONNECT_TIMEOUT_S)
-            sock.connect(address)
-        finally:
-            if fd is not None:
-                os.close(fd)
-        sock.settimeout(None)
-        send(sock, request)
-        answer = receive(sock)
-    except (OSError, ValueError, ConnectionError):
-        return None  # stale socket, a process that went away mid-answer: run it here
-    finally:
-        sock.close()
-    if "fallback" in answer or not isinstance(answer.get("code"), int):
+    answer = _ask(root, request, timeout=None)  # None: a stale socket, a process gone mid-answer
+    if answer is None or "fallback" in answer or not isinstance(answer.get("code"), int):
         return None
     _write(sys.stdout, answer.get("stdout", ""))
     _write(sys.stderr, answer.get("stderr", ""))
@@ -143,8 +125,9 @@ def _write(stream, text: str) -> None:
     stream.flush()
 
 
-def _ask(root: Path, request: dict) -> dict | None:
-    """One request to the warm process holding ``root`` -> its answer, or None (no one answers)."""
+def _ask(root: Path, request: dict, timeout: float | None = 10.0) -> dict | None:
+    """One request to the warm process holding ``root`` -> its answer, or None (no one answers).
+    ``timeout``: for the answer, once connected (None: as long as the command takes)."""
     path = socket_path(root)
     if not path.exists():
         return None
@@ -157,7 +140,7 @@ def _ask(root: Path, request: dict) -> dict | None:
         finally:
             if fd is not None:
                 os.close(fd)
-        sock.settimeout(10)
+        sock.settimeout(timeout)
         send(sock, request)
         return receive(sock)
     except (OSError, ValueError, ConnectionError):
