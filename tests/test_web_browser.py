@@ -62,6 +62,23 @@ def site(make_vault, tmp_path):
         yield url, root, server
 
 
+def _text_when(driver, by, value, want, timeout: float = 10.0) -> str:
+    """The element's text once it contains ``want``: after a click the old page's element can still
+    be found (and then go stale) before the new page has loaded."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    deadline = time.monotonic() + timeout
+    text = ""
+    while time.monotonic() < deadline:
+        try:
+            text = driver.find_element(by, value).text
+            if want in text:
+                return text
+        except (NoSuchElementException, StaleElementReferenceException):
+            pass
+        time.sleep(0.05)
+    return text
+
+
 def _no_alert(driver) -> bool:
     from selenium.common.exceptions import NoAlertPresentException
     try:
@@ -78,20 +95,21 @@ def test_search_open_a_hit_follow_a_wikilink_and_see_an_edit_after_reload(browse
     box = browser.find_element(By.NAME, "q")
     box.send_keys("leiden communities")
     box.submit()
+    assert "Leiden Algorithm" in _text_when(browser, By.CSS_SELECTOR, "#hits .hit-title", "Leiden Algorithm")
     first = browser.find_element(By.CSS_SELECTOR, "#hits .hit-title")
-    assert "Leiden Algorithm" in first.text
     first.click()
-    assert "The Leiden algorithm finds communities" in browser.find_element(By.ID, "content").text
+    assert "The Leiden algorithm finds communities" in _text_when(browser, By.ID, "content",
+                                                                  "The Leiden algorithm finds communities")
     link = browser.find_element(By.CSS_SELECTOR, "#content a.wikilink")
     assert link.text == "Louvain"
     link.click()
-    assert browser.find_element(By.TAG_NAME, "h1").text == "Louvain Method"
+    assert _text_when(browser, By.TAG_NAME, "h1", "Louvain Method") == "Louvain Method"
     backlinks = browser.find_element(By.ID, "backlinks").text
     assert "Leiden Algorithm" in backlinks
     (root / "concepts/Louvain Method.md").write_text("# Louvain Method\n\nEdited on disk just now.\n")
     time.sleep(0.2)
     browser.refresh()
-    assert "Edited on disk just now." in browser.find_element(By.ID, "content").text
+    assert "Edited on disk just now." in _text_when(browser, By.ID, "content", "Edited on disk just now.")
     browser.get(url + "/v/wiki/?q=" + "edited%20on%20disk")
     deadline = time.monotonic() + 10  # the watcher indexes the edit
     while "Louvain Method" not in browser.find_element(By.ID, "hits").text and time.monotonic() < deadline:
@@ -125,7 +143,7 @@ def test_sign_in_with_a_token_kept_in_an_httponly_cookie(browser, make_vault, tm
         assert browser.current_url.endswith("/login")
         browser.find_element(By.NAME, "token").send_keys(token)
         browser.find_element(By.CSS_SELECTOR, "form button").click()
-        assert browser.find_element(By.TAG_NAME, "h1").text == "wiki"
+        assert _text_when(browser, By.TAG_NAME, "h1", "wiki") == "wiki"
         assert browser.execute_script("return document.cookie") == ""  # HttpOnly: no script can read it
         browser.get(url + "/v/wiki/?q=louvain")
         assert "Louvain Method" in browser.find_element(By.ID, "hits").text
