@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from .caller import own_seconds
 from .serve.protocol import DISPLAY_ENV, FORWARDED, PROTOCOL, receive, send, short_address, socket_path
 
 CONNECT_TIMEOUT_S = 0.5
@@ -78,14 +79,8 @@ def vault_of(argv: list[str], command: str, cwd: Path) -> Path | None:
 
 def _started() -> float | None:
     """This process's start as a wall-clock time (the warm process reports time "with start-up")."""
-    try:
-        with open("/proc/self/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
-        with open("/proc/uptime", "rb") as fh:
-            uptime = float(fh.read().split()[0])
-        return time.time() - (uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"))
-    except (OSError, ValueError, IndexError, AttributeError):
-        return None
+    seconds = own_seconds()
+    return None if seconds is None else time.time() - seconds
 
 
 def forward(argv: list[str]) -> int | None:

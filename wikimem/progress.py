@@ -105,20 +105,10 @@ def process_seconds() -> float | None:
     """Wall seconds since this process started (Linux: /proc), or None where that cannot be read.
     A one-shot command reports it beside the time its own work took: the interpreter, imports and
     opening the cache are part of what a person waits for (issue 36: "in ~610 ms" printed after 2 s)."""
-    import os
-
-    from .caller import FORWARDED_CLIENT
+    from .caller import FORWARDED_CLIENT, own_seconds
     client = FORWARDED_CLIENT.get()
     if client is not None:  # a command forwarded to a warm process: the client's own start
         import time
         started = client.get("started")
         return max(0.0, time.time() - started) if isinstance(started, (int, float)) else None
-    try:
-        with open("/proc/self/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
-        with open("/proc/uptime", "rb") as fh:
-            uptime = float(fh.read().split()[0])
-        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # starttime, the 22nd field of stat(5)
-    except (OSError, ValueError, IndexError, AttributeError):
-        return None
-    return max(0.0, uptime - started)
+    return own_seconds()

@@ -105,21 +105,29 @@ def run_command(request: dict[str, Any]) -> dict[str, Any]:
     return {"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
 
 
+def _other_client(request: dict[str, Any]) -> str | None:
+    """Why a client would not get from this process what it would get alone: another protocol or
+    wikimem version, other ``WIKIMEM_*`` settings; None when it would."""
+    if request.get("protocol") != PROTOCOL or request.get("version") != __version__:
+        return f"the warm process runs wikimem {__version__}, this command {request.get('version')}"
+    ours = {k: v for k, v in os.environ.items() if k.startswith("WIKIMEM_") and k not in IGNORED_ENV}
+    theirs = {k: v for k, v in (request.get("settings") or {}).items() if k not in IGNORED_ENV}
+    if ours != theirs:
+        return "this command's WIKIMEM_* settings differ from the warm process's"
+    return None
+
+
 def refusal(request: dict[str, Any]) -> str | None:
     """Why this process does not answer ``request`` itself (the client then runs it), or None."""
     if request.get("protocol") != PROTOCOL or request.get("version") != __version__:
-        return f"the warm process runs wikimem {__version__}, this command {request.get('version')}"
+        return _other_client(request)
     argv = request.get("argv")
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
         return "malformed request"
     command = next((a for a in argv if not a.startswith("-")), None)
     if command not in FORWARDED:
         return f"{command!r} is not answered by a warm process"
-    ours = {k: v for k, v in os.environ.items() if k.startswith("WIKIMEM_") and k not in IGNORED_ENV}
-    theirs = {k: v for k, v in (request.get("settings") or {}).items() if k not in IGNORED_ENV}
-    if ours != theirs:
-        return "this command's WIKIMEM_* settings differ from the warm process's"
-    return None
+    return _other_client(request)
 
 
 class ForwardServer:
@@ -221,12 +229,9 @@ class ForwardServer:
         """Where a local `wikimem mcp` may bridge its stdio to this serve's MCP over HTTP, or why not."""
         if self.mcp is None:
             return {"fallback": "this process serves no MCP over HTTP"}
-        if request.get("protocol") != PROTOCOL or request.get("version") != __version__:
-            return {"fallback": f"the warm process runs wikimem {__version__}"}
-        ours = {k: v for k, v in os.environ.items() if k.startswith("WIKIMEM_") and k not in IGNORED_ENV}
-        theirs = {k: v for k, v in (request.get("settings") or {}).items() if k not in IGNORED_ENV}
-        if ours != theirs:
-            return {"fallback": "other WIKIMEM_* settings"}
+        why = _other_client(request)
+        if why:
+            return {"fallback": why}
         scope = "read" if request.get("read_only") else "write"
         return {"url": self.mcp["url"], "token": self.mcp[scope], "scope": scope}
 
