@@ -1,6 +1,8 @@
 """supersede and history: frontmatter edits, refusals, search hiding, chains (with hypothesis)."""
 from __future__ import annotations
 
+import re
+
 import json
 import shutil
 import tempfile
@@ -39,7 +41,8 @@ def test_supersede_edits_both_pages_and_keeps_other_keys(vault):
     res = vault.supersede("concepts/a.md", "concepts/b.md")
     assert res.changed and res.warnings == []
     a = (vault.root / "concepts/a.md").read_text()
-    assert a.startswith("---\ntitle: A\nowner: me\nstatus: superseded\nsuperseded_by: '[[b]]'\n---\n# A\n")
+    assert re.match(r"---\ntitle: A\nowner: me\nstatus: superseded\nsuperseded_by: '\[\[b\]\]'\n"
+                    r"superseded_on: '\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d'\n---\n# A\n", a), a
     b = vault.parse_file("concepts/b.md")
     assert b.supersedes == ("a",)
     assert "supersede · concepts/a.md → concepts/b.md" in (vault.root / "log.md").read_text()

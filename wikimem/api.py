@@ -185,10 +185,11 @@ class Vault:
         from .knowledge.versions import supersede
         return supersede(self.ctx, old, new, old_sha256=old_sha256, new_sha256=new_sha256)
 
-    def history(self, page: str):
-        """The version chain ``page`` belongs to, oldest to newest, with what changed."""
+    def history(self, page: str, *, as_of: str | None = None, commits: bool = True):
+        """The version chain ``page`` belongs to, oldest to newest, with what changed, when each
+        version was valid (which one ``as_of`` a date) and, in a git repository, its commits."""
         from .knowledge.versions import history
-        return history(self.ctx, page)
+        return history(self.ctx, page, as_of=as_of, commits=commits)
 
     def remember(self, fact: str, *, kind: str = "episodic", about: str | None = None, source: str | None = None,
                  dry_run: bool = False, supersede: bool = True):
@@ -276,11 +277,12 @@ class Vault:
         from .agent.pages import taxonomy
         return taxonomy(self.ctx)
 
-    def prime_context(self, cwd: str | None = None, prompt: str | None = None, budget_tokens: int = 1500):
+    def prime_context(self, cwd: str | None = None, prompt: str | None = None, budget_tokens: int = 1500,
+                      as_of: str | None = None):
         """Session-start briefing (domain, persona/instruction memories, relevant pages) -> Briefing.
-        Never raises."""
+        Never raises, but for a malformed ``as_of`` (the vault as it was on that date)."""
         from .agent.prime import prime_context
-        return prime_context(self.ctx, cwd, prompt, budget_tokens)
+        return prime_context(self.ctx, cwd, prompt, budget_tokens, as_of)
 
     def warm_session(self, watch: bool = True):
         """A ``WarmSession`` that keeps this vault warm for a long-lived server (``start()``, ``stop()``)."""

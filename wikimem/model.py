@@ -232,6 +232,9 @@ class Hit:
     end_line: int | None = None
     line: int | None = None
     steps: tuple[str, ...] = ()  # the re-rank steps that changed the score (search/steps.py)
+    # where the page stands in its version chain (search/timeline.py ``version_of``), given by
+    # searches that may return old versions (--as-of, include_superseded); None otherwise
+    version: Mapping[str, Any] | None = None
 
     def snippet(self, limit: int = 240) -> str:
         """The text a listing shows: the passage nearest the query (else the chunk), on one line,
@@ -259,6 +262,7 @@ class Hit:
             "end_line": self.end_line,
             "line": self.line,
             "steps": list(self.steps),
+            **({"version": dict(self.version)} if self.version else {}),
         }
 
 

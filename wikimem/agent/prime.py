@@ -294,20 +294,27 @@ def _date(front) -> str | None:
     return None
 
 
-def memory_layers(ctx) -> list[BriefItem]:
+def memory_layers(ctx, as_of: str | None = None) -> list[BriefItem]:
     """Active memories as briefing items, in layer order: identity, instructions, decisions, facts;
     within a layer most important first, then newest first (then by path). Decisions and facts are
-    cut to the RECENT most important/newest."""
+    cut to the RECENT most important/newest. ``as_of`` (a timeline moment): the memories valid then
+    instead, superseded since or not."""
     from ..parse import parse_page
     found: list[BriefItem] = []
+    valid = None
+    if as_of:
+        from ..search.timeline import timeline
+        valid = timeline(ctx.cache).valid_on(as_of)
     for path in _memory_paths(ctx):
+        if valid is not None and path not in valid:
+            continue
         try:
             note = ctx.files.read_note(path)
         except Exception as exc:  # noqa: BLE001 - one unreadable memory must not sink the briefing
             log.warning("skipping memory %s: %s", path, exc)
             continue
         page = parse_page(path, note.text, note.sha256)
-        if page.status == "superseded":
+        if page.status == "superseded" and valid is None:
             continue
         kind = str(page.frontmatter.get("kind") or "").strip().lower()
         kind = kind if kind in ("persona", "instruction", "decision") else "fact"
@@ -370,15 +377,17 @@ def _prose(text: str) -> str:
     return "\n".join(line for line in text.split("\n") if not line.lstrip().startswith("#")) or text
 
 
-def relevant_pages(ctx, project: str | None, prompt: str | None, skip: set[str]) -> list[BriefItem]:
-    """Pages clearing the relevance bar for the project name or the prompt, best first."""
+def relevant_pages(ctx, project: str | None, prompt: str | None, skip: set[str],
+                   as_of: str | None = None) -> list[BriefItem]:
+    """Pages clearing the relevance bar for the project name or the prompt, best first (``as_of``:
+    among the pages valid then)."""
     best: dict[str, tuple[float, int, Any, set[str], str]] = {}
     queries = [("project", project, PROJECT_HITS, 1.0), ("prompt", prompt, PROMPT_HITS, MIN_COVERAGE)]
     for label, query, limit, bar in queries:
         wanted = terms(query or "")
         if not wanted:
             continue
-        result = search(ctx, query, limit=limit, literal=True)  # a prompt, not a search: no operators
+        result = search(ctx, query, limit=limit, literal=True, as_of=as_of)  # a prompt, not a search: no operators
         for rank, hit in enumerate(result.hits):
             if hit.path in skip or hit.path in VAULT_FILES:
                 continue
@@ -440,8 +449,14 @@ def _tally(items) -> list[tuple[str, int]]:
     return [(k, counts[k]) for k in LAYERS if k in counts]
 
 
-def prime_context(ctx, cwd: str | None = None, prompt: str | None = None, budget_tokens: int = 1500) -> Briefing:
-    """The briefing for a new agent session. Never raises: problems become notices."""
+def prime_context(ctx, cwd: str | None = None, prompt: str | None = None, budget_tokens: int = 1500,
+                  as_of: str | None = None) -> Briefing:
+    """The briefing for a new agent session. Never raises: problems become notices (a malformed
+    ``as_of`` date is refused first: YYYY-MM-DD or YYYY-MM-DDTHH:MM, the vault as it was then)."""
+    when = None
+    if as_of:
+        from ..search.timeline import as_of_moment
+        when = as_of_moment(as_of)
     project = project_name(cwd, ctx.root)
     prompt = (prompt or "").strip() or None
     budget = max(int(budget_tokens or 0), 0)
@@ -454,12 +469,12 @@ def prime_context(ctx, cwd: str | None = None, prompt: str | None = None, budget
     except Exception as exc:  # noqa: BLE001 - the briefing never raises
         notices.append(f"SCHEMA.md unreadable: {exc}")
     try:
-        memories = memory_layers(ctx)
+        memories = memory_layers(ctx, when)
     except Exception as exc:  # noqa: BLE001
         log.debug("memories unavailable", exc_info=True)
         notices.append(f"memories unavailable: {exc}")
     try:
-        pages = relevant_pages(ctx, project, prompt, {m.path for m in memories})
+        pages = relevant_pages(ctx, project, prompt, {m.path for m in memories}, as_of)
     except Exception as exc:  # noqa: BLE001
         log.debug("search unavailable", exc_info=True)
         notices.append(f"search unavailable: {exc}")

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from ..errors import WikimemError
-from .app import app, err, JsonOpt, one_vault, VaultArg, VaultOpt, _emit_json, _run
+from .app import app, AsOfOpt, err, JsonOpt, one_vault, VaultArg, VaultOpt, _emit_json, _run
 
 
 @app.command()
@@ -32,6 +32,7 @@ def prime(vault: Optional[str] = VaultOpt,
           cwd: Optional[str] = typer.Option(None, "--cwd", help="The agent's working directory (its name is the project)."),
           prompt: Optional[str] = typer.Option(None, "--prompt", help="The session's first prompt."),
           budget: int = typer.Option(1500, "--budget", min=50, help="Token budget of the briefing."),
+          as_of: Optional[str] = AsOfOpt,
           fmt: str = typer.Option("text", "--format", help="text | json | claude-hook (SessionStart hook output)."),
           as_json: bool = JsonOpt) -> None:
     """Session-start briefing for an agent: domain, persona/instruction memories, relevant pages."""
@@ -43,7 +44,7 @@ def prime(vault: Optional[str] = VaultOpt,
         err.print(f"[bold red]error:[/] unknown --format {fmt!r} (choose text, json, claude-hook)")
         raise typer.Exit(2)
     try:
-        briefing = open_vault(vault).prime_context(cwd=cwd, prompt=prompt, budget_tokens=budget)
+        briefing = open_vault(vault).prime_context(cwd=cwd, prompt=prompt, budget_tokens=budget, as_of=as_of)
     except WikimemError as exc:
         if fmt != "claude-hook":  # a hook must never fail the agent's session start
             err.print(f"[bold red]error:[/] {exc}", highlight=False)

@@ -10,7 +10,7 @@ import json
 import logging
 import math
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import click
 import typer
@@ -122,6 +122,25 @@ TypeOpt = typer.Option(None, "--type", help="Only this page type.")
 TagOpt = typer.Option(None, "--tag", help="Only pages with this tag (repeatable).")
 SinceOpt = typer.Option(None, "--since", metavar="DATE", help="Updated on or after YYYY-MM-DD.")
 UntilOpt = typer.Option(None, "--until", metavar="DATE", help="Updated on or before YYYY-MM-DD.")
+AsOfOpt = typer.Option(None, "--as-of", metavar="DATE", help="What the vault held then: the pages valid on "
+                       "YYYY-MM-DD (to its end; or YYYY-MM-DDTHH:MM), old versions included when they were current.")
+
+
+def _moment(value: Any) -> str:
+    """A timeline moment as a person reads it: the date, with the time when it is not midnight."""
+    text = str(value or "")
+    return text[:10] if text.endswith("T00:00:00") else text[:16].replace("T", " ")
+
+
+def version_line(version: Mapping[str, Any]) -> str:
+    """Where a hit stands in its version chain (search/timeline.py ``version_of``), on one line."""
+    start, end = version.get("valid_from"), version.get("valid_until")
+    span = f"valid {_moment(start) if start else '…'} → {_moment(end) if end else 'now'}"
+    if end is None and version.get("superseded_by"):
+        span += " (superseded; date unknown)"
+    current = version.get("current")
+    now = f" · current: {current}" if current and current != version.get("chain", [None])[version["version"] - 1] else ""
+    return f"version {version['version']} of {version['of']} · {span}{now}"
 
 
 def _json_safe(value: Any) -> Any:

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 from rich.markup import escape
 
-from .app import app, err, FolderOpt, JsonOpt, out, SinceOpt, TagOpt, TypeOpt, UntilOpt, VaultOpt, _emit_json, _print_warnings, _run
+from .app import _moment, app, AsOfOpt, err, FolderOpt, JsonOpt, out, SinceOpt, TagOpt, TypeOpt, UntilOpt, VaultOpt, _emit_json, _print_warnings, _run
 
 
 # -- versions and memories (wikimem.knowledge) ---------------------------------------------------
@@ -52,22 +52,38 @@ def restore(page: str = typer.Argument(..., help="The superseded page to make ac
 
 @app.command()
 def history(page: str = typer.Argument(..., help="Any page of the chain (vault-relative path)."),
+            as_of: Optional[str] = AsOfOpt,
+            commits: bool = typer.Option(True, "--commits/--no-commits", help="List each version's git commits "
+                                         "(when the vault is in a git repository)."),
             vault: Optional[str] = VaultOpt, as_json: bool = JsonOpt) -> None:
-    """Every version of a page, oldest to newest, with what changed between versions."""
+    """Every version of a page, oldest to newest: when each was valid, what changed, its git commits."""
     from ..api import open_vault
 
     v = _run(lambda: open_vault(vault))
-    h = _run(lambda: v.history(page))
+    h = _run(lambda: v.history(page, as_of=as_of, commits=commits))
     if as_json:
         _emit_json(h.to_dict())
         return
     changes = {c.new: [] for c in h.changes}
     for c in h.changes:
         changes[c.new].append(c)
+    if h.as_of:
+        then = ", ".join(h.valid_then) or "none of these versions (the page did not exist yet, or no date says)"
+        out.print(f"[cyan]as of {_moment(h.as_of)}:[/] {escape(then)}", highlight=False)
     for i, ver in enumerate(h.versions, 1):
         mark = " [green](current)[/]" if ver.path == h.current else ""
-        out.print(f"{i}. [bold]{ver.title}[/]  [dim]{ver.path} · {ver.date or 'no date'} · {ver.status}[/]{mark}",
-                  highlight=False)
+        if h.as_of and ver.path in h.valid_then:
+            mark += " [cyan](valid then)[/]"
+        span = ""
+        if ver.valid_from or ver.valid_until:
+            span = f" · valid {_moment(ver.valid_from) if ver.valid_from else '…'} → " \
+                   f"{_moment(ver.valid_until) if ver.valid_until else 'now'}"
+        out.print(f"{i}. [bold]{escape(ver.title)}[/]  [dim]{escape(ver.path)} · {ver.date or 'no date'} · "
+                  f"{ver.status}{span}[/]{mark}", highlight=False)
+        for commit in ver.commits:
+            out.print(f"   [yellow]{commit.sha[:8]}[/] [dim]{commit.date[:16].replace('T', ' ')} · "
+                      f"{escape(commit.author)} · +{commit.added}/-{commit.removed}[/] {escape(commit.message)}",
+                      highlight=False)
         for c in changes.get(ver.path, []):
             parts = [f"+{c.lines_added}/-{c.lines_removed} lines since {c.old}"]
             if c.sections_added:
@@ -167,6 +183,7 @@ def query(question_words: list[str] = typer.Argument(..., metavar="QUESTION", he
           tag: Optional[list[str]] = TagOpt,
           since: Optional[str] = SinceOpt,
           until: Optional[str] = UntilOpt,
+          as_of: Optional[str] = AsOfOpt,
           supersede: bool = typer.Option(False, "--supersede", help="The query page replaces the most similar one."),
           as_json: bool = JsonOpt) -> None:
     """Answer a question from the vault, each sentence cited as a wikilink to its page and heading, and
@@ -177,7 +194,7 @@ def query(question_words: list[str] = typer.Argument(..., metavar="QUESTION", he
     v = _run(lambda: open_vault(vault))
     answer = _run(lambda: v.query(question, k=k, write=not no_write, llm=llm, llm_model=llm_model, llm_url=llm_url,
                                   llm_timeout=llm_timeout, folder=folder, type=type_, tags=tag, since=since,
-                                  until=until, supersede=supersede))
+                                  until=until, supersede=supersede, as_of=as_of))
     if as_json:
         _emit_json(answer.to_dict())
     else:

@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from .app import app, err, FolderOpt, JsonOpt, one_vault, out, quiet_mode, SinceOpt, TagOpt, TypeOpt, UntilOpt, VaultArg, VaultOpt, _emit_json, _printable, _run
+from .app import app, AsOfOpt, err, FolderOpt, version_line, JsonOpt, one_vault, out, quiet_mode, SinceOpt, TagOpt, TypeOpt, UntilOpt, VaultArg, VaultOpt, _emit_json, _printable, _run
 
 
 @app.command()
@@ -140,6 +140,7 @@ def search(query_words: list[str] = typer.Argument(..., metavar="QUERY",
            since: Optional[str] = SinceOpt,
            until: Optional[str] = UntilOpt,
            include_superseded: bool = typer.Option(False, "--include-superseded", help="Show old versions too."),
+           as_of: Optional[str] = AsOfOpt,
            include_meta: bool = typer.Option(False, "--include-meta", help="Search index.md, log.md and "
                                              "communities.md too (wikimem's own pages)."),
            community: Optional[int] = typer.Option(None, "--community", help="Only pages of this community "
@@ -161,7 +162,7 @@ def search(query_words: list[str] = typer.Argument(..., metavar="QUERY",
     if server:
         return _remote_search(server, token, query, limit=limit, mode=mode, folder=folder, type=type_, tag=tag,
                               since=since, until=until, include_superseded=include_superseded,
-                              include_meta=include_meta, as_json=as_json or output == "json")
+                              include_meta=include_meta, as_of=as_of, as_json=as_json or output == "json")
 
     if output not in ("text", "json", "vimgrep"):
         err.print(f"[red]error:[/] unknown --format {escape(output)!r} (choose text, json or vimgrep)")
@@ -169,7 +170,7 @@ def search(query_words: list[str] = typer.Argument(..., metavar="QUERY",
     v = _run(lambda: open_vault(vault))
     result = _run(lambda: v.search(query, limit=limit, mode=mode, folder=folder, type=type_, tags=tag,
                                    since=since, until=until, include_superseded=include_superseded,
-                                   include_meta=include_meta, community=community))
+                                   include_meta=include_meta, community=community, as_of=as_of))
     if as_json or output == "json":
         _emit_json(result.to_dict())
         if not result.hits:
@@ -204,6 +205,8 @@ def search(query_words: list[str] = typer.Argument(..., metavar="QUERY",
         out.print(f"[bold]{i:>2}. {escape(hit.title)}[/]  [dim]{escape(at)}{' # ' + escape(where) if where else ''}[/]",
                   highlight=False)
         out.print(f"    {hit.snippet(240)}", highlight=False, markup=False)  # the passage nearest the query
+        if hit.version:
+            out.print(f"    [magenta]{escape(version_line(hit.version))}[/]", highlight=False)
         if explain:
             parts = ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
                               for k, v in hit.components.items())

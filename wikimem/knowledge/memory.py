@@ -12,7 +12,6 @@ through the same logic, citing the turn it came from.
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import logging
 import re
 import threading
@@ -28,6 +27,7 @@ from ..parse import parse_page
 from . import secrets
 from ..vault.files import ensure_cache_folder
 from .similarity import candidate_paths, compare, read_bodies, same_slot, same_words, thresholds_for
+from . import versions
 from .versions import supersede
 from .writer import add_to_index, write_page
 
@@ -266,7 +266,7 @@ def _remember(ctx, fact: str, kind: str, about: str | None, source: str | None, 
             continue
         if dry_run:
             return RememberResult("would-write", rel, fact, kind, old, similar, warnings, source)
-        created = _dt.datetime.now().replace(microsecond=0).isoformat()
+        created = versions.now()  # one clock with supersede's superseded_on
         try:
             res = write_page(ctx, rel, memory_note(fact, kind, about, source, created), reason="remember",
                                check_similar=False)

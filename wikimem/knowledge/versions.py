@@ -49,10 +49,14 @@ class Version:
     status: str
     date: str | None  # created, else updated, else the file's modification date
     supersedes: tuple[str, ...]  # resolved paths
+    valid_from: str | None = None  # search/timeline.py: when this version was true
+    valid_until: str | None = None
+    commits: tuple = ()  # vault/git.py Commit, newest first, when the vault is a git repository
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "title": self.title, "status": self.status, "date": self.date,
-                "supersedes": list(self.supersedes)}
+                "supersedes": list(self.supersedes), "valid_from": self.valid_from, "valid_until": self.valid_until,
+                "commits": [c.to_dict() for c in self.commits]}
 
 
 @dataclass(frozen=True)
@@ -77,14 +81,20 @@ class History:
     page: str
     versions: tuple[Version, ...]  # oldest to newest
     changes: tuple[Change, ...]
+    as_of: str | None = None  # the moment asked about (timeline.moment), if any
+    valid_then: tuple[str, ...] = ()  # the versions valid at ``as_of``
+    git: bool = False  # whether the vault is in a git repository (commits were looked for)
 
     @property
     def current(self) -> str:
         return self.versions[-1].path
 
     def to_dict(self) -> dict[str, Any]:
-        return {"page": self.page, "current": self.current, "versions": [v.to_dict() for v in self.versions],
-                "changes": [c.to_dict() for c in self.changes]}
+        out = {"page": self.page, "current": self.current, "versions": [v.to_dict() for v in self.versions],
+               "changes": [c.to_dict() for c in self.changes], "git": self.git}
+        if self.as_of:
+            out.update(as_of=self.as_of, valid_then=list(self.valid_then))
+        return out
 
 
 # -- reading the chains -----------------------------------------------------------------------
@@ -151,6 +161,12 @@ def _link_name(path: str, pages: Mapping[str, Page]) -> str:
 
 
 # -- supersede --------------------------------------------------------------------------------
+def now() -> str:
+    """The moment a supersede is recorded (``superseded_on``): local time to the second, as
+    ``remember`` dates a memory's ``created``, so a fact updated twice in a day keeps its order."""
+    return _dt.datetime.now().replace(microsecond=0).isoformat()
+
+
 def supersede_most_similar(ctx, new: str, similar: Sequence[tuple[str, float]]) -> str:
     """``--supersede`` on a write (query write-back, ingest): the most similar active page of the
     same type the writer's conflict check found is marked replaced by ``new``. Returns what was
@@ -218,8 +234,8 @@ def supersede(ctx: Context, old: str, new: str, *, old_sha256: str | None = None
     old_note = ctx.files.read_note(old)
     update_frontmatter(ctx, new, {"supersedes": value}, expected_sha256=new_note.sha256)
     try:
-        update_frontmatter(ctx, old, {"status": "superseded", "superseded_by": f"[[{_link_name(new, pages)}]]"},
-                             expected_sha256=old_note.sha256)
+        update_frontmatter(ctx, old, {"status": "superseded", "superseded_by": f"[[{_link_name(new, pages)}]]",
+                                      "superseded_on": now()}, expected_sha256=old_note.sha256)
     except (WikimemError, OSError):  # a refusal, or the disk (full, read-only): NEW goes back as it was
         _undo(ctx, new, new_note)
         raise
@@ -249,7 +265,7 @@ def restore(ctx: Context, old: str) -> SupersedeResult:
         kept = [v for v in fm.as_list(pages[rel].frontmatter.get("supersedes"))
                 if _resolved_name(ctx, pages, str(v)) != old]
         update_frontmatter(ctx, rel, {"supersedes": (kept[0] if len(kept) == 1 else kept) if kept else None})
-    update_frontmatter(ctx, old, {"status": None, "superseded_by": None})
+    update_frontmatter(ctx, old, {"status": None, "superseded_by": None, "superseded_on": None})
     warnings = []
     try:
         append_log(ctx, "restore", f"{old} (no longer superseded by {', '.join(newer) or 'anything'})")
@@ -341,8 +357,13 @@ def order_chain(members: set[str], edges: Mapping[str, tuple[str, ...]], key) ->
     return done
 
 
-def history(ctx, page: str) -> History:
-    """The whole chain ``page`` belongs to, oldest to newest, with what changed at each step."""
+def history(ctx, page: str, as_of: str | None = None, commits: bool = True) -> History:
+    """The whole chain ``page`` belongs to, oldest to newest, with what changed at each step, when
+    each version was valid (and, ``as_of``, which one was then), and, when the vault is in a git
+    repository and ``commits``, each version's commits."""
+    from ..search.timeline import as_of_moment, timeline
+    from ..vault import git
+    when = as_of_moment(as_of) if as_of else None
     pages = all_pages(ctx)
     rel = _find(ctx, pages, page, "")
     edges = supersede_edges(pages)
@@ -355,9 +376,18 @@ def history(ctx, page: str) -> History:
     members = _reachable(rel, {k: tuple(s) for k, s in both.items()})
     dates = {m: _date(ctx, pages[m]) for m in members}
     chain = order_chain(members, edges, key=lambda m: (dates[m] or "", m))
-    versions = tuple(Version(m, pages[m].title, pages[m].status, dates[m], supersedes_of(pages[m])) for m in chain)
+    try:
+        valid = timeline(ctx.cache).pages
+    except WikimemError:  # no cache to read: the chain without dates of validity
+        valid = {}
+    tracked = commits and git.in_repository(ctx.root)
+    versions = tuple(Version(m, pages[m].title, pages[m].status, dates[m], supersedes_of(pages[m]),
+                             valid[m].valid_from if m in valid else None, valid[m].valid_until if m in valid else None,
+                             tuple(git.page_commits(ctx.root, m)) if tracked else ())
+                     for m in chain)
     changes = tuple(diff_pages(pages[o], pages[n]) for n in chain for o in supersedes_of(pages[n]) if o in members)
-    return History(rel, versions, changes)
+    then = tuple(m for m in chain if when and m in valid and valid[m].valid_at(when))
+    return History(rel, versions, changes, when, then, tracked)
 
 
 

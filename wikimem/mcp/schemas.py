@@ -29,6 +29,8 @@ Limit = Annotated[int, Field(ge=1, le=50, description="How many results.")]
 Folder = Annotated[Optional[str], D("Only notes under this folder.")]
 Type_ = Annotated[Optional[str], D("Only this page type.")]
 Tags = Annotated[Optional[list[str]], D("Only notes with all these tags.")]
+AsOf = Annotated[Optional[str], D("What the vault held then: pages valid on YYYY-MM-DD (to its end) or at "
+                                  "YYYY-MM-DDTHH:MM, old versions included when current then.")]
 Reason = Annotated[Optional[str], Field(max_length=MAX_REASON, description="One line for log.md.")]
 Sha = Annotated[str, D("From read_page.")]
 Question = Annotated[str, Field(max_length=MAX_QUERY, description="Any language.")]
@@ -57,6 +59,8 @@ class Hit(TypedDict):
     found_by: NotRequired[list[str]]
     components: NotRequired[dict[str, Any]]
     uri: NotRequired[str]
+    version: NotRequired[Annotated[dict[str, Any], D(
+        "In a version chain (as_of, include_superseded): version, of, current, valid_from, valid_until.")]]
 
 
 class SearchResult(TypedDict):

@@ -12,6 +12,7 @@ from ..errors import UsageError
 from ..vault.files import rel_parts
 from .schemas import (
     MAX_QUERY,
+    AsOf,
     Codes,
     D,
     EditResult,
@@ -75,11 +76,12 @@ class Tools:
                full_text: Annotated[bool, D("Also text, passage, found_by, components, uri.")] = False,
                folder: Folder = None, type: Type_ = None, tags: Tags = None,
                since: Annotated[Optional[str], D("Updated on or after YYYY-MM-DD.")] = None,
-               until: Annotated[Optional[str], D("Updated on or before YYYY-MM-DD.")] = None
+               until: Annotated[Optional[str], D("Updated on or before YYYY-MM-DD.")] = None,
+               as_of: AsOf = None
                ) -> SearchResult:
         """Hybrid search: one hit per page, best first."""
         from ..agent.pages import excerpt, name_clashes, wikilink
-        dates = {k: v for k, v in (("since", since), ("until", until)) if v}
+        dates = {k: v for k, v in (("since", since), ("until", until), ("as_of", as_of)) if v}
         result = self.vault.search(query, limit=top_k, mode=mode, include_superseded=include_superseded,
                                    include_meta=include_meta, **_filters(folder, type, tags), **dates)
         hits, clashes = [], name_clashes(self.vault.ctx)
@@ -93,6 +95,8 @@ class Tools:
                 hit["status"] = h.status
             if h.line:
                 hit["line"] = h.line  # where the shown text starts in the file (path:line)
+            if h.version:
+                hit["version"] = {k: v for k, v in h.version.items() if k != "chain"}
             if full_text:
                 hit.update(text=h.text, found_by=list(h.found_by), components=dict(h.components), uri=h.uri)
                 if h.passage:
@@ -129,15 +133,16 @@ class Tools:
     def prime_context(self, prompt: Annotated[Optional[str], Field(max_length=20 * MAX_QUERY,
                                                                    description="The session's first prompt.")] = None,
                       cwd: Annotated[Optional[str], D("Working directory (names the project).")] = None,
-                      budget_tokens: Annotated[int, Field(ge=50, le=20000, description="Briefing size.")] = 1500
-                      ) -> dict[str, Any]:
+                      budget_tokens: Annotated[int, Field(ge=50, le=20000, description="Briefing size.")] = 1500,
+                      as_of: AsOf = None) -> dict[str, Any]:
         """Session-start briefing in a token budget: persona, instructions, recent facts, pages
         relevant to the project and prompt."""
-        return self.vault.prime_context(cwd=cwd, prompt=prompt, budget_tokens=budget_tokens)
+        return self.vault.prime_context(cwd=cwd, prompt=prompt, budget_tokens=budget_tokens, as_of=as_of)
 
-    def history(self, path: Path_) -> dict[str, Any]:
-        """A page's version chain, oldest first, with each version's changes."""
-        return self.vault.history(path)
+    def history(self, path: Path_, as_of: AsOf = None) -> dict[str, Any]:
+        """A page's version chain, oldest first: when each version was valid (which one as_of a
+        date), each one's changes and, in a git repository, its commits."""
+        return self.vault.history(path, as_of=as_of)
 
     def neighbors(self, path: Path_, depth: Annotated[int, Field(ge=1, le=3, description="Links away.")] = 1,
                   fanout: Annotated[int, Field(ge=1, le=200, description="Max links per page.")] = 20,
@@ -196,20 +201,22 @@ class Tools:
         return self.vault.stats()
 
     def query_no_write(self, question: Question, k: Passages = 6, folder: Folder = None, type: Type_ = None,
-                       tags: Tags = None) -> QueryResult:
+                       tags: Tags = None, as_of: AsOf = None) -> QueryResult:
         """Answer a question from the vault with [[page#heading]] citations (read-only server: the
         answer is not filed back)."""
-        return plain(self.vault.query(question, k=k, write=False, **_filters(folder, type, tags)))
+        when = {"as_of": as_of} if as_of else {}
+        return plain(self.vault.query(question, k=k, write=False, **_filters(folder, type, tags), **when))
 
     # -- writing (absent with --read-only) ---------------------------------------------------------
     def query(self, question: Question, k: Passages = 6,
               write: Annotated[bool, D("File the answer under queries/ (when worth keeping).")] = False,
               folder: Folder = None, type: Type_ = None, tags: Tags = None,
-              supersede: Annotated[bool, D("Replace the most similar query page.")] = False
+              supersede: Annotated[bool, D("Replace the most similar query page.")] = False,
+              as_of: AsOf = None
               ) -> QueryResult:
         """Answer from the vault with [[page#heading]] citations."""
-        if not write:
-            return self.query_no_write(question, k, folder, type, tags)
+        if not write or as_of:  # an answer about the past is given, never filed (qa/query.py)
+            return self.query_no_write(question, k, folder, type, tags, as_of)
         with self._write:
             return plain(self.vault.query(question, k=k, write=True, supersede=supersede,
                                           **_filters(folder, type, tags)))

@@ -74,6 +74,8 @@ def ask(ctx, question: str, *, k: int = 6, write: bool = True, llm: str | None =
         raise UsageError("empty question")
     if k < 1:
         raise UsageError("-k must be at least 1")
+    if filters.get("as_of") and write:  # a page says what the vault holds now; the past is asked, not filed
+        raise UsageError("an answer as of a date is not filed as a query page: add --no-write (MCP: write=false)")
     hits, notices = retrieve(ctx, question, k, filters)
     notices = list(notices)
     flags: tuple[str, ...] = ()

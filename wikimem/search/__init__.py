@@ -33,6 +33,7 @@ from . import conditions, fusion, rankers
 from .candidates import Candidate
 from .filters import MODES, Filters, check_args, make_filters
 from .query_syntax import ParsedQuery, parse_query
+from .timeline import timeline
 from .tuning import POST_FILTER_FETCH
 
 log = logging.getLogger(__name__)
@@ -90,14 +91,17 @@ def _bootstrap(ctx, problem: str, notices: list[str]) -> None:
 def search(ctx, query: str, *, limit: int = 10, mode: str = "hybrid", folder: str | None = None,
            type: str | None = None, tags: Sequence[str] | None = None, since: str | None = None,
            until: str | None = None, include_superseded: bool = False, per_page: int = 1,
-           paths: Collection[str] | None = None, include_meta: bool = False, literal: bool = False) -> SearchResult:
+           paths: Collection[str] | None = None, include_meta: bool = False, literal: bool = False,
+           as_of: str | None = None) -> SearchResult:
     """Search the vault. ``query`` may use Obsidian's operators (docs/search-syntax.md); the other
     arguments are filters that combine with them. ``per_page``: hits per page (0: no cap).
     ``literal``: the query is text, not a search a person typed (a note's body sent by the writer's
     similarity check, a coding prompt sent by prime): its words are ranked, nothing in it is an
-    operator ("See path:ops" in a note must not filter the candidates)."""
+    operator ("See path:ops" in a note must not filter the candidates). ``as_of``: the pages valid
+    then (YYYY-MM-DD, the end of that day, or a date-time; search/timeline.py), each hit in a version
+    chain saying where it stands in it."""
     check_args(query, mode, limit, since, until)
-    filters = make_filters(folder, type, tags, since, until, include_superseded, paths, include_meta)
+    filters = make_filters(folder, type, tags, since, until, include_superseded, paths, include_meta, as_of)
     parsed = ParsedQuery(raw=query, text=" ".join(query.split())) if literal else parse_query(query)
     try:
         if ctx.cache.manifest_problem() is None:
@@ -169,11 +173,14 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
     read = tuple(parsed.explain()) if parsed.groups or parsed.notes else ()
     query = ranked_text or (parsed.text if parsed.groups else raw)  # without operators: ranked exactly as typed
     more, page_ok = conditions.page_filter(cache.manifest, parsed)
+    versions = timeline(cache) if filters.as_of or filters.include_superseded else None
+    if filters.as_of:
+        more, page_ok = conditions.valid_only(more, page_ok, versions.valid_on(filters.as_of), set(versions.pages))
     if more:
         filters = replace(filters, **more)
     text_ok = conditions.text_check(parsed)
     if parsed.groups and parsed.only_filters:
-        hits = _listing(ctx, filters, limit, page_ok, text_ok, parsed)
+        hits = _with_versions(_listing(ctx, filters, limit, page_ok, text_ok, parsed), versions)
         return SearchResult(raw, mode, tuple(hits), tuple(degraded), 1.0,
                             (time.perf_counter() - started) * 1000, tuple(notices), read)
     n = max(settings.candidates, limit * max(per_page, 1) * 2)
@@ -256,8 +263,8 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
     found = fusion.candidates(ctx, query, lexical, vector, settings, mode, turn_ids, nearest, vector_trust)
     ranked = fusion.rank(ctx, query, found, settings, mode, where, args, vectors_of)
     chosen = fusion.select(cache, ranked, limit, per_page, filters.hidden(), text_ok, page_ok)
-    hits = fusion.hits(ctx, chosen, lambda path, heading=None: obsidian_uri(name, path, heading), nearest,
-                       query)
+    hits = _with_versions(fusion.hits(ctx, chosen, lambda path, heading=None: obsidian_uri(name, path, heading),
+                                      nearest, query), versions)
     if mode == "hybrid" and hits and not lexical and any(not c.foreign for c in found.values()):
         # nothing but vectors, for a query in a script the vault's notes are written in: say so, as the
         # hits may be the nearest of nothing (a typo, a word the vault does not have); a query in a
@@ -266,6 +273,13 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
     took = (time.perf_counter() - started) * 1000
     return SearchResult(raw, mode, tuple(hits), tuple(degraded), coverage if mode != "lexical" else 1.0,
                         took, tuple(notices), read)
+
+
+def _with_versions(hits: list[Hit], versions) -> list[Hit]:
+    """Each hit in a version chain with where it stands in it (searches that may show old versions)."""
+    if versions is None:
+        return hits
+    return [replace(h, version=v) if (v := versions.version_of(h.path)) else h for h in hits]
 
 
 def _listing(ctx, filters: Filters, limit: int, page_ok, text_ok, parsed: ParsedQuery) -> list[Hit]:

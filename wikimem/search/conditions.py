@@ -39,12 +39,31 @@ def page_filter(manifest, parsed: ParsedQuery) -> tuple[dict[str, Any], Callable
         return {}, None
     facts = page_facts(manifest, parsed.needs_properties)
     admitted = {f.path for f in facts if parsed.page_matches(f)}
-    ruled_out = {f.path for f in facts} - admitted
+    return _as_filter(admitted, {f.path for f in facts} - admitted)
+
+
+def _as_filter(admitted: set[str], ruled_out: set[str]) -> tuple[dict[str, Any], Callable[[str], bool] | None]:
+    """``pages`` or ``not_pages``, whichever list is shorter, when it fits in SQL; else a check."""
     if len(admitted) <= MAX_SQL_PATHS and len(admitted) <= len(ruled_out):
         return {"pages": frozenset(admitted)}, None
     if len(ruled_out) <= MAX_SQL_PATHS:
         return {"not_pages": frozenset(ruled_out)}, None
     return {}, admitted.__contains__
+
+
+def valid_only(more: dict[str, Any], page_ok: Callable[[str], bool] | None, valid: set[str],
+               every: set[str]) -> tuple[dict[str, Any], Callable[[str], bool] | None]:
+    """The page conditions (``page_filter``'s answer) narrowed to the pages valid at an as-of
+    moment (``valid``, out of ``every`` note)."""
+    if page_ok is not None:
+        return more, lambda path: path in valid and page_ok(path)
+    if "pages" in more:
+        admitted = set(more["pages"]) & valid
+    elif "not_pages" in more:
+        admitted = valid - set(more["not_pages"])
+    else:
+        admitted = set(valid)
+    return _as_filter(admitted, every - admitted)
 
 
 def text_check(parsed: ParsedQuery) -> Callable[[Chunk], bool] | None:

@@ -29,12 +29,13 @@ class Filters:
     # rule out (whichever list is shorter); unlike ``paths`` they leave wikimem's own pages hidden
     pages: frozenset[str] | None = None
     not_pages: frozenset[str] | None = None
+    as_of: str | None = None  # a moment (timeline.moment): only the pages valid then, superseded or not
 
     @property
     def narrowing(self) -> bool:
         """Filters that select a subset (the superseded filter alone is handled by exclusion)."""
         return bool(self.folder or self.type or self.tags or self.since or self.until or self.paths is not None
-                    or self.pages is not None or self.not_pages)
+                    or self.pages is not None or self.not_pages or self.as_of)
 
     def hidden(self) -> frozenset[str]:
         """Pages ranked as candidates but never returned: wikimem's own pages unless asked for.
@@ -102,6 +103,12 @@ def check_args(query: str, mode: str, limit: int, since: str | None, until: str 
 
 def make_filters(folder=None, type=None, tags: Sequence[str] | None = None, since=None, until=None,
                  include_superseded: bool = False, paths: Collection[str] | None = None,
-                 include_meta: bool = False) -> Filters:
-    return Filters(folder, type, tuple(t for t in (tags or ()) if t), since, until, include_superseded,
-                   None if paths is None else frozenset(paths), include_meta)
+                 include_meta: bool = False, as_of: str | None = None) -> Filters:
+    """``as_of``: YYYY-MM-DD[THH:MM[:SS]] as a person typed it (checked here); a page superseded
+    since counts as current then, so superseded pages are not hidden by default."""
+    when = None
+    if as_of:
+        from .timeline import as_of_moment
+        when = as_of_moment(as_of)
+    return Filters(folder, type, tuple(t for t in (tags or ()) if t), since, until, include_superseded or bool(when),
+                   None if paths is None else frozenset(paths), include_meta, as_of=when)

@@ -152,3 +152,32 @@ def supersede_fork(ctx):
                 yield ctx.finding(path, ctx.key_line(ctx.pages[path], "supersedes"),
                                   f"[[{ctx.pages[old].title if old in ctx.pages else old}]] ({old}) is also "
                                   f"superseded by {', '.join(p for p in active if p != path)}")
+
+
+@rule("WM306", "supersede-dates", severity="warning")
+def supersede_dates(ctx):
+    """A version chain's dates are in the wrong order, so ``--as-of`` cannot tell which version held
+    when: a page superseded before it was created, a newer version created before the one it
+    replaces, or a ``superseded_on`` that is not a date. Example: old.md ``created: 2026-03-01``
+    with ``superseded_on: 2026-02-01``."""
+    from ...search.timeline import moment
+    for path, page in sorted(ctx.pages.items()):
+        created = moment(page.created)
+        raw_on = page.frontmatter.get("superseded_on")
+        on = moment(raw_on)
+        if raw_on not in (None, "") and on is None:
+            yield ctx.finding(path, ctx.key_line(page, "superseded_on"),
+                              f"superseded_on {raw_on!r} is not a date (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS)")
+        elif on and created and on < created:
+            yield ctx.finding(path, ctx.key_line(page, "superseded_on"),
+                              f"superseded on {on[:16].replace('T', ' ')}, before it was created "
+                              f"({created[:16].replace('T', ' ')})")
+        for link in _supersedes_links(page):
+            old = ctx.pages.get(link.resolved or "")
+            if old is None or old.path == path:
+                continue
+            before = moment(old.created)
+            if created and before and created < before:
+                yield ctx.finding(path, ctx.link_line(page, link),
+                                  f"created {created[:16].replace('T', ' ')}, before the version it supersedes "
+                                  f"([[{old.title}]], created {before[:16].replace('T', ' ')})")
