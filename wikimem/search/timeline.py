@@ -46,6 +46,8 @@ def moment(value: Any, end_of_day: bool = False) -> str | None:
         return None
     if hh is None:
         return f"{day}T23:59:59" if end_of_day else f"{day}T00:00:00"
+    if int(hh) > 23 or int(mm) > 59 or int(ss or 0) > 59:
+        return None
     return f"{day}T{hh}:{mm}:{ss or '00'}"
 
 
