@@ -5,6 +5,7 @@ name between) and outside code; of several, the one still holding what wikimem w
 page with none is a person's page and keeps every line."""
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -174,3 +175,14 @@ def test_refresh_hashes_leaves_a_section_a_person_edited_as_theirs():
     after = before.replace("[[Old name]]", "[[New name]]")
     fixed = generated.refresh_hashes(before, after)
     assert fixed == after and generated.find(fixed, "answer").edited
+
+
+@pytest.mark.parametrize("answer", ["~~~", "```python\nx = 1", "text\n````\ncode ``` not a close"])
+def test_an_answer_leaving_a_code_fence_open_keeps_its_section_intact(answer):
+    # Was (hypothesis): "~~~" ran to the end of the page, so the end marker was code, the section
+    # not intact, and the next write kept it and wrote a second answer above
+    body = "# Q\n\n" + generated.render("answer", answer) + "\nA person's line.\n"
+    found = generated.find(body, "answer")
+    assert found is not None and not found.edited
+    again, notice = generated.replace(body, "answer", "a new answer")
+    assert notice is None and "A person's line." in again and again.count("wikimem:begin") == 1

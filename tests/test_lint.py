@@ -256,4 +256,4 @@ def test_query_citing_changed_text(tmp_path):
                   or p.stem == cited)
     target.write_text("# Rewritten\n\nEvery sentence of this page is different now.\n", encoding="utf-8")
     after = [f for f in _lint(root, select=["WM408"]).findings if f.path == answer.page]
-    assert after and "changed after this answer" in after[0].message
+    assert after and "changed after this page was written" in after[0].message

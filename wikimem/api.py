@@ -258,7 +258,11 @@ class Vault:
 
     def status(self) -> dict[str, Any]:
         from .index.status import status
-        return status(self.ctx)
+        from .qa.review import time_status
+        info = status(self.ctx)
+        if info.get("state") in ("ok", "interrupted build (next index repairs it)"):
+            info.update(time_status(self.ctx))
+        return info
 
     # -- agents: page reads, listings, briefing (wikimem.agent) ------------------------------
     def read_page(self, rel: str, heading: str | None = None) -> dict[str, Any]:
@@ -318,6 +322,23 @@ class Vault:
         m = choose_llm(self.settings, llm, llm_model, llm_url, llm_api_key, llm_timeout)
         return ask(self.ctx, question, k=k, write=write, llm=m["kind"], llm_model=m["model"], llm_url=m["url"],
                    llm_api_key=m["api_key"], llm_timeout=float(m["timeout"]), supersede=supersede, **filters)
+
+    def review(self, paths: Iterable[str] | None = None):
+        """The stale compiled pages (a cited text or file changed, a cited page went or was
+        superseded), with the changed sentences -> Review (see wikimem.qa.review)."""
+        from .qa.review import review
+        return review(self.ctx, paths)
+
+    def refresh_stale(self, pages: Iterable[str] = (), *, every: bool = False, llm: str | None = None,
+                      llm_model: str | None = None, llm_url: str | None = None, llm_api_key: str | None = None,
+                      llm_timeout: float | None = None):
+        """Ask stale query pages' questions again (``pages``, or ``every`` stale one) through the
+        write-back, which rewrites only the marked answer section -> Review with ``refreshed``."""
+        from .qa.review import refresh
+        from .llm import choose_llm
+        m = choose_llm(self.settings, llm, llm_model, llm_url, llm_api_key, llm_timeout)
+        return refresh(self.ctx, pages, every, llm=m["kind"], llm_model=m["model"], llm_url=m["url"],
+                       llm_api_key=m["api_key"], llm_timeout=float(m["timeout"]))
 
     # -- lint (wikimem.lint) ---------------------------------------------------------------------
     def lint(self, paths: Iterable[str] = (), *, select: Iterable[str] = (), ignore: Iterable[str] = (),

@@ -220,3 +220,61 @@ def _print_similar(page: str | None, similar, applied: bool) -> None:
         err.print(f"[yellow]similar:[/] {escape(path)} ({similarity:.2f}); to replace it: "
                   f"wikimem supersede {escape(shlex.quote(path))} {escape(shlex.quote(page))} (or --supersede)",
                   highlight=False)
+
+
+@app.command()
+def review(pages: Optional[list[str]] = typer.Argument(None, metavar="[PAGE]...",
+                                                       help="Only these pages (default: every page with sources)."),
+           refresh: bool = typer.Option(False, "--refresh", help="Ask the named stale query pages' questions again "
+                                        "(only the marked answer section is rewritten)."),
+           every: bool = typer.Option(False, "--all", help="With --refresh: every stale query page."),
+           llm: Optional[str] = typer.Option(None, "--llm", help="With --refresh: ollama | openai (default: extractive)."),
+           vault: Optional[str] = VaultOpt, as_json: bool = JsonOpt) -> None:
+    """Pages whose evidence moved: a cited text or raw/ file changed, a cited page went or was superseded.
+    Exit 1 while any is stale."""
+    from ..api import open_vault
+    from ..errors import UsageError
+
+    if every and not refresh:
+        _run(lambda: (_ for _ in ()).throw(UsageError("--all goes with --refresh (review lists every page already)")))
+    v = _run(lambda: open_vault(vault))
+    if refresh:
+        report = _run(lambda: v.refresh_stale(pages or (), every=every, llm=llm))
+    else:
+        report = _run(lambda: v.review(pages or None))
+    if as_json:
+        _emit_json(report.to_dict())
+    else:
+        _print_review(report)
+    if report.stale:
+        raise typer.Exit(1)
+
+
+def _print_review(report) -> None:
+    for done in report.refreshed:
+        colour = {"refreshed": "green", "unchanged": "green", "skipped": "yellow", "failed": "red"}[done.status]
+        out.print(f"[{colour}]{done.status}[/] {escape(done.path)}: {escape(done.detail)}", highlight=False)
+        for sentence in done.removed:
+            out.print(f"   [red]- {escape(sentence)}[/]", highlight=False)
+        for sentence in done.added:
+            out.print(f"   [green]+ {escape(sentence)}[/]", highlight=False)
+    if report.refreshed and report.stale:
+        out.print("[dim]still stale:[/]")
+    for page in report.stale:
+        out.print(f"[bold]{escape(page.path)}[/]  [dim]{page.type}[/]", highlight=False)
+        for reason in page.reasons:
+            out.print(f"   [yellow]{reason.kind}[/] {escape(reason.detail)}", highlight=False)
+            for change in reason.changed:
+                out.print(f"     [red]- {escape(change.old)}[/]", highlight=False)
+                out.print(f"     [green]+ {escape(change.new)}[/]" if change.new else "     [dim](nothing like it "
+                          "is left in the source)[/]", highlight=False)
+                if change.diff and len(change.diff) <= 6:  # the words that changed, when few did
+                    out.print("     [dim]changed:[/] " + " ".join(
+                        f"[red]{escape(d)}[/]" if d.startswith("-") else f"[green]{escape(d)}[/]" for d in change.diff),
+                        highlight=False)
+    if not report.refreshed or report.stale:
+        stale = len(report.stale)
+        hint = "; `wikimem review --refresh --all` re-answers the query pages" if any(
+            p.type == "query" for p in report.stale) else ""
+        out.print(f"[dim]{stale} stale page{'s' if stale != 1 else ''} of {report.checked} with sources{hint}[/]",
+                  highlight=False)

@@ -297,12 +297,23 @@ def _has_source_page(ctx, raw_rel: str) -> bool:
     return False
 
 
+def _hashed_link(ctx, rel: str) -> str:
+    """``"[[raw/x.pdf]] sha256:<hex>"``: the file as it was summarised, so ``wikimem review`` (and lint
+    WM408) can tell when it changed since; the plain link when it cannot be read."""
+    try:
+        digest = hashlib.sha256(ctx.files.abspath(rel).read_bytes()).hexdigest()
+    except OSError:
+        return f"[[{rel}]]"
+    return f"[[{rel}]] sha256:{digest}"
+
+
 def _page_text(ctx, info: Extract, kind: str, rel: str, text_note: str | None, size: int,
                keep: dict[str, Any] | None, summary=None) -> str:
     today = _dt.date.today().isoformat()
-    links = [f"[[{rel}]]"] + ([f"[[{text_note}]]"] if text_note else [])
+    links = [_hashed_link(ctx, rel)] + ([f"[[{text_note}]]"] if text_note else [])
     front: dict[str, Any] = dict(keep or {})
-    previous = [s for s in front.get("sources") or [] if isinstance(s, str) and s not in links]
+    targets = {link.split("]]", 1)[0] for link in links}  # an older entry for the same file is replaced
+    previous = [s for s in front.get("sources") or [] if isinstance(s, str) and s.split("]]", 1)[0] not in targets]
     front.update({"title": info.title, "type": "source", "kind": kind})
     front.setdefault("created", today)
     front["updated"] = today

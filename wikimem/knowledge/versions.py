@@ -150,6 +150,11 @@ def _find(ctx, pages: Mapping[str, Page], rel: str, role: str) -> str:
                      what=f"{role} page" if role else "page")
 
 
+def find_named(ctx, pages: Mapping[str, Page], name: str) -> str:
+    """The page a person named: a path (with or without .md), a file name, a title or an alias."""
+    return _find(ctx, pages, name, "")
+
+
 UNLINKABLE = "|#^[]"  # characters a wikilink target cannot hold
 
 

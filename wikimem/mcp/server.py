@@ -165,6 +165,8 @@ SPECS = (
     ("recent", "recent", "recent", "read"),
     ("communities", "communities", "communities", "read"),
     ("lint", "lint", "lint", "read"),
+    ("review", "review", "review", "read"),
+    ("refresh_stale", "refresh_stale", "refresh_stale", "write"),
     ("stats", "stats", "stats", "read"),
     ("write_page", "write_page", "write_page", "write"),
     ("edit_page", "edit_page", "edit_page", "write"),

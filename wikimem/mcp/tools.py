@@ -173,6 +173,20 @@ class Tools:
             community["members"] = community.get("members", [])[:members]
         return report
 
+    def review(self, paths: Annotated[Optional[list[str]], D("Only these pages (default: all).")] = None
+               ) -> dict[str, Any]:
+        """Stale compiled pages: a cited text or file changed since the page was written (with the
+        quoted sentences that changed and what the source says now), a cited page went or was
+        superseded. refresh_stale re-answers a query page."""
+        return plain(self.vault.review(paths))
+
+    def refresh_stale(self, paths: Annotated[Optional[list[str]], D("The stale query pages to re-answer.")] = None,
+                      all: Annotated[bool, D("Every stale query page.")] = False) -> dict[str, Any]:
+        """Ask stale query pages' questions again: only the marked answer section is rewritten (a
+        person's lines kept); says which answer sentences went and came."""
+        with self._write:
+            return plain(self.vault.refresh_stale(paths or (), every=all))
+
     def lint(self, paths: Annotated[Optional[list[str]], D("Files or folders (default: all).")] = None,
              select: Codes = None, ignore: Annotated[Optional[list[str]], D("Rule codes to skip.")] = None,
              limit: Annotated[int, Field(ge=0, le=2000, description="Findings listed.")] = 20) -> dict[str, Any]:

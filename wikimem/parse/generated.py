@@ -37,9 +37,32 @@ def _digest(content: str) -> str:
     return hashlib.sha256(normal.encode("utf-8")).hexdigest()[:HASH_CHARS]
 
 
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+
+def _close_fences(content: str) -> str:
+    """``content`` with a code fence it leaves open closed: an open fence runs to the end of the
+    page, so the end marker (and everything a person wrote below) would be code, the section no
+    longer intact, and the next write would have to keep it and write another (an answer quoting
+    half a code block did). Only fences at the top level matter: a list item or a quote ends at the
+    marker line, and its fence with it."""
+    fence = None
+    for line in content.split("\n"):
+        m = _FENCE_LINE.match(line)
+        if not m:
+            continue
+        if fence is None:
+            if not (m.group(1)[0] == "`" and "`" in m.group(2)):  # a backtick fence's info has no backtick
+                fence = m.group(1)
+        elif m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not m.group(2).strip():
+            fence = None
+    return f"{content}\n{fence}" if fence else content
+
+
 def render(name: str, content: str) -> str:
-    """``content`` as a marked section named ``name`` (ends with a newline)."""
-    content = content.strip("\n")
+    """``content`` as a marked section named ``name`` (ends with a newline); a code fence it leaves
+    open is closed."""
+    content = _close_fences(content.strip("\n"))
     return f"<!-- wikimem:begin {name} sha256={_digest(content)} -->\n{content}\n<!-- wikimem:end {name} -->\n"
 
 

@@ -76,6 +76,9 @@ def ask(ctx, question: str, *, k: int = 6, write: bool = True, llm: str | None =
         raise UsageError("-k must be at least 1")
     if filters.get("as_of") and write:  # a page says what the vault holds now; the past is asked, not filed
         raise UsageError("an answer as of a date is not filed as a query page: add --no-write (MCP: write=false)")
+    if write:  # an answer filed records the cited texts' hashes: they must be the vault's, not a stale cache's
+        from ..index.update import refresh_lexical
+        refresh_lexical(ctx, unless_watched=True)
     hits, notices = retrieve(ctx, question, k, filters)
     notices = list(notices)
     flags: tuple[str, ...] = ()

@@ -56,6 +56,8 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("GET", "/recent", "recent", False),
     Operation("GET", "/communities", "communities", False),
     Operation("GET", "/lint", "lint", False),
+    Operation("GET", "/review", "review", False, aliases=(("path", "paths"),)),
+    Operation("POST", "/review/refresh", "refresh_stale", True),
     Operation("GET", "/stats", "stats", False),
     Operation("GET", "/status", "status", False),
     Operation("GET", "/query", "query_no_write", False, aliases=(("q", "question"), ("tag", "tags"))),

@@ -168,30 +168,35 @@ def _cited_hashes(ctx, page) -> list[tuple[str, str, str | None]]:
     return out
 
 
-@rule("WM408", "query-sources-changed", severity="warning")
-def query_sources_changed(ctx):
-    """A query page cites a source that changed after the answer was written, so the answer may be
-    out of date: the cited chunk's text is no longer in the page (``sources`` entries written as
-    ``"[[page#heading]] sha256:<hex>"`` by ``wikimem query``), or, for plain ``"[[page]]"``
-    entries, the source's ``updated`` date is later than the query's. Example: a query
-    ``updated: 2026-01-01`` citing a page with ``updated: 2026-03-01``."""
-    from ...qa.answer import chunk_hash
-    hashes: dict[str, set[str]] = {}
+@rule("WM408", "sources-changed", severity="warning")
+def sources_changed(ctx):
+    """A page cites something that changed after it was written, so it may be out of date (``wikimem
+    review`` lists the same pages with the changed sentences, and ``--refresh`` re-answers a query
+    page): a ``sources`` entry recorded with ``sha256:<hex>`` (``wikimem query`` records the cited
+    chunk's text, ``wikimem ingest`` the raw/ file's bytes) whose text or file is no longer that,
+    or, for a query page's plain ``"[[page]]"`` entries, the source's ``updated`` date is later than
+    the query's. Example: a query ``updated: 2026-01-01`` citing a page with ``updated: 2026-03-01``."""
+    from ...qa.review import stale_pages
+    stale, _ = stale_pages(ctx, refresh=False)
+    for page in stale:
+        if page.path not in ctx.pages:
+            continue
+        line = ctx.key_line(ctx.pages[page.path], "sources")
+        for reason in page.reasons:
+            if reason.kind == "text-changed":
+                quoted = f": {reason.changed[0].old!r} no longer reads so" if reason.changed else ""
+                yield ctx.finding(page.path, line, f"the text cited from {reason.link} changed after this page was "
+                                                   f"written ({reason.path}){quoted}")
+            elif reason.kind == "file-changed":
+                yield ctx.finding(page.path, line, f"{reason.detail}")
     for page in ctx.wiki_pages():
         if page.type != "query" or page.frontmatter.error:
             continue
         written = _date(page.updated or page.created)
         line = ctx.key_line(page, "sources")
         for link, path, digest in _cited_hashes(ctx, page):
-            if path is None or path not in ctx.pages:
-                continue  # a missing page is WM101's
-            if digest:
-                if path not in hashes:
-                    hashes[path] = {chunk_hash(text) for text in ctx.cache.manifest.chunk_texts(path)}
-                if digest not in hashes[path]:
-                    yield ctx.finding(page.path, line, f"the text cited from {link} changed after this answer "
-                                                       f"was written ({path})")
-                continue
+            if digest or path is None or path not in ctx.pages:
+                continue  # hashed entries: above; a missing page is WM101's
             changed = _date(ctx.pages[path].updated)
             if written and changed and changed > written:
                 yield ctx.finding(page.path, line, f"source {link} changed on {changed} after this answer ({written})")
