@@ -254,7 +254,9 @@ class Vault:
         if community is not None:  # one Leiden community's pages (numbered as `wikimem communities` shows)
             from .graph import community_members
             filters["paths"] = community_members(self.ctx, community)
-        return search(self.ctx, query, limit=limit, mode=mode, **filters)
+        result = search(self.ctx, query, limit=limit, mode=mode, **filters)
+        self.ctx.cache.usage.count("returned", (h.path for h in result.hits))  # a person's or an agent's search
+        return result
 
     def status(self) -> dict[str, Any]:
         from .index.status import status
@@ -268,7 +270,9 @@ class Vault:
     def read_page(self, rel: str, heading: str | None = None) -> dict[str, Any]:
         """One page (or one heading's section) with frontmatter, sha256, backlinks, versions."""
         from .agent.pages import read_page
-        return read_page(self.ctx, rel, heading)
+        page = read_page(self.ctx, rel, heading)
+        self.ctx.cache.usage.count("opened", [page["path"]])
+        return page
 
     def list_pages(self, folder: str | None = None, type: str | None = None, tag: str | None = None,
                    offset: int = 0, limit: int = 50) -> dict[str, Any]:
@@ -320,8 +324,10 @@ class Vault:
         from .qa import ask
         from .llm import choose_llm
         m = choose_llm(self.settings, llm, llm_model, llm_url, llm_api_key, llm_timeout)
-        return ask(self.ctx, question, k=k, write=write, llm=m["kind"], llm_model=m["model"], llm_url=m["url"],
-                   llm_api_key=m["api_key"], llm_timeout=float(m["timeout"]), supersede=supersede, **filters)
+        answer = ask(self.ctx, question, k=k, write=write, llm=m["kind"], llm_model=m["model"], llm_url=m["url"],
+                     llm_api_key=m["api_key"], llm_timeout=float(m["timeout"]), supersede=supersede, **filters)
+        self.ctx.cache.usage.count("cited", (c.path for c in answer.citations))
+        return answer
 
     def review(self, paths: Iterable[str] | None = None):
         """The stale compiled pages (a cited text or file changed, a cited page went or was

@@ -40,11 +40,14 @@ from .pages import excerpt, manifest, wikilink
 log = logging.getLogger(__name__)
 
 MEMORY_KINDS = ("persona", "instruction")  # the standing layers
-LAYERS = ("persona", "instruction", "decision", "fact", "page")
+LAYERS = ("persona", "instruction", "decision", "fact", "page", "used")
 HEADINGS = {"persona": "Identity", "instruction": "Instructions", "decision": "Decisions", "fact": "Recent facts",
-            "page": "Relevant pages"}
+            "page": "Relevant pages", "used": "Used most"}
 NOUNS = {"persona": ("identity line", "identity lines"), "instruction": ("instruction", "instructions"),
-         "decision": ("decision", "decisions"), "fact": ("fact", "facts"), "page": ("page", "pages")}
+         "decision": ("decision", "decisions"), "fact": ("fact", "facts"), "page": ("page", "pages"),
+         "used": ("page used most", "pages used most")}
+USED_MOST = 3  # pages briefed for being opened and cited most (index/usage.py), after the relevant ones
+USED_AT_LEAST = 3  # ...when used at least this much (Use.weight: an open or a citation counts 3)
 RECENT = 20  # decisions and facts gathered per layer (the budget decides how many are briefed)
 IMPORTANCE = {"critical": 3, "high": 2, "important": 2, "normal": 1, "medium": 1, "low": 0}
 MIN_COVERAGE = 0.5  # share of the prompt's content words a page must contain
@@ -411,6 +414,26 @@ def relevant_pages(ctx, project: str | None, prompt: str | None, skip: set[str],
                       tuple(sorted(matched))) for share, _rank, hit, matched, prose in ordered]
 
 
+def used_most(ctx, skip: set[str]) -> list[BriefItem]:
+    """The pages people and agents used most (opened, cited, returned: index/usage.py), current
+    ones only, that the briefing does not hold already; the last layer, so the budget drops it first."""
+    found = manifest(ctx)
+    if found is None:
+        return []
+    out = []
+    for use in ctx.cache.usage.most_used(USED_MOST * 3, exclude=skip | VAULT_FILES):
+        if len(out) >= USED_MOST or use.weight < USED_AT_LEAST:
+            break
+        known = found.title_and_status(use.path)
+        if known is None or known[1] == "superseded":
+            continue  # gone, or replaced, since it was used
+        texts = found.chunk_texts(use.path)
+        prose = useful_text(_prose(texts[0])) if texts else ""
+        if prose.strip():
+            out.append(BriefItem("used", use.path, known[0] or use.path, excerpt(prose, ITEM_CHARS)))
+    return out
+
+
 def _budgeted(domain: str, items: list[BriefItem], project, prompt, notices, budget: int,
               pages_found: int) -> tuple[str, list[BriefItem], list[tuple[str, int]]]:
     """Greedy by layer, then by rank: each item goes in when it fits (a page excerpt may be
@@ -478,15 +501,22 @@ def prime_context(ctx, cwd: str | None = None, prompt: str | None = None, budget
     except Exception as exc:  # noqa: BLE001
         log.debug("search unavailable", exc_info=True)
         notices.append(f"search unavailable: {exc}")
+    used: list[BriefItem] = []
+    if not when:  # use counts are today's: an as-of briefing leaves them out
+        try:
+            used = used_most(ctx, {m.path for m in memories} | {p.path for p in pages})
+        except Exception:  # noqa: BLE001 - the briefing never raises; counts are a nicety
+            log.debug("use counts unavailable", exc_info=True)
     try:  # two pages of one name would both be briefed as [[Name]] (issue 36): the path form for those
         from .pages import name_clashes
         clashes = name_clashes(ctx)
         if clashes:
             memories = [replace(m, link=wikilink(m.path, clashes)) for m in memories]
             pages = [replace(p, link=wikilink(p.path, clashes)) for p in pages]
+            used = [replace(u, link=wikilink(u.path, clashes)) for u in used]
     except Exception:  # noqa: BLE001 - the briefing never raises; the plain link is shown
         log.debug("name clashes unavailable", exc_info=True)
-    domain, kept, omitted = _budgeted(domain, memories + pages, project, prompt, notices, budget, len(pages))
+    domain, kept, omitted = _budgeted(domain, memories + pages + used, project, prompt, notices, budget, len(pages))
     text = render(domain, kept, project, prompt, notices, omitted, budget, len(pages))
     text = fit(text, budget)  # only a budget too small for the headings cuts here
     return Briefing(domain, tuple(kept), project, prompt, budget, text, tuple(notices), tuple(omitted), len(pages))

@@ -6,7 +6,8 @@
 - the lexical store (FTS5): ``manifest.lexical``;
 - the vector store (FAISS, the vector cache, held passages): ``vector_store``;
 - the embedder, loaded once per open vault;
-- per-vault process state (kept values, build id changes, worker threads): ``runtime``.
+- per-vault process state (kept values, build id changes, worker threads): ``runtime``;
+- how often each page is returned, opened and cited (``usage.sqlite``, kept across rebuilds): ``usage``.
 
 Readers open the last committed state and re-open it when a writer has committed since
 (fingerprints changed), so one long-lived process (MCP server, watch mode) stays current.
@@ -36,6 +37,7 @@ from .manifest import (  # noqa: F401 (re-exported)
 )
 from .runtime import Runtime
 from .store import CacheDir
+from .usage import Usage
 from .vectorstore import FaissVectors
 
 if TYPE_CHECKING:
@@ -51,6 +53,7 @@ class Cache(CacheDir):
         self.settings = settings
         self.vector_store = FaissVectors(self)
         self.runtime = Runtime(Path(root).name)
+        self.usage = Usage(self.dir / "usage.sqlite", self.writable)
         self._embedder = None
         self._embedder_error: str | None = None
         self._embedder_lock = threading.Lock()
@@ -116,6 +119,7 @@ class Cache(CacheDir):
         return build_graph(self.db)
 
     def close(self) -> None:
+        self.usage.flush()
         self.vector_store.forget()
         self.runtime.close()
         super().close()

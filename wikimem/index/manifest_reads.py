@@ -102,6 +102,10 @@ class ManifestReads:
         return self.db.execute("SELECT title, aliases FROM files WHERE aliases IS NOT NULL AND "
                                "aliases NOT IN ('', '[]')").fetchall()
 
+    def title_and_status(self, path: str) -> tuple[Any, Any] | None:
+        """(title, status) of the note ``path``, or None when there is no such note."""
+        return self.db.execute("SELECT title, status FROM files WHERE note=1 AND path=?", (path,)).fetchone()
+
     def page_kinds(self) -> list[tuple[str, Any, Any]]:
         """(path, type, status) of every note."""
         return self.db.execute("SELECT path, type, status FROM files WHERE note=1").fetchall()
