@@ -10,6 +10,7 @@ session recall@k. Category 5 (adversarial) is reported apart and left out of the
     python benchmarks/locomo.py --mode all                 # lexical, vector and hybrid
     python benchmarks/locomo.py --limit 2 --questions 50   # quick development subset
     python benchmarks/locomo.py --work /tmp/locomo         # keep vaults: re-runs reuse embeddings
+    python benchmarks/locomo.py --recency 0,0.05,0.2       # the opt-in recency prior, same run
 
 Data: ../shared/datasets/locomo/locomo10.json (CC BY-NC 4.0, read in place, never copied).
 """
@@ -119,12 +120,18 @@ def summarise(rows: list[dict]) -> dict:
             "latency_ms": {"p50": round(statistics.median(lat), 1), "p95": round(lat[int(0.95 * len(lat)) - 1], 1)}}
 
 
+def _label(mode: str, weight: float | None) -> str:
+    return mode if weight is None else f"{mode}-recency{weight:g}"
+
+
 def run(args) -> tuple[dict[str, list[dict]], dict]:
     """Scores per mode, and what the vaults ran with: the effective settings (defaults, config
     and WIKIMEM_* environment included) and the embedder's identity as stored in the cache."""
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))[: args.limit or None]
     modes = ["lexical", "vector", "hybrid"] if args.mode == "all" else [args.mode]
-    rows: dict[str, list[dict]] = {m: [] for m in modes}
+    weights = [float(w) for w in args.recency.split(",")] if args.recency else [None]
+    runs = [(m, w) for m in modes for w in weights]
+    rows: dict[str, list[dict]] = {_label(m, w): [] for m, w in runs}
     used: dict = {}
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="wm-locomo-"))
     overrides = {"embedder": args.embedder}
@@ -152,14 +159,18 @@ def run(args) -> tuple[dict[str, list[dict]], dict]:
             if report.degraded and args.mode != "lexical":
                 print(f"  degraded: {report.degraded} {report.notices}", file=sys.stderr)
             qas = [q for q in sample["qa"] if normalise_evidence(q.get("evidence"))][: args.questions or None]
-            for mode in modes:
+            base = vault.ctx.settings
+            for mode, weight in runs:
+                if weight is not None:  # one index, each weight's searches over it
+                    vault.ctx.settings = dataclasses.replace(base, recency_weight=weight)
                 for qa in qas:
                     t = time.perf_counter()
                     result = vault.search(str(qa["question"]), limit=CHUNKS_PER_QUERY, mode=mode,
                                           per_page=args.per_page)
                     ms = (time.perf_counter() - t) * 1000
-                    rows[mode].append({"category": qa["category"], "ms": ms,
-                                       **score_question(result.hits, normalise_evidence(qa["evidence"]))})
+                    rows[_label(mode, weight)].append({"category": qa["category"], "ms": ms,
+                                                      **score_question(result.hits, normalise_evidence(qa["evidence"]))})
+            vault.ctx.settings = base
             vault.close()
     finally:
         if not args.work:
@@ -178,6 +189,7 @@ def main() -> None:
     ap.add_argument("--context", type=int, default=0, help="transcript_context override")
     ap.add_argument("--per-page", type=int, default=0, help="hits per session note (0: no cap)")
     ap.add_argument("--work", help="keep vaults here (re-runs reuse cached embeddings)")
+    ap.add_argument("--recency", default="", help="recency_weight values to compare in one run, e.g. 0,0.05,0.2")
     ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     args = ap.parse_args()

@@ -168,3 +168,21 @@ def test_lint_flags_dates_in_the_wrong_order(make_vault):
     assert "before the version it supersedes" in found[0][1] and "is not a date" in found[1][1]
     assert "before it was created" in found[2][1]
     v.close()
+
+
+def test_a_page_superseded_twice_is_a_lint_error_and_as_of_shows_both_claims(make_vault):
+    root = make_vault({
+        "SCHEMA.md": "# S\n",
+        "notes/old.md": "---\ncreated: 2026-01-01\nstatus: superseded\n---\n# Old\n\nThe build uses make.\n",
+        "notes/a.md": "---\ncreated: 2026-02-01\nsupersedes: \"[[old]]\"\n---\n# A\n\nThe build uses ninja.\n",
+        "notes/b.md": "---\ncreated: 2026-02-03\nsupersedes: \"[[old]]\"\n---\n# B\n\nThe build uses bazel.\n"})
+    v = open_vault(root, embedder="fake")
+    v.index()
+    assert {f.code for f in v.lint(select=["WM305"]).findings} == {"WM305"}
+    # both claim to be current: an as-of search shows both (and old until the first claim), never one by chance
+    def notes(day):
+        return {h.path for h in v.search("build uses", as_of=day).hits if h.path.startswith("notes/")}
+    assert notes("2026-02-02") == {"notes/a.md"}
+    assert notes("2026-02-04") == {"notes/a.md", "notes/b.md"}
+    assert notes("2026-01-15") == {"notes/old.md"}
+    v.close()

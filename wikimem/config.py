@@ -52,6 +52,7 @@ class Settings:
     speaker_strip: bool = True  # leave speakers' names out of the vector query (the boost uses them)
     neighbour_weight: float = 0.5  # a transcript turn is lifted this share of the way to the best candidate...
     neighbour_span: int = 2  # ...among turns this close to it in the same session (answers span exchanges)
+    recency_weight: float = 0.0  # opt-in: newer candidates gain up to this (search/steps.py RecencyPrior)
     # answers (wikimem query, ingest summaries, remember --from): none = extractive only
     llm: str = "none"  # none | ollama | openai (any OpenAI-compatible /chat/completions)
     llm_model: str = ""
@@ -78,7 +79,7 @@ _CHOICES = {"embedder": EMBEDDERS, "embed_passages": PASSAGE_MODES, "fusion": FU
 _AT_LEAST_1 = ("embed_batch", "chunk_min", "chunk_max", "transcript_window", "transcript_stride", "rrf_k",
                "candidates")
 _AT_LEAST_0 = ("transcript_context", "graph_fanout", "neighbour_span", "weight_lexical", "weight_vector",
-               "graph_weight", "speaker_boost", "neighbour_weight", "watch_debounce_ms")
+               "graph_weight", "speaker_boost", "neighbour_weight", "watch_debounce_ms", "recency_weight")
 _ABOVE_0 = ("embed_timeout", "max_file_mb", "llm_timeout")
 MAX_FILE_MB = 1024  # max_file_mb above this is a typo (a 100000 MB cap was accepted, then every read failed)
 _MAX_NUMBER = 1_000_000  # any larger count or size is a typo (and would overflow FAISS' int32 k)

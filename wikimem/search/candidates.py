@@ -27,6 +27,7 @@ class Candidate:
     graph: float = 0.0  # a graph pull-in's decayed share of its parents' scores
     speaker: float = 0.0  # the speaker boost: the score is multiplied by (1 + speaker)
     context: float = 0.0  # the conversation-context lift towards a strong neighbouring turn
+    recency: float = 0.0  # the opt-in recency prior (steps.RecencyPrior; recency_weight, off by default)
     imputed: float | None = None  # the lexical share imputed for a candidate in another script
     translation_of: str | None = None  # the original's page, for a translation of another candidate
     shares: dict[str, float] = field(default_factory=dict)  # each side's share, for foreign candidates
@@ -45,7 +46,7 @@ class Candidate:
     @property
     def score(self) -> float:
         """The final score: the context lift comes before the speaker boost (steps.py)."""
-        return round((self.fused + self.graph + self.context) * (1.0 + self.speaker), 10)
+        return round((self.fused + self.graph + self.context + self.recency) * (1.0 + self.speaker), 10)
 
     @property
     def found_by(self) -> tuple[str, ...]:
@@ -58,6 +59,8 @@ class Candidate:
             "bm25_rank": self.bm25_rank, "bm25": self.bm25, "vector_rank": self.vector_rank,
             "vector": self.vector, "vector_whole": self.vector_whole, "vector_passage": self.vector_passage,
             "fused": self.fused, "graph": self.graph, "speaker": self.speaker, "context": self.context}
+        if self.recency:
+            parts["recency"] = self.recency
         if self.imputed is not None:
             parts["imputed"] = self.imputed
         if self.translation_of is not None:

@@ -13,6 +13,7 @@ score (``--explain`` shows them). In order (``STEPS``):
 3. ``SpeakerBoost`` (transcript turns): turns spoken by someone the query names.
 4. ``GraphPullIn`` (hybrid): pages that neither ranker found but the top pages link to strongly.
 5. ``NeighbourContext`` (transcript turns): a turn lifted towards a strong neighbouring turn.
+6. ``RecencyPrior`` (opt-in, ``recency_weight``): newer candidates gain a little.
 
 The final score is ``(fused + graph + context) x (1 + speaker)``: the lift says which exchange is
 relevant, the boost which of its turns the named person spoke (boosting first lifts the other
@@ -165,8 +166,34 @@ class NeighbourContext:
         return candidates
 
 
+class RecencyPrior:
+    """Opt-in (``recency_weight`` > 0; off by default): newer candidates gain up to the weight,
+    by where their date (``updated``, else ``created``, else a transcript's ``date``) stands among
+    the dated candidates, oldest 0, newest 1; undated ones gain nothing. Off until it helps every
+    measured set; benchmarks/README.md ("Time") has the figures."""
+    name = "recency"
+
+    def applies(self, facts: Facts) -> bool:
+        return getattr(facts.settings, "recency_weight", 0.0) > 0
+
+    def apply(self, candidates: Candidates, facts: Facts) -> Candidates:
+        from .timeline import moment
+        chunks = facts.cache.manifest.chunks_by_id(list(candidates))
+        dated = {cid: m for cid, c in chunks.items() if (m := moment(c.updated or c.created or c.date))}
+        order = sorted(set(dated.values()))
+        if len(order) < 2:
+            return candidates
+        rank = {m: i / (len(order) - 1) for i, m in enumerate(order)}
+        for cid, when in dated.items():
+            gain = round(facts.settings.recency_weight * rank[when], 10)
+            if gain:
+                candidates[cid].recency = gain
+                candidates[cid].changed_by(self.name)
+        return candidates
+
+
 STEPS: tuple[Step, ...] = (ImputeLexical(), TranslationsBelowOriginals(), SpeakerBoost(), GraphPullIn(),
-                           NeighbourContext())
+                           NeighbourContext(), RecencyPrior())
 
 
 def run_steps(candidates: Candidates, facts: Facts, steps: Sequence[Step] = STEPS) -> Candidates:
