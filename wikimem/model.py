@@ -303,6 +303,10 @@ class BuildReport:
     removed: int = 0
     unchanged: int = 0
     embedded_now: int = 0
+    # texts whose vector came from a cache instead of the model: the local vector cache or, of
+    # them, the team's shared one (index/shared_embeddings.py)
+    vectors_from_cache: int = 0
+    vectors_from_shared: int = 0
     vectors: int = 0  # vectors held: one per chunk plus one per passage (index/passages.py)
     vectors_wanted: int = 0
     coverage: float = 0.0  # vectors / vectors_wanted
@@ -338,8 +342,10 @@ class BuildReport:
                          "or the watcher, embeds them)")
         elif self.embedder:
             passages = f", note passages {self.passages_held}/{self.passages_wanted}" if self.passages_wanted else ""
+            shared = f" ({self.vectors_from_shared} from the shared cache)" if self.vectors_from_shared else ""
+            cached = f", {self.vectors_from_cache} from the cache{shared}" if self.vectors_from_cache else ""
             parts.append(f"vectors {self.vectors}/{self.vectors_wanted} ({self.coverage:.0%}{passages}), "
-                         f"{self.embedded_now} embedded now")
+                         f"{self.embedded_now} embedded now{cached}")
         else:
             parts.append("lexical only")
         ready = ""

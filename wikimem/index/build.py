@@ -142,6 +142,7 @@ def build(ctx, rebuild: bool = False, embed: bool = True, progress: Progress | N
     background step does), so a watcher's edit never waits for a long first embedding: it was
     blocked for 17 minutes by one `wikimem index`."""
     cache: Cache = ctx.cache
+    taken = (cache.vector_store.taken_local, cache.vector_store.taken_shared)
     with cache.writer_lock(wait=wait):
         plan = BuildPlan(ctx, cache, rebuild, embed, None if paths is None else set(paths), progress)
         try:
@@ -159,6 +160,11 @@ def build(ctx, rebuild: bool = False, embed: bool = True, progress: Progress | N
             cache.abandon_replacement()  # a no-op after a successful swap
     if plan.embed_after:
         _embed_unlocked(plan, report, wait=max(wait, LOCK_WAIT_S))
+    store = cache.vector_store
+    report.vectors_from_shared = store.taken_shared - taken[1]
+    report.vectors_from_cache = store.taken_local - taken[0] + report.vectors_from_shared
+    if store.shared is not None and store.shared.problem:
+        report.notices.append(f"{store.shared.problem}; what it lacked was embedded here")
     return report
 
 

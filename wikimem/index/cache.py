@@ -46,12 +46,23 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+def shared_embeddings(settings: "Settings"):
+    """The team's embedding cache the settings name (``embedding_cache_url``), or None."""
+    url = getattr(settings, "embedding_cache_url", "")
+    if not url:
+        return None
+    from . import pg
+    from .shared_embeddings import SharedEmbeddings
+    pg.psycopg()  # the team extra missing: one clear error now, not at the first embedding
+    return SharedEmbeddings(url)
+
+
 class Cache(CacheDir):
     def __init__(self, root: Path, settings: "Settings"):
         """The stores of the vault at ``root``; ``settings`` name the embedder to load."""
         super().__init__(root)
         self.settings = settings
-        self.vector_store = FaissVectors(self)
+        self.vector_store = FaissVectors(self, shared_embeddings(settings))
         self.runtime = Runtime(Path(root).name)
         self.usage = Usage(self.dir / "usage.sqlite", self.writable)
         self._embedder = None
@@ -121,6 +132,8 @@ class Cache(CacheDir):
     def close(self) -> None:
         self.usage.flush()
         self.vector_store.forget()
+        if self.vector_store.shared is not None:
+            self.vector_store.shared.close()
         self.runtime.close()
         super().close()
 

@@ -83,6 +83,8 @@ def _status(ctx, cache: Cache, info: dict[str, Any]) -> dict[str, Any]:
         "passage_coverage": None if passage_coverage is None else round(passage_coverage, 4),  # notes' held passages
         "embedder": meta.get("embedder"),
         "configured_embedder": embedder_name,
+        # where the team's embedding cache is (never its password); not asked: status stays offline
+        "shared_embedding_cache": _server(ctx.settings.embedding_cache_url),
         "cache_bytes": cache.size_bytes(),
         "last_build": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(meta["last_build"])) if meta.get("last_build") else None,
         "writer": f"pid {holder}" if holder else None,
@@ -95,6 +97,13 @@ def _status(ctx, cache: Cache, info: dict[str, Any]) -> dict[str, Any]:
         "wikimem_version": meta.get("wikimem_version"),
     })
     return info
+
+
+def _server(url: str) -> str | None:
+    if not url:
+        return None
+    from .pg import server_name
+    return server_name(url)
 
 
 def json_list(text: str | None) -> list[str]:

@@ -89,10 +89,15 @@ def id_signature(ids) -> str:
 class FaissVectors:
     """The FAISS backend of one vault's cache (see the module docstring)."""
 
-    def __init__(self, cache: "CacheDir"):
+    def __init__(self, cache: "CacheDir", shared=None):
         self.cache = cache
+        self.shared = shared  # shared_embeddings.SharedEmbeddings, or None
         self._index: VectorIndex | None = None
         self._sig = None
+        # texts whose vector came from the local vector cache, and from the shared one: a build
+        # reports the difference across it (``taken``)
+        self.taken_local = 0
+        self.taken_shared = 0
 
     # -- the committed index ------------------------------------------------------------------
     def load(self, dim: int, meta: dict | None = None) -> "VectorIndex | None":
@@ -187,16 +192,31 @@ class FaissVectors:
         sql = "SELECT hash, vec FROM vecs WHERE embedder=? AND hash IN ({marks})"
         size = 4 * dim  # a row of another length (damage, or written by something else): missing
         try:
-            return {h: np.frombuffer(blob, dtype=np.float32) for h, blob in select_in(self.cache.vdb, sql, hashes, key)
-                    if isinstance(blob, bytes) and len(blob) == size}
+            found = {h: np.frombuffer(blob, dtype=np.float32) for h, blob in select_in(self.cache.vdb, sql, hashes, key)
+                     if isinstance(blob, bytes) and len(blob) == size}
         except sqlite3.DatabaseError as exc:
             raise_if_not_damage(exc)
             log.warning("the vector cache is damaged (%s); starting a new one", exc)
             self.cache.reset_vector_cache()
-            return {}
+            found = {}
+        self.taken_local += len(found)
+        if self.shared is not None and len(found) < len(hashes):  # the team's cache for the rest
+            wanted = [h for h in hashes if h not in found]
+            shared = self.shared.get(key, dim, wanted)
+            if shared:
+                self.taken_shared += len(shared)
+                self._keep(key, list(shared), np.stack(list(shared.values())))  # local next time
+                found.update(shared)
+        return found
 
     def remember(self, key: str, hashes: Sequence[str], vectors: np.ndarray) -> None:
-        """Put freshly embedded vectors (row i for ``hashes[i]``) in the vector cache, committed."""
+        """Put freshly embedded vectors (row i for ``hashes[i]``) in the vector cache, committed, and
+        in the shared embedding cache when one is set."""
+        self._keep(key, hashes, vectors)
+        if self.shared is not None:
+            self.shared.put(key, hashes, vectors)
+
+    def _keep(self, key: str, hashes: Sequence[str], vectors: np.ndarray) -> None:
         with self.cache.transaction(self.cache.vdb) as vdb:
             vdb.executemany("INSERT OR REPLACE INTO vecs VALUES (?,?,?)",
                             [(key, h, vectors[i].astype(np.float32).tobytes()) for i, h in enumerate(hashes)])

@@ -1,0 +1,139 @@
+"""PostgreSQL connections for the team stores: one place that imports psycopg, names a server
+without its password, and keeps each component's schema version.
+
+psycopg is the optional ``team`` extra: without it, a setting that names a database is one clear
+error at start, not an ImportError somewhere below. A database is a cache like ``.wikimem/``: a
+schema of another version is dropped and made again (``ensure_schema``), never trusted.
+"""
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any, Callable
+from urllib.parse import urlsplit
+
+from ..errors import ConfigError, WikimemError
+
+CONNECT_TIMEOUT_S = 5
+
+
+class DatabaseUnavailable(WikimemError):
+    """The database a setting names cannot be reached (or refused us); says which, never the password."""
+
+    exit_code = 2
+
+
+def redact(url: str) -> str:
+    """``url`` with its password replaced by ``***`` (URL form and libpq's ``key=value`` form)."""
+    text = str(url or "")
+    if "://" in text:
+        parts = urlsplit(text)
+        if parts.password is not None:
+            user = parts.username or ""
+            host = parts.netloc.rsplit("@", 1)[-1]
+            text = text.replace(parts.netloc, f"{user}:***@{host}", 1)
+        text = re.sub(r"(?i)([?&]password=)[^&]*", r"\1***", text)
+        return text
+    return re.sub(r"(?i)(password\s*=\s*)('[^']*'|\S+)", r"\1***", text)
+
+
+def server_name(url: str) -> str:
+    """Where a database URL points, for messages: ``host:port/db`` (a socket folder for a local one)."""
+    text = str(url or "")
+    if "://" in text:
+        parts = urlsplit(text)
+        host = parts.hostname or ""
+        if not host:
+            m = re.search(r"(?i)(?:^|&)host=([^&]+)", parts.query)
+            host = m.group(1) if m else "localhost"
+        port = f":{parts.port}" if parts.port else ""
+        return f"{host}{port}{parts.path or ''}"
+    m = re.search(r"(?i)host\s*=\s*(\S+)", text)
+    return m.group(1) if m else "localhost"
+
+
+def psycopg():
+    try:
+        import psycopg as module
+    except ImportError:
+        raise ConfigError("a database setting needs psycopg, the team extra: pip install -e '.[team]' in wikimem's "
+                          "folder (or pip install 'psycopg[binary]')") from None
+    return module
+
+
+def connect(url: str, what: str):
+    """A new autocommit connection, or DatabaseUnavailable naming the server (never the password)."""
+    module = psycopg()
+    try:
+        return module.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+    except module.Error as exc:
+        reason = " ".join(str(exc).replace(str(url), redact(url)).split())
+        reason = redact(reason) if "password" in reason.lower() else reason
+        raise DatabaseUnavailable(f"{what} at {server_name(url)} cannot be reached: {reason}") from None
+    except (ValueError, TypeError) as exc:  # a malformed URL
+        raise ConfigError(f"{what}: not a database URL ({redact(url)}): {exc}") from None
+
+
+def ensure_schema(db, component: str, version: int, create: Callable[[Any], None], drop: Callable[[Any], None]) -> bool:
+    """Make ``component``'s tables at ``version`` (dropping those of any other version first, under
+    an advisory lock so two processes do not both do it). Returns whether they were (re)made."""
+    with db.transaction():
+        db.execute("SELECT pg_advisory_xact_lock(hashtext('wikimem schema'))")
+        db.execute("CREATE TABLE IF NOT EXISTS wikimem_schema (component text PRIMARY KEY, version integer NOT NULL)")
+        row = db.execute("SELECT version FROM wikimem_schema WHERE component = %s", (component,)).fetchone()
+        if row is not None and row[0] == version:
+            return False
+        if row is not None:
+            drop(db)
+        create(db)
+        db.execute("INSERT INTO wikimem_schema (component, version) VALUES (%s, %s) ON CONFLICT (component) "
+                   "DO UPDATE SET version = excluded.version", (component, version))
+        return True
+
+
+class Held:
+    """One connection shared by a process's threads (psycopg serialises its use), re-made after a
+    failure; ``down_for`` seconds after one, calls fail at once instead of waiting for a timeout."""
+
+    def __init__(self, url: str, what: str, setup: Callable[[Any], None], down_for: float = 30.0,
+                 clock: Callable[[], float] | None = None):
+        import time
+        self.url, self.what, self._setup, self._down_for = url, what, setup, down_for
+        self._clock = clock or time.monotonic
+        self._db = None
+        self._lock = threading.Lock()
+        self._down_until = 0.0
+        self.problem: str | None = None
+
+    def run(self, fn: Callable[[Any], Any]) -> Any:
+        """``fn(connection)``; DatabaseUnavailable when the server cannot be reached."""
+        with self._lock:
+            if self._db is None:
+                if self._clock() < self._down_until:
+                    raise DatabaseUnavailable(self.problem or f"{self.what} at {server_name(self.url)} is down")
+                try:
+                    db = connect(self.url, self.what)
+                    self._setup(db)
+                except DatabaseUnavailable as exc:
+                    self.problem, self._down_until = str(exc), self._clock() + self._down_for
+                    raise
+                self._db, self.problem = db, None
+            try:
+                return fn(self._db)
+            except psycopg().OperationalError as exc:  # the connection went: the next call reconnects
+                self._close()
+                self._down_until = self._clock() + self._down_for
+                self.problem = f"{self.what} at {server_name(self.url)}: {' '.join(redact(str(exc)).split())}"
+                raise DatabaseUnavailable(self.problem) from None
+
+    def _close(self) -> None:
+        db, self._db = self._db, None
+        if db is not None:
+            try:
+                db.close()
+            except Exception:  # noqa: BLE001 - closing a broken connection
+                pass
+
+    def close(self) -> None:
+        with self._lock:
+            self._close()
