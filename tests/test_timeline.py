@@ -186,3 +186,24 @@ def test_a_page_superseded_twice_is_a_lint_error_and_as_of_shows_both_claims(mak
     assert notes("2026-02-04") == {"notes/a.md", "notes/b.md"}
     assert notes("2026-01-15") == {"notes/old.md"}
     v.close()
+
+
+def test_a_fact_updated_through_the_cli_and_mcp_is_dated_by_both(make_vault, monkeypatch):
+    clock = iter([DAYS[0], DAYS[1], DAYS[1], DAYS[2], DAYS[2]])
+    monkeypatch.setattr(versions, "now", lambda: next(clock))
+    root = make_vault({"SCHEMA.md": "# S\n"})
+    runner = CliRunner()
+    env = {"WIKIMEM_EMBEDDER": "fake"}
+    res = runner.invoke(app, ["remember", "Service auth uses port 8001.", "--vault", str(root), "--json"], env=env)
+    assert res.exit_code == 0, res.output
+    first = json.loads(res.stdout)["path"]
+    v = open_vault(root, embedder="fake")
+    tools = Tools(v)
+    second = tools.remember("Service auth uses port 8002.")["path"]
+    v.close()
+    res = runner.invoke(app, ["remember", "Service auth uses port 8003.", "--vault", str(root), "--json"], env=env)
+    third = json.loads(res.stdout)
+    assert third["supersedes"] == second
+    for day, want in (("2026-01-20", first), ("2026-03-01", second), ("2026-04-01", third["path"])):
+        res = runner.invoke(app, ["search", "auth port", "--as-of", day, "--vault", str(root), "--json"], env=env)
+        assert [h["path"] for h in json.loads(res.stdout)["hits"] if h["path"].startswith("memories/")] == [want]
