@@ -135,3 +135,7 @@ def golden(name: str, data) -> None:
         pytest.fail(f"golden file {path} is missing; run pytest --update-golden to write it, then review the diff")
     found = golden_difference(json.loads(path.read_text(encoding="utf-8")), actual)
     assert found is None, f"differs from golden {path.name}: {found}"
+
+
+# the throwaway PostgreSQL + pgvector of the team-store tests (started only when a test asks)
+from pg_server import pg_database, pg_url  # noqa: E402,F401
