@@ -90,3 +90,17 @@ def test_without_psycopg_the_setting_is_one_clear_error(make_vault, monkeypatch)
     res = CliRunner().invoke(app, ["index", str(root)], env={"WIKIMEM_EMBEDDER": "fake",
                                                              "WIKIMEM_EMBEDDING_CACHE_URL": "postgresql://x/y"})
     assert res.exit_code == 2 and "team extra" in res.output and "Traceback" not in res.output
+
+
+def test_doctor_says_whether_the_shared_cache_answers(make_vault, pg_database):
+    from wikimem.doctor import check_shared_cache
+    v = _vault(make_vault, "doc", pg_database)
+    v.index()
+    up = check_shared_cache(v.settings)
+    assert up.status == "ok" and "vectors held" in up.detail and up.detail.split(", ")[1].split()[0] != "0"
+    v.close()
+    down = open_vault(make_vault({"SCHEMA.md": "# S\n"}, name="doc2"), embedder="fake",
+                      embedding_cache_url="postgresql://u:topsecret@127.0.0.1:9/x")
+    found = check_shared_cache(down.settings)
+    assert found.status == "warn" and "127.0.0.1:9/x" in found.detail and "topsecret" not in found.detail
+    assert check_shared_cache(open_vault(make_vault({"SCHEMA.md": "# S\n"}, name="doc3")).settings) is None

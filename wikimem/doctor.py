@@ -133,6 +133,28 @@ def check_reachable(settings) -> Check | None:
     return Check("embedder endpoint", "ok", f"{name} at {url} answers (HTTP {response.status_code})")
 
 
+def check_shared_cache(settings) -> Check | None:
+    """The team's embedding cache answers (and how many vectors it holds); None when none is set."""
+    url = settings.embedding_cache_url
+    if not url:
+        return None
+    from .errors import WikimemError
+    from .index import pg
+    from .index.shared_embeddings import SharedEmbeddings
+    where = pg.server_name(url)
+    try:
+        cache = SharedEmbeddings(url)
+        try:
+            held = cache.count()
+        finally:
+            cache.close()
+    except WikimemError as exc:
+        return Check("shared embedding cache", "warn", str(exc),
+                     "builds embed locally meanwhile; check the server, the URL and the password "
+                     "(embedding_cache_url / WIKIMEM_EMBEDDING_CACHE_URL)")
+    return Check("shared embedding cache", "ok", f"{where} answers, {held} vectors held")
+
+
 def check_embedder(ctx, recorded: str | None) -> Check:
     """The configured embedder loads and embeds, with the dimension the cache recorded."""
     from .embed import get_embedder
@@ -289,6 +311,9 @@ def diagnose(path: str | os.PathLike[str] | None = None, ctx: "Context | None" =
             checks.append(Check("embedder", "skip", "endpoint unreachable"))
         else:
             checks.append(_guard("embedder", lambda: check_embedder(ctx, meta.get("embedder"))))
+        shared = _guard("shared embedding cache", lambda: check_shared_cache(ctx.settings))
+        if shared is not None:
+            checks.append(shared)
         checks.append(_guard("lock", lambda: check_lock(ctx)))
         checks.append(_guard("watcher", lambda: check_watcher(ctx.root)))
         checks.append(_guard("disk", lambda: check_disk(ctx.root)))
