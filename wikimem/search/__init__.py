@@ -265,6 +265,8 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
     chosen = fusion.select(cache, ranked, limit, per_page, filters.hidden(), text_ok, page_ok)
     hits = _with_versions(fusion.hits(ctx, chosen, lambda path, heading=None: obsidian_uri(name, path, heading),
                                       nearest, query), versions)
+    if mode == "hybrid":
+        hits = _without_padding(query, hits, found)
     if mode == "hybrid" and hits and not lexical and any(not c.foreign for c in found.values()):
         # nothing but vectors, for a query in a script the vault's notes are written in: say so, as the
         # hits may be the nearest of nothing (a typo, a word the vault does not have); a query in a
@@ -273,6 +275,18 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
     took = (time.perf_counter() - started) * 1000
     return SearchResult(raw, mode, tuple(hits), tuple(degraded), coverage if mode != "lexical" else 1.0,
                         took, tuple(notices), read)
+
+
+def _without_padding(query: str, hits: list[Hit], found: dict) -> list[Hit]:
+    """A one-word query the notes hold (an identifier, a command name: "aria2c") is answered by the
+    notes that hold it: hits the vector side alone found are left out, as they were the nearest
+    in meaning to a lone word, which is noise (one exact match was shown with nine unrelated pages).
+    Kept: every hit with lexical or link evidence, and hits in another script than the query (a
+    cross-language search finds them by meaning only)."""
+    from ..index.analysis import terms
+    if len(terms(query)) != 1 or not any("lexical" in h.found_by for h in hits):
+        return hits
+    return [h for h in hits if set(h.found_by) - {"vector"} or getattr(found.get(h.chunk_id), "foreign", False)]
 
 
 def _with_versions(hits: list[Hit], versions) -> list[Hit]:
