@@ -311,7 +311,9 @@ def test_watch_limit_reached_below_the_root_falls_back_to_polling(vault_root, mo
         assert w.wait_idle(60)
         info = w.status()
         assert info["mode"] == "polling", info
-        assert "could not be watched" in info["fallbacks"][0]["reason"]
+        reason = info["fallbacks"][0]["reason"]
+        # watchdog 7.1.0 swallows the failure (wikimem counts the unwatched folder); 7.1.1 raises it
+        assert "could not be watched" in reason or "watch limit was reached" in reason, reason
         (vault_root / "notes/deep/x/pear.md").write_text("# Pear\n\nzebracorn\n")
         assert until(lambda: _paths(v, "zebracorn") == ["notes/deep/x/pear.md"])
     finally:

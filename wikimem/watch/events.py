@@ -261,7 +261,7 @@ def expand(root: Path, batch: Batch, cached_under) -> set[str] | None:
 # that places watches (at start, for a new or moved-in folder, after a queue overflow): folders the
 # scan never indexes are pruned from it. watchdog keeps doing everything else (moves, new-folder
 # event replay, overflow rebuild). They reach into watchdog's internals, so they are used only when
-# those internals are the ones written against (watchdog 7.1's InotifyWatchGroup); otherwise the
+# those internals are the ones written against (watchdog 7.1.0 and 7.1.1's InotifyWatchGroup); otherwise the
 # plain observer watches everything, as before, and the events are filtered as before. They also
 # count the folders watchdog could not watch but did not say so (the watch limit): see unwatchable().
 
@@ -299,7 +299,10 @@ def pruning_observer_class():
              and _param_names(getattr(group, "_move_watches", None)) == ["self", "move_src_path", "move_dst_path"]
              and _param_names(getattr(group, "_remove_callbacks", None)) == ["self", "wds"]
              and isinstance(getattr(group, "is_active", None), property)
-             and {"path", "is_recursive", "follow_symlink", "_lock", "_active_callbacks_by_path"} <= fields
+             and {"path", "is_recursive", "follow_symlink", "_lock"} <= fields
+             # a dict field in 7.1.0, a property over the watch tree in 7.1.1: read-only here either way
+             and ("_active_callbacks_by_path" in fields
+                  or isinstance(getattr(group, "_active_callbacks_by_path", None), property))
              and callable(getattr(emitter, "get_event_mask_from_filter", None))
              and _stores(emitter.__init__, "_inotify_fd", "_inotify")
              and _stores(BaseObserver.__init__, "_emitter_class", "_emitter_kwargs"))
