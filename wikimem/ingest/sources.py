@@ -223,7 +223,7 @@ def _ingest_file(ctx, path: Path, kind: str, llm: dict[str, Any] | None = None) 
                           message=f"already in the vault as {existing}; nothing to do")
     if existing:  # copied before, but its source page was never written (an interrupted ingest)
         info = extract(path.name, data, path.suffix.lower())
-        page, warnings, similar = _write_source_page(ctx, info, kind, existing, None, len(data))
+        page, warnings, similar = _write_source_page(ctx, info, kind, existing, None, data)
         return IngestItem(str(path), kind, "added", (existing,), page,
                           f"already in the vault as {existing}; its missing source page {page} was written"
                           + ("; " + "; ".join(warnings) if warnings else ""), similar=similar)
@@ -270,7 +270,7 @@ def _ingest_file(ctx, path: Path, kind: str, llm: dict[str, Any] | None = None) 
                                     timeout=float(llm.get("timeout") or 60.0))
             except LLMError as exc:
                 warnings.append(f"{exc}; the source page is extractive only")
-        page, more, similar = _write_source_page(ctx, info, kind, rel, text_note, len(data), summary)
+        page, more, similar = _write_source_page(ctx, info, kind, rel, text_note, data, summary)
         warnings += more
     else:
         append_log(ctx, "ingest", f"{rel} ({kind}, {len(data):,} bytes)")
@@ -297,20 +297,13 @@ def _has_source_page(ctx, raw_rel: str) -> bool:
     return False
 
 
-def _hashed_link(ctx, rel: str) -> str:
-    """``"[[raw/x.pdf]] sha256:<hex>"``: the file as it was summarised, so ``wikimem review`` (and lint
-    WM408) can tell when it changed since; the plain link when it cannot be read."""
-    try:
-        digest = hashlib.sha256(ctx.files.abspath(rel).read_bytes()).hexdigest()
-    except OSError:
-        return f"[[{rel}]]"
-    return f"[[{rel}]] sha256:{digest}"
-
-
-def _page_text(ctx, info: Extract, kind: str, rel: str, text_note: str | None, size: int,
+def _page_text(ctx, info: Extract, kind: str, rel: str, text_note: str | None, data: bytes,
                keep: dict[str, Any] | None, summary=None) -> str:
+    """``rel`` is cited with the sha256 of ``data``, its bytes as summarised, so ``wikimem review``
+    (and lint WM408) can tell when the file changed since."""
     today = _dt.date.today().isoformat()
-    links = [_hashed_link(ctx, rel)] + ([f"[[{text_note}]]"] if text_note else [])
+    size = len(data)
+    links = [f"[[{rel}]] sha256:{hashlib.sha256(data).hexdigest()}"] + ([f"[[{text_note}]]"] if text_note else [])
     front: dict[str, Any] = dict(keep or {})
     targets = {link.split("]]", 1)[0] for link in links}  # an older entry for the same file is replaced
     previous = [s for s in front.get("sources") or [] if isinstance(s, str) and s.split("]]", 1)[0] not in targets]
@@ -348,7 +341,7 @@ def _page_text(ctx, info: Extract, kind: str, rel: str, text_note: str | None, s
     return f"---\n{yaml_text}---\n{body}"
 
 
-def _write_source_page(ctx, info: Extract, kind: str, rel: str, text_note: str | None, size: int, summary=None):
+def _write_source_page(ctx, info: Extract, kind: str, rel: str, text_note: str | None, data: bytes, summary=None):
     from ..parse import frontmatter as fm
 
     name = fit_name(" ".join(_UNSAFE.sub(" ", info.title).split())[:100]).strip(" .") or fit_name(Path(rel).stem)
@@ -362,7 +355,7 @@ def _write_source_page(ctx, info: Extract, kind: str, rel: str, text_note: str |
         if front.error:
             raise WikimemError(f"{page_rel}: {front.error}; fix its frontmatter before ingesting into it")
         keep, expected = dict(front.data), note.sha256
-    text = _page_text(ctx, info, kind, rel, text_note, size, keep, summary)
+    text = _page_text(ctx, info, kind, rel, text_note, data, keep, summary)
     result = write_page(ctx, page_rel, text, expected_sha256=expected, reason="ingest")
     warnings = list(result.warnings)
     summary = info.first_paragraph
