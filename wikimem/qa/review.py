@@ -33,10 +33,10 @@ from ..errors import UsageError, WikimemError
 from ..parse import frontmatter as fm
 from ..parse import generated
 from .answer import chunk_hash
+from .writeback import parse_source
 
 log = logging.getLogger(__name__)
 
-_HASHED = re.compile(r"^\s*(\[\[[^\]]+\]\])(?:\s+sha256:([0-9a-f]{8,64}))?\s*$")
 _LINK = re.compile(r"(\[\[[^\]]+\]\])")
 KINDS = ("text-changed", "file-changed", "missing", "superseded")
 
@@ -110,11 +110,13 @@ class Review:
 
 # -- reading what a page cites --------------------------------------------------------------------
 def _entries(value: Any) -> list[tuple[str, str | None]]:
+    """(link, recorded sha256 or None) of each ``sources`` entry in the form write-back records
+    (``writeback.parse_source``); a hash outside 8–64 hex digits is not one."""
     out = []
     for entry in value if isinstance(value, list) else [value] if isinstance(value, str) else []:
-        m = _HASHED.match(entry) if isinstance(entry, str) else None
-        if m:
-            out.append((m.group(1), m.group(2)))
+        parsed = parse_source(entry)
+        if parsed and (parsed[1] is None or 8 <= len(parsed[1]) <= 64):
+            out.append(parsed)
     return out
 
 
@@ -252,9 +254,6 @@ def review(ctx, paths: Iterable[str] | None = None) -> Review:
     return Review(stale, checked)
 
 
-def _resolve(ctx, name: str) -> str:
-    from ..knowledge.versions import all_pages, find_named
-    return find_named(ctx, all_pages(ctx), name)
 
 
 # -- refreshing -----------------------------------------------------------------------------------
@@ -266,8 +265,13 @@ def refresh(ctx, pages: Iterable[str] = (), every: bool = False, **ask_options: 
     names = list(pages)
     if not names and not every:
         raise UsageError("name the pages to refresh, or --all")
-    wanted = None if every else [_resolve(ctx, n) for n in names]
-    stale, checked = stale_pages(ctx)
+    stale, checked = stale_pages(ctx)  # brings the cache up to date: the names are resolved against it
+    wanted = None
+    if not every:
+        from ..index.update import current_pages
+        from ..knowledge.versions import find_named
+        pages = current_pages(ctx, refresh=False)
+        wanted = [find_named(ctx, pages, n) for n in names]
     by_path = {s.path: s for s in stale}
     report = Review(stale, checked)
     for path in (sorted(by_path) if wanted is None else wanted):
@@ -317,6 +321,8 @@ def time_status(ctx) -> dict[str, Any]:
     log.md, the successor's ``created``, or none: open-ended, shown beside their successor by an
     as-of search). Empty when the cache cannot be read (status says why elsewhere)."""
     from ..search.timeline import timeline
+    if ctx.cache.manifest_problem() is not None:  # nothing to read (and status must not make a manifest)
+        return {}
     try:
         stale = len(stale_pages(ctx, refresh=False)[0])
         dates = timeline(ctx.cache).counts()
