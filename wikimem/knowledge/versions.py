@@ -385,14 +385,14 @@ def history(ctx, page: str, as_of: str | None = None, commits: bool = True) -> H
         valid = timeline(ctx.cache).pages
     except WikimemError:  # no cache to read: the chain without dates of validity
         valid = {}
-    tracked = commits and git.in_repository(ctx.root)
+    prefix = git.repository_prefix(ctx.root) if commits else None
     versions = tuple(Version(m, pages[m].title, pages[m].status, dates[m], supersedes_of(pages[m]),
                              valid[m].valid_from if m in valid else None, valid[m].valid_until if m in valid else None,
-                             tuple(git.page_commits(ctx.root, m)) if tracked else ())
+                             tuple(git.page_commits(ctx.root, m, prefix=prefix)) if prefix is not None else ())
                      for m in chain)
     changes = tuple(diff_pages(pages[o], pages[n]) for n in chain for o in supersedes_of(pages[n]) if o in members)
     then = tuple(m for m in chain if when and m in valid and valid[m].valid_at(when))
-    return History(rel, versions, changes, when, then, tracked)
+    return History(rel, versions, changes, when, then, prefix is not None)
 
 
 

@@ -52,22 +52,28 @@ def _git(root: Path, *args: str) -> str | None:
     return done.stdout.decode("utf-8", "replace")
 
 
-def in_repository(root: Path) -> bool:
-    return (_git(root, "rev-parse", "--is-inside-work-tree") or "").strip() == "true"
+def repository_prefix(root: Path) -> str | None:
+    """The vault's folder inside its git repository ("" at its top), or None when the vault is in
+    none (or there is no git): one ``git rev-parse`` answers both."""
+    lines = (_git(root, "rev-parse", "--is-inside-work-tree", "--show-prefix") or "").splitlines()
+    if not lines or lines[0].strip() != "true":
+        return None
+    return lines[1].strip() if len(lines) > 1 else ""
 
 
-def page_commits(root: Path, rel: str, limit: int = 100) -> list[Commit]:
-    """The commits that changed ``rel`` (vault-relative), newest first, following renames."""
-    if not in_repository(root):
+def page_commits(root: Path, rel: str, limit: int = 100, prefix: str | None = None) -> list[Commit]:
+    """The commits that changed ``rel`` (vault-relative), newest first, following renames.
+    ``prefix``: ``repository_prefix(root)`` when the caller has it (asked here otherwise)."""
+    prefix = repository_prefix(root) if prefix is None else prefix
+    if prefix is None:
         return []
     out = _git(root, "log", "--follow", f"--max-count={limit}", "--numstat", "--no-color", "-z",
                f"--format={_SEP}%H{_FIELD}%aI{_FIELD}%an{_FIELD}%s{_FIELD}", "--", rel)
     if not out:
         return []
-    prefix = (_git(root, "rev-parse", "--show-prefix") or "").strip()  # the vault's folder in the repository
     commits = []
     for block in out.split(_SEP)[1:]:
-        head, _, stats = _split(block)
+        head, stats = _split(block)
         parts = head.split(_FIELD)
         if len(parts) < 4:
             continue
@@ -77,10 +83,10 @@ def page_commits(root: Path, rel: str, limit: int = 100) -> list[Commit]:
     return commits
 
 
-def _split(block: str) -> tuple[str, str, str]:
+def _split(block: str) -> tuple[str, str]:
     """A commit's block: header fields, then (after the last field separator) its numstat."""
     at = block.rfind(_FIELD)
-    return block[:at], "", block[at + 1:]
+    return block[:at], block[at + 1:]
 
 
 def _numstat(stats: str, rel: str) -> tuple[int, int, str]:
