@@ -262,8 +262,7 @@ class Vault:
         from .index.status import status
         from .qa.review import time_status
         info = status(self.ctx)
-        if info.get("state") in ("ok", "interrupted build (next index repairs it)"):
-            info.update(time_status(self.ctx))
+        info.update(time_status(self.ctx))
         return info
 
     # -- agents: page reads, listings, briefing (wikimem.agent) ------------------------------
