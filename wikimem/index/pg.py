@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
@@ -97,7 +98,6 @@ class Held:
 
     def __init__(self, url: str, what: str, setup: Callable[[Any], None], down_for: float = 30.0,
                  clock: Callable[[], float] | None = None):
-        import time
         self.url, self.what, self._setup, self._down_for = url, what, setup, down_for
         self._clock = clock or time.monotonic
         self._db = None
