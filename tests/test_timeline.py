@@ -3,6 +3,8 @@ query, prime and history (API, CLI, MCP); a chain whose dates are wrong is a lin
 from __future__ import annotations
 
 import json
+import os
+import shutil
 
 import pytest
 from hypothesis import given, strategies as st
@@ -207,3 +209,36 @@ def test_a_fact_updated_through_the_cli_and_mcp_is_dated_by_both(make_vault, mon
     for day, want in (("2026-01-20", first), ("2026-03-01", second), ("2026-04-01", third["path"])):
         res = runner.invoke(app, ["search", "auth port", "--as-of", day, "--vault", str(root), "--json"], env=env)
         assert [h["path"] for h in json.loads(res.stdout)["hits"] if h["path"].startswith("memories/")] == [want]
+
+
+def _git(cwd, *args):
+    import subprocess
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                   env={"PATH": os.environ["PATH"], "HOME": str(cwd), "GIT_AUTHOR_NAME": "Ann Lee",
+                        "GIT_AUTHOR_EMAIL": "ann@example.org", "GIT_COMMITTER_NAME": "Ann Lee",
+                        "GIT_COMMITTER_EMAIL": "ann@example.org"})
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs the git binary")
+def test_history_lists_a_pages_commits_when_the_vault_is_in_a_git_repository(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    vault = repo / "wiki"  # a vault in a subfolder of its repository
+    (vault / "notes").mkdir(parents=True)
+    (vault / "SCHEMA.md").write_text("# S\n")
+    (vault / "notes" / "a.md").write_text("# A\n\none\ntwo\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "first")
+    (vault / "notes" / "a.md").write_text("# A\n\none\nthree\nfour\n")
+    _git(repo, "commit", "-qam", "edit a")
+    v = open_vault(vault, embedder="fake")
+    v.index()
+    h = v.history("notes/a.md")
+    assert h.git
+    commits = h.versions[0].commits
+    assert [(c.message, c.author, c.added, c.removed, c.path) for c in commits] == \
+        [("edit a", "Ann Lee", 2, 1, "notes/a.md"), ("first", "Ann Lee", 4, 0, "notes/a.md")]
+    assert not v.history("notes/a.md", commits=False).versions[0].commits
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))  # no git binary: nothing added, nothing fails
+    assert v.history("notes/a.md").versions[0].commits == () and not v.history("notes/a.md").git
+    v.close()
