@@ -9,7 +9,7 @@ notes on 2 cores), so the near-duplicate rule has vectors to read. Each timed ru
 ``Vault.lint``: the incremental cache check (nothing changed: the warm case), reading the parsed
 pages from the cache (``Vault.pages``: "load" in the per-rule timings), and every rule. Like
 ``wikimem lint``, the process freezes the loaded pages out of the garbage collector's reach
-(``wikimem.index.gcpause``). Medians over ``--runs`` runs; JSON in benchmarks/results/.
+(``wikimem.stores.gcpause``). Medians over ``--runs`` runs; JSON in benchmarks/results/.
 The whole command, start-up included:
     farm-bench -n 5 --timeout 300 -- wikimem lint /tmp/bench/lint-10k --ignore WM503 --json
 """
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from generate import source_vault  # noqa: E402
 
 from wikimem.api import open_vault
-from wikimem.index import gcpause
+from wikimem.stores import gcpause
 
 
 def main() -> int:

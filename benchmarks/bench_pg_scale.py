@@ -96,7 +96,7 @@ class Corpus:
             self.line_tok, self.line_off = z["line_tok"], z["line_off"]
             self.line_page, self.page_key, self.page_lang = z["line_page"], z["page_key"], z["page_lang"]
         else:
-            from wikimem.index.analysis import tokens
+            from wikimem.stores.analysis import tokens
             vocab: dict[str, int] = {}
             toks, offs, line_page, page_key, page_lang, keys = [], [0], [], [], [], {}
             page = 0
@@ -660,7 +660,7 @@ class Run:
     # ---- lexical
 
     def lexical_queries(self, lex: Lexical) -> dict[str, list[list[int]]]:
-        from wikimem.index.analysis import tokens
+        from wikimem.stores.analysis import tokens
         index = {t: i for i, t in enumerate(self.corpus.vocab)}
         rng = np.random.default_rng([SEED, 5])
         synthetic = []

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tldr  # noqa: E402
 
 from wikimem.api import open_vault  # noqa: E402
-from wikimem.index.vectors import HELD_BIT  # noqa: E402
+from wikimem.stores.vectors import HELD_BIT  # noqa: E402
 
 
 def main() -> None:

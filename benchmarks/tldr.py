@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--label", default="", help="a name for this configuration, kept in the JSON")
     ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
                     help="override a ranking constant for this run, e.g. evidence.TITLE_WEIGHT=0.2 or "
-                         "lexical.FIELD_WEIGHTS=3,1.5,1 (modules: wikimem.search.*, wikimem.index.lexical)")
+                         "lexical.FIELD_WEIGHTS=3,1.5,1 (modules: wikimem.search.*, wikimem.stores.lexical)")
     ap.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE",
                     help="a vault setting for this run (e.g. weight_lexical=0.8)")
     ap.add_argument("--index-only", action="store_true", help="build the vault and its cache, ask nothing")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from wikimem.index import analysis
+from wikimem.stores import analysis
 
 
 def test_stems_are_the_same_when_many_threads_stem_at_once(monkeypatch):

@@ -151,7 +151,7 @@ def test_index_no_embed_and_lint_fix_say_what_happened(tmp_path, monkeypatch):
     (root / "a.md").write_text("# A\n\nalpha\n")
     indexed = runner.invoke(app, ["index", str(root), "--no-embed"])
     assert indexed.exit_code == 0 and "0/0" not in indexed.output and "vectors not computed" in indexed.output
-    from wikimem.index import gcpause
+    from wikimem.stores import gcpause
     monkeypatch.setattr(gcpause, "FREEZE_AFTER_LOAD", False)  # `lint` sets it for its one-shot process
     fixed = runner.invoke(app, ["lint", str(root), "--fix"])
     assert "nothing to fix" in fixed.output

@@ -231,11 +231,11 @@ def test_every_write_goes_through_a_door():
     package = Path(__file__).resolve().parent.parent / "wikimem"
     doors = {"vault/safe_write.py", "vault/moves.py", "vault/files.py", "vault/trash.py"}
     cache = {  # write only inside the cache folder or the user's model cache, never a vault file
-        "index/store.py", "index/vectors.py", "lint/memo.py", "lint/rules/content.py", "watch/control.py",
+        "stores/cachedir.py", "stores/vectors.py", "lint/memo.py", "lint/rules/content.py", "watch/control.py",
         "embed/e5_onnx.py",
         "cli/forward.py",  # its socket, in .wikimem/
         "serve/tokens.py",  # the token file, in the user's config folder (never in a vault)
-        "index/usage.py",  # .wikimem/usage.sqlite, replaced when damaged
+        "stores/usage.py",  # .wikimem/usage.sqlite, replaced when damaged
     }
     init = {"api.py"}  # `wikimem init` creating a new vault's template files ("x": never replacing)
     writes = re.compile(r"os\.(replace|rename|link|unlink|remove|rmdir|makedirs|mkdir)\(|shutil\.(move|copy\w*|rmtree)\("

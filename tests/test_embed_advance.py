@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from wikimem.api import open_vault
 from wikimem.index import background, embedding
-from wikimem.index.vectors import HELD_BIT
+from wikimem.stores.vectors import HELD_BIT
 
 from conftest import write_vault
 

@@ -2,7 +2,7 @@
 import gc
 import threading
 
-from wikimem.index.gcpause import paused_gc
+from wikimem.stores.gcpause import paused_gc
 
 
 def test_nested_and_concurrent_pauses_restore_the_collector():
@@ -38,7 +38,7 @@ def test_a_process_that_turned_the_collector_off_keeps_it_off():
 
 
 def test_only_a_one_shot_process_freezes_what_it_loaded(monkeypatch):
-    from wikimem.index import gcpause
+    from wikimem.stores import gcpause
 
     class Cycle:
         pass

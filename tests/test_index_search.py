@@ -160,7 +160,7 @@ def test_lexical_search_matches_other_inflections(make_vault):
 
 
 def test_analyzer_stems_english_only():
-    from wikimem.index.analysis import tokens
+    from wikimem.stores.analysis import tokens
     assert tokens("The kids were painting") == ["kid", "paint"]
     assert tokens("Zürich naïve 2026 中文分词") == ["zürich", "naïve", "2026", "中文", "分词"]
 
@@ -198,7 +198,7 @@ def test_vector_search_is_exact_and_leaves_the_thread_setting_alone(tmp_path):
     import faiss
     import numpy as np
 
-    from wikimem.index.vectors import VectorIndex
+    from wikimem.stores.vectors import VectorIndex
     rng = np.random.default_rng(1)
     vectors = rng.standard_normal((300, 8)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)

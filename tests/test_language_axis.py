@@ -142,7 +142,7 @@ def test_candidates_are_ranked_by_projected_cosine_not_numerator(tmp_path):
     """FAISS ranks by the projected numerator; a vector far along the axis has a small projected
     norm, so among the fetched candidates its cosine must put it above vectors whose numerators
     were higher (the fetch is 4n: a vector below that is not seen, see language.py)."""
-    from wikimem.index.vectors import VectorIndex
+    from wikimem.stores.vectors import VectorIndex
     from wikimem.search import rankers
 
     class NoPassages:  # a cache whose manifest and vector store know of no passages
@@ -174,7 +174,7 @@ def test_text_without_letters_is_on_neither_side(make_vault):
 def test_each_index_object_has_its_own_serial(tmp_path):
     """The kept axis is keyed by the index's serial, not id(): a freed index's id can be reused
     by the next one loaded, with the same version count (found by a review)."""
-    from wikimem.index.vectors import VectorIndex
+    from wikimem.stores.vectors import VectorIndex
     first = VectorIndex(tmp_path / "a", 4)
     serial = first.serial
     del first
@@ -182,7 +182,7 @@ def test_each_index_object_has_its_own_serial(tmp_path):
 
 
 def test_vector_rows_in_order_with_zeros_for_ids_gone(tmp_path):
-    from wikimem.index.vectors import VectorIndex
+    from wikimem.stores.vectors import VectorIndex
     index = VectorIndex(tmp_path / "f", 4)
     index.add([1, 2], np.eye(4, dtype=np.float32)[:2])
     rows = index.vector_rows([2, 99, 1])
@@ -191,7 +191,7 @@ def test_vector_rows_in_order_with_zeros_for_ids_gone(tmp_path):
 
 
 def test_vector_rows_mix_held_and_searched_ids_in_order(tmp_path):
-    from wikimem.index.vectors import HELD_BIT, VectorIndex
+    from wikimem.stores.vectors import HELD_BIT, VectorIndex
     index = VectorIndex(tmp_path / "f", 4)
     eye = np.eye(4, dtype=np.float32)
     index.add([1, HELD_BIT | 5, 2], eye[:3])
@@ -202,7 +202,7 @@ def test_vector_rows_mix_held_and_searched_ids_in_order(tmp_path):
 def test_held_vectors_leave_the_kept_axis_alone(tmp_path):
     """A backlog of held passages (embedded after every chunk) does not re-estimate the axis after
     each batch; a chunk vector added does."""
-    from wikimem.index.vectors import HELD_BIT, VectorIndex
+    from wikimem.stores.vectors import HELD_BIT, VectorIndex
     index = VectorIndex(tmp_path / "f", 4)
     index.add([1], np.eye(4, dtype=np.float32)[:1])
     searched = index.searched_version
@@ -215,7 +215,7 @@ def test_held_vectors_leave_the_kept_axis_alone(tmp_path):
 
 def test_held_passages_are_scored_across_the_axis_too(tmp_path):
     """A note chunk's best held passage is measured with the same projected cosine as the chunk."""
-    from wikimem.index.vectors import HELD_BIT, VectorIndex
+    from wikimem.stores.vectors import HELD_BIT, VectorIndex
     from wikimem.search import rankers
 
     class Held:  # a cache whose vector store holds two passages of chunk 1
@@ -235,7 +235,7 @@ def test_held_passages_are_scored_across_the_axis_too(tmp_path):
 
 
 def test_the_kept_axis_survives_held_vectors_added(bilingual):
-    from wikimem.index.vectors import HELD_BIT
+    from wikimem.stores.vectors import HELD_BIT
     cache = bilingual.cache
     index = cache.vectors(8)
     first = language.axis(cache, index)

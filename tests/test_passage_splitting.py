@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wikimem.index.passages import blocks, passage_id, passages, sentences
-from wikimem.index.vectors import HELD_BIT, is_held
+from wikimem.stores.vectors import HELD_BIT, is_held
 from wikimem.model import Chunk, index_clean
 
 

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from wikimem.api import open_vault
 from wikimem.cli import app
-from wikimem.index import pg
-from wikimem.index.shared_embeddings import SharedEmbeddings
+from wikimem.stores import pg
+from wikimem.stores.shared_embeddings import SharedEmbeddings
 
 NOTES = {f"notes/n{i}.md": f"# Note {i}\n\nA sentence about topic {i} and its neighbour {i + 1}.\n" for i in range(12)}
 

@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from wikimem.api import open_vault
-from wikimem.index.usage import Usage
+from wikimem.stores.usage import Usage
 
 NOTES = {
     "SCHEMA.md": "# S\n",

@@ -1,4 +1,4 @@
-"""The sorted int64 id sets of index/vectors.py and embedding.wanted_ids over the whole int64 range:
+"""The sorted int64 id sets of stores/vectors.py and embedding.wanted_ids over the whole int64 range:
 empty sets, duplicates, the extremes, held ids (HELD_BIT), parsed exactly from SQLite."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wikimem.index.embedding import wanted_ids
-from wikimem.index.vectors import HELD_BIT, id_difference, sorted_ids
+from wikimem.stores.vectors import HELD_BIT, id_difference, sorted_ids
 
 pytestmark = pytest.mark.adversarial
 

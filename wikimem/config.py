@@ -60,7 +60,7 @@ class Settings:
     llm_api_key: str = ""
     llm_timeout: float = 60.0
     watch_debounce_ms: int = 300  # quiet period before a watcher builds what changed
-    # a team's embedding cache on PostgreSQL (index/shared_embeddings.py): texts a teammate (or another
+    # a team's embedding cache on PostgreSQL (stores/shared_embeddings.py): texts a teammate (or another
     # vault) embedded are taken from it, not embedded again; "" = none. Needs the team extra (psycopg)
     embedding_cache_url: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)

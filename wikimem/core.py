@@ -24,7 +24,7 @@ from .vault import FileInfo, NoteFile, VaultFiles
 from .vault.files import bad_name, shown_name
 
 if TYPE_CHECKING:
-    from .index.cache import Cache
+    from .stores.cache import Cache
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +85,8 @@ class Context:
     @property
     def cache(self) -> "Cache":
         if self._cache is None:
-            from .index.cache import Cache
-            self._cache = Cache(self.root, self.settings)
+            from .stores import open_stores
+            self._cache = open_stores(self.root, self.settings)
         return self._cache
 
     def cache_opened(self) -> bool:

@@ -139,8 +139,8 @@ def check_shared_cache(settings) -> Check | None:
     if not url:
         return None
     from .errors import WikimemError
-    from .index import pg
-    from .index.shared_embeddings import SharedEmbeddings
+    from .stores import pg
+    from .stores.shared_embeddings import SharedEmbeddings
     where = pg.server_name(url)
     try:
         cache = SharedEmbeddings(url)
@@ -222,7 +222,7 @@ def check_lock(ctx) -> Check:
         text = cache.lock_path.read_text(encoding="ascii", errors="replace").strip()
     except OSError:
         text = ""
-    from .index.store import pid_alive
+    from .stores.cachedir import pid_alive
 
     if text.isdigit() and not pid_alive(text):
         return Check("lock", "fail", f"stale lock: writer pid {text} died holding it, its build was interrupted",

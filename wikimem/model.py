@@ -304,7 +304,7 @@ class BuildReport:
     unchanged: int = 0
     embedded_now: int = 0
     # texts whose vector came from a cache instead of the model: the local vector cache or, of
-    # them, the team's shared one (index/shared_embeddings.py)
+    # them, the team's shared one (stores/shared_embeddings.py)
     vectors_from_cache: int = 0
     vectors_from_shared: int = 0
     vectors: int = 0  # vectors held: one per chunk plus one per passage (index/passages.py)
@@ -363,7 +363,7 @@ class Skipped:
     reason: str
 
 
-# -- a Page as plain JSON-ready data (the manifest stores parsed pages; see index/manifest.py) -----
+# -- a Page as plain JSON-ready data (the manifest stores parsed pages; see stores/manifest.py) -----
 _PAGE_PARTS = {"headings": Heading, "links": Link, "tags": Tag, "blocks": Block, "spans": BlockSpan}
 
 

@@ -21,7 +21,7 @@ from ..parse import parse_page
 from ..vault.files import rel_parts
 
 if TYPE_CHECKING:
-    from ..index.manifest import Manifest
+    from ..stores.manifest import Manifest
 
 log = logging.getLogger(__name__)
 

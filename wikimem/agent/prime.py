@@ -46,7 +46,7 @@ HEADINGS = {"persona": "Identity", "instruction": "Instructions", "decision": "D
 NOUNS = {"persona": ("identity line", "identity lines"), "instruction": ("instruction", "instructions"),
          "decision": ("decision", "decisions"), "fact": ("fact", "facts"), "page": ("page", "pages"),
          "used": ("page used most", "pages used most")}
-USED_MOST = 3  # pages briefed for being opened and cited most (index/usage.py), after the relevant ones
+USED_MOST = 3  # pages briefed for being opened and cited most (stores/usage.py), after the relevant ones
 USED_AT_LEAST = 3  # ...when used at least this much (Use.weight: an open or a citation counts 3)
 RECENT = 20  # decisions and facts gathered per layer (the budget decides how many are briefed)
 IMPORTANCE = {"critical": 3, "high": 2, "important": 2, "normal": 1, "medium": 1, "low": 0}
@@ -94,7 +94,7 @@ def fit(text: str, tokens: int) -> str:
 
 
 def _stem(word: str) -> str:
-    from ..index.analysis import _stem_word  # a stemmer per thread (one is not safe to share)
+    from ..stores.analysis import _stem_word  # a stemmer per thread (one is not safe to share)
     return _stem_word(word)
 
 
@@ -415,7 +415,7 @@ def relevant_pages(ctx, project: str | None, prompt: str | None, skip: set[str],
 
 
 def used_most(ctx, skip: set[str]) -> list[BriefItem]:
-    """The pages people and agents used most (opened, cited, returned: index/usage.py), current
+    """The pages people and agents used most (opened, cited, returned: stores/usage.py), current
     ones only, that the briefing does not hold already; the last layer, so the budget drops it first."""
     found = manifest(ctx)
     if found is None:

@@ -59,7 +59,7 @@ def lint(paths: Optional[list[str]] = typer.Argument(None, help="Vault, or files
 
     if output not in ("text", "json", "sarif"):
         raise _fail(f"--format {output!r}: choose text, json or sarif", 2)
-    from ..index import gcpause
+    from ..stores import gcpause
 
     gcpause.FREEZE_AFTER_LOAD = True  # this process ends after the report: see gcpause
     root, rels = _run(lambda: locate(list(paths or []), vault))

@@ -26,7 +26,6 @@ import hashlib
 import json
 import logging
 import os
-import secrets
 import time
 from pathlib import Path
 

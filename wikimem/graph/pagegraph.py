@@ -1,9 +1,9 @@
 """The page graph the graph tools work on, read from the cache's ``files`` and ``edges`` tables
-through the manifest's named questions (``wikimem.index.manifest_reads``).
+through the manifest's named questions (``wikimem.stores.manifest_reads``).
 
 Nothing is re-parsed: titles, types, statuses and tags come from the ``files`` rows the last build
 wrote, edges from the ``edges`` table (already weighted by type and summed over repeated links, see
-``wikimem.index.graph``). Two kinds of node are left out of the page graph on purpose:
+``wikimem.stores.graph``). Two kinds of node are left out of the page graph on purpose:
 
 * tag nodes (``#tag``): a tag joins every page that carries it, so one popular tag would pull
   unrelated pages into one cluster and star-shaped tag hubs would dominate PageRank. Tags are used
@@ -17,12 +17,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import sqlite3
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from ..errors import IndexStaleError, WikimemError
-from ..index.manifest import Manifest
+from ..errors import IndexStaleError
+from ..stores.manifest import Manifest
 from ..parse.names import clean_name, find_page
 
 log = logging.getLogger(__name__)
@@ -142,15 +141,6 @@ def manifest_of(ctx) -> Manifest:
     return ctx.cache.manifest
 
 
-def db_of(ctx) -> sqlite3.Connection:
-    """``manifest_of``'s connection (for callers not yet asking the manifest by name)."""
-    return manifest_of(ctx).db
-
-
-def _manifest(source: Manifest | sqlite3.Connection) -> Manifest:
-    return source if isinstance(source, Manifest) else Manifest(source)
-
-
 def json_list(text: str | None) -> list:
     """``text`` parsed as a JSON list; [] for none or a damaged one."""
     try:
@@ -178,9 +168,9 @@ def _tags(text: str | None) -> tuple[str, ...]:
     return tuple(sorted(str(t) for t in json_list(text)))
 
 
-def page_infos(manifest: Manifest | sqlite3.Connection, paths: Iterable[str] | None = None) -> dict[str, PageInfo]:
+def page_infos(manifest: Manifest, paths: Iterable[str] | None = None) -> dict[str, PageInfo]:
     """Pages (all, or just ``paths``) by path, sorted."""
-    rows = _manifest(manifest).pages_by_path(paths)
+    rows = manifest.pages_by_path(paths)
     return {p: PageInfo(p, title or p.rsplit("/", 1)[-1].removesuffix(".md"), type_ or "note", status or "active",
                         _tags(tags)) for p, title, type_, status, tags in rows}
 
@@ -216,12 +206,12 @@ def load_page_graph(ctx, include_structural: bool = False) -> PageGraph:
     return PageGraph(paths, titles, src[order], dst[order], types[order], weight[order], tag_names, tag_page, tag_code)
 
 
-def resolve_page(ctx, name: str, manifest: Manifest | sqlite3.Connection | None = None) -> str:
+def resolve_page(ctx, name: str, manifest: Manifest | None = None) -> str:
     """A page the user named: a vault-relative path (``.md`` optional), a file name, a title or an
     alias, found as parse/names.py finds it. Unknown -> PageNotFoundError; several matches ->
     AmbiguousPageError listing them. An exact path is one indexed lookup; only other names read
     the list of pages."""
-    manifest = _manifest(manifest) if manifest is not None else manifest_of(ctx)
+    manifest = manifest if manifest is not None else manifest_of(ctx)
     wanted = clean_name(name)
     exact = page_infos(manifest, (wanted, wanted + ".md"))
     for candidate in (wanted, wanted + ".md"):

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import UsageError
-from ..index.analysis import stem
+from ..stores.analysis import stem
 from .pagegraph import STRUCTURAL_PAGES, manifest_of, page_infos, resolve_page
 from .semantic import page_matrix
 

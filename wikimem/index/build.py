@@ -34,12 +34,12 @@ from ..model import BuildReport, Chunk, Page
 from ..parse import Resolver
 from ..vault.files import ALWAYS_SKIPPED_DIRS, FileInfo, IgnoreRules
 from .background import embed_pending, keep_pending
-from .cache import Cache
-from .store import raise_if_not_damage
+from ..stores.cache import Cache
+from ..stores.cachedir import raise_if_not_damage
 from .embedding import record_coverage, sync_vectors
-from .graph import page_edges
-from .lexical import row as lexical_row
-from .manifest import (
+from ..stores.graph import page_edges
+from ..stores.lexical import row as lexical_row
+from ..stores.manifest import (
     Manifest,
     attachment_row,
     chunk_row,
@@ -49,7 +49,7 @@ from .manifest import (
 )
 from .passages import VERSION as PASSAGES_VERSION
 from .passages import passage_id, passages
-from .vectors import vector_id
+from ..stores.vectors import vector_id
 
 if TYPE_CHECKING:
     from ..core import Context

@@ -20,9 +20,9 @@ import numpy as np
 
 from ..errors import EmbedderError
 from ..model import coverage_degraded
-from .cache import Cache
-from .manifest import Manifest
-from .vectors import (
+from ..stores.cache import Cache
+from ..stores.manifest import Manifest
+from ..stores.vectors import (
     FILE_FORMAT,
     HELD_BIT,
     VectorIndex,
@@ -30,7 +30,7 @@ from .vectors import (
     id_intersection,
     sorted_ids,
 )
-from .vectorstore import DELTA_MAX, id_signature  # noqa: F401 (DELTA_MAX re-exported)
+from ..stores.vectorstore import DELTA_MAX, id_signature  # noqa: F401 (DELTA_MAX re-exported)
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ class VectorState:
     """The FAISS index being brought up to date and what it still lacks."""
 
     want: np.ndarray  # the vector ids wanted, sorted: one per chunk, one per passage
-    held_wanted: int = 0  # how many of them are held (a note's passages: index/vectors.py)
+    held_wanted: int = 0  # how many of them are held (a note's passages: stores/vectors.py)
     index: VectorIndex | None = None
     missing: list[int] = field(default_factory=list)
     hashes: dict[int, str] = field(default_factory=dict)  # embed hash of each missing id

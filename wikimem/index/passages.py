@@ -14,7 +14,7 @@ mean of its whole-chunk similarity and its best passage's.
 - A note's passages are its paragraphs and list items (a code-only line or block joins the item
   before it, which says what it does; a paragraph longer than two sentences is cut into sentence
   pairs), prefixed with the page title. They are *held*: read back for the chunks a search found,
-  never scanned (index/vectors.py), because a page has ~5 of them and scanning them all would
+  never scanned (stores/vectors.py), because a page has ~5 of them and scanning them all would
   multiply the cost of every query. A chunk of one block gets none: its own vector is that block.
 
 ``embed_passages``: ``"transcripts"`` (turns only), ``"all"`` (turns and notes), ``"none"``.
@@ -29,7 +29,7 @@ import re
 
 from ..model import Chunk, index_clean
 from ..parse.chunk import transcript_turns
-from .vectors import HELD_BIT, vector_id
+from ..stores.vectors import HELD_BIT, vector_id
 
 WINDOW = 2  # sentences per passage
 # Raise when the passages a chunk gets change (how blocks or sentences are cut): the next build

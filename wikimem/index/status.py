@@ -6,8 +6,8 @@ import time
 from typing import Any
 
 from ..model import coverage_degraded, coverage_split
-from .cache import Cache
-from .store import raise_if_not_damage
+from ..stores.cache import Cache
+from ..stores.cachedir import raise_if_not_damage
 
 
 def vector_coverage(meta, chunks: int, vectors: int | None = None,
@@ -102,7 +102,7 @@ def _status(ctx, cache: Cache, info: dict[str, Any]) -> dict[str, Any]:
 def _server(url: str) -> str | None:
     if not url:
         return None
-    from .pg import server_name
+    from ..stores.pg import server_name
     return server_name(url)
 
 

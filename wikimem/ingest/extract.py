@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..errors import WikimemError
-from ..index.analysis import STOP_WORDS, stem
+from ..stores.analysis import STOP_WORDS, stem
 from ..parse import parse_page
 from ..vault.files import clean_text
 

@@ -19,7 +19,7 @@ import logging
 import re
 from collections import Counter
 
-from ..index.analysis import STOP_WORDS
+from ..stores.analysis import STOP_WORDS
 from ..index.update import update
 from ..vault.files import is_raw_path
 

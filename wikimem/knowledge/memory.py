@@ -77,7 +77,7 @@ def slug(fact: str, words: int = 8, max_len: int = 60) -> str:
     """A file name from the fact's words: stop words left out when the fact has enough others (so the
     words that name it fit), whole words only (a word cut in half named nothing), at most ``words``
     words and ``max_len`` characters."""
-    from ..index.analysis import STOP_WORDS
+    from ..stores.analysis import STOP_WORDS
     text = unicodedata.normalize("NFKC", fact).casefold()
     parts = [p for p in _SLUG_DROP.split(text) if p]
     content = [p for p in parts if p not in STOP_WORDS]

@@ -179,7 +179,7 @@ def subject_tokens(text: str) -> tuple[frozenset[str], frozenset[str]]:
 
 @lru_cache(maxsize=1)
 def _stop_words() -> frozenset[str]:
-    from ..index.analysis import STOP_WORDS
+    from ..stores.analysis import STOP_WORDS
     return STOP_WORDS
 
 
@@ -301,7 +301,7 @@ def same_slot(a: str, b: str) -> bool:
 def lexical_overlap(a: str, b: str, ta: set[str] | None = None) -> float:
     """Jaccard overlap of analyzer tokens (stop words kept out, stems in). ``ta``: ``a``'s tokens,
     when the caller compares one text with many (a 1 MiB page was tokenized once per candidate)."""
-    from ..index.analysis import tokens
+    from ..stores.analysis import tokens
     ta, tb = (set(tokens(a)) if ta is None else ta), set(tokens(b))
     if not ta and not tb:
         return 1.0 if normalise(a) == normalise(b) else 0.0
@@ -393,7 +393,7 @@ def compare(embedder, thresholds: Thresholds, text: str, others: dict[str, str],
     with the default embedder; a lexical overlap microseconds). ``same_subject``: paths known to be
     about the same subject as ``text`` (the same ``about``), so their names and codes may change in
     an update."""
-    from ..index.analysis import tokens
+    from ..stores.analysis import tokens
     norm = normalise(text)
     floor = min(thresholds.duplicate_lex, thresholds.update_lex)
     exact = {p for p, t in others.items() if normalise(t) == norm}  # duplicates: the whole texts, exactly

@@ -15,7 +15,7 @@ from .registry import Finding, Fix
 from .text import WORD, strip_markup
 
 if TYPE_CHECKING:
-    from ..index.cache import Cache
+    from ..stores.cache import Cache
 
 SPECIAL_PAGES = ("SCHEMA.md", "index.md", "log.md")
 NOTE_SUFFIXES = (".md", ".markdown")

@@ -10,7 +10,7 @@ frontmatter); the family is the code's first digit (WM1 links ... WM5 content).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
 SEVERITIES = ("info", "warning", "error")

@@ -16,7 +16,7 @@ import math
 import re
 from dataclasses import dataclass, replace
 
-from ..index.analysis import stem, terms, tokens
+from ..stores.analysis import stem, terms, tokens
 from ..model import Hit
 
 MIN_COVER = 0.5  # share of the question's term weight a sentence must hold to be cited

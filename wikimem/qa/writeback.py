@@ -29,7 +29,7 @@ from typing import Any
 import yaml
 
 from ..errors import ConflictError, NoteReadError, WikimemError
-from ..index.analysis import terms
+from ..stores.analysis import terms
 from ..knowledge.writer import add_to_index, write_page
 from ..parse import frontmatter as fm
 from ..parse import generated

@@ -109,7 +109,7 @@ def search(ctx, query: str, *, limit: int = 10, mode: str = "hybrid", folder: st
                 return _search_or_relax(ctx, query, limit, mode, filters, per_page, parsed)
         return _search_or_relax(ctx, query, limit, mode, filters, per_page, parsed)
     except sqlite3.DatabaseError as exc:  # damage that only a query could find
-        from ..index.store import raise_if_not_damage
+        from ..stores.cachedir import raise_if_not_damage
         raise_if_not_damage(exc)
         log.warning("the cache is damaged (%s)", exc)
         notices = [f"the cache was damaged ({exc}); rebuilt it"]
@@ -155,7 +155,7 @@ def _held_anywhere(ctx, phrase: str) -> bool:
     if check is None:
         return False
     n = ctx.settings.candidates * POST_FILTER_FETCH
-    ids = [cid for cid, _ in rankers.lexical(ctx.cache, phrase, n, "", (), set())]
+    ids = [cid for cid, _ in rankers.lexical(ctx.cache, phrase, n, None, set())]
     return any(check(chunk) for chunk in ctx.cache.manifest.chunks_by_id(ids).values())
 
 
@@ -187,7 +187,6 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
     if text_ok is not None or page_ok is not None:  # hits are dropped after ranking: fetch more
         n *= POST_FILTER_FETCH
     coverage = 0.0
-    where, args = filters.sql()
     narrowing = filters.narrowing
     excluded: set[int] = set()
     if not narrowing and not filters.include_superseded:  # few rows: over-fetch and drop them instead of a join
@@ -221,7 +220,7 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
             if partial:
                 degraded.append(partial)
                 vector_trust = coverage
-            allowed = cache.vector_store.searchable_ids(where, args) if narrowing else None
+            allowed = cache.vector_store.searchable_ids(filters) if narrowing else None
             # embedded before BM25 starts: the model uses every core, and sharing them made both slower
             turns_query = rankers.transcript_query(query, meta.get("speakers"), settings)
             if turns_query and meta.get("prose_chunks") == 0:
@@ -236,10 +235,10 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
     lexical: list[tuple[str, float]] = []
     lexical_job = None
     if mode in ("hybrid", "lexical"):
-        lex_where, lex_args = (where, args) if narrowing else ("", ())
+        lex_filters = filters if narrowing else None
 
         def run_lexical():
-            return rankers.lexical(cache, query, n, lex_where, lex_args, excluded)
+            return rankers.lexical(cache, query, n, lex_filters, excluded)
         if ready is not None:
             # BM25 runs in SQLite (which releases the GIL) on its own connection while FAISS
             # searches here on one thread: the two sides overlap instead of adding up
@@ -261,7 +260,7 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
     name = ctx.root.name
     vectors_of = (lambda ids: rankers.unit_vectors(cache, ready[0], ids)) if ready is not None else None
     found = fusion.candidates(ctx, query, lexical, vector, settings, mode, turn_ids, nearest, vector_trust)
-    ranked = fusion.rank(ctx, query, found, settings, mode, where, args, vectors_of)
+    ranked = fusion.rank(ctx, query, found, settings, mode, filters, vectors_of)
     chosen = fusion.select(cache, ranked, limit, per_page, filters.hidden(), text_ok, page_ok)
     hits = _with_versions(fusion.hits(ctx, chosen, lambda path, heading=None: obsidian_uri(name, path, heading),
                                       nearest, query), versions)
@@ -283,7 +282,7 @@ def _without_padding(query: str, hits: list[Hit], found: dict) -> list[Hit]:
     in meaning to a lone word, which is noise (one exact match was shown with nine unrelated pages).
     Kept: every hit with lexical or link evidence, and hits in another script than the query (a
     cross-language search finds them by meaning only)."""
-    from ..index.analysis import terms
+    from ..stores.analysis import terms
     if len(terms(query)) != 1 or not any("lexical" in h.found_by for h in hits):
         return hits
     return [h for h in hits if set(h.found_by) - {"vector"} or getattr(found.get(h.chunk_id), "foreign", False)]
@@ -300,17 +299,16 @@ def _listing(ctx, filters: Filters, limit: int, page_ok, text_ok, parsed: Parsed
     """A query of conditions only: the pages they admit (and the filters), most recent first, each
     shown by its first chunk that meets the text conditions (the page's text must meet them too)."""
     cache = ctx.cache
-    where, args = filters.sql()
     hidden = filters.hidden()
     chosen = []
     recency: dict[str, str] = {}
     manifest = cache.manifest
-    for path, when in conditions.recent_pages(manifest, where, args):
+    for path, when in conditions.recent_pages(manifest, filters):
         if len(chosen) >= limit:
             break
         if path in hidden or (page_ok is not None and not page_ok(path)):
             continue
-        ids = manifest.chunk_ids_of_page(path, where, args)
+        ids = manifest.chunk_ids_of_page(path, filters)
         chunks = manifest.chunks_by_id(ids)
         ordered = [chunks[i] for i in ids if i in chunks]
         if not ordered:

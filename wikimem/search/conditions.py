@@ -2,7 +2,7 @@
 admit, text conditions as a check on each hit's chunk, and the listing of a query that has only
 conditions (no ranked text), most recent first.
 
-What they read of the vault they ask the manifest (``index/manifest_search.py``): each note's
+What they read of the vault they ask the manifest (``stores/manifest_search.py``): each note's
 facts (``note_facts``) and each page's dates under a filter (``page_recency``).
 """
 from __future__ import annotations
@@ -73,12 +73,12 @@ def text_check(parsed: ParsedQuery) -> Callable[[Chunk], bool] | None:
     return lambda chunk: parsed.text_matches(chunk.text, heading=" > ".join(chunk.heading_path))
 
 
-def recent_pages(manifest, where: str, args) -> list[tuple[str, str]]:
-    """(path, recency) of every page with a chunk passing ``where``, newest first: recency is the
+def recent_pages(manifest, filters) -> list[tuple[str, str]]:
+    """(path, recency) of every page with a chunk passing ``filters``, newest first: recency is the
     page's ``updated``, else ``created``, else its date (a transcript's), else its file's mtime
     (as an ISO time); ties by path."""
     out = []
-    for path, day, mtime_ns in manifest.page_recency(where, args):
+    for path, day, mtime_ns in manifest.page_recency(filters):
         when = str(day) if day else dt.datetime.fromtimestamp((mtime_ns or 0) / 1e9, dt.timezone.utc) \
             .strftime("%Y-%m-%dT%H:%M:%S")
         out.append((path, when, mtime_ns or 0))

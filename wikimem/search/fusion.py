@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Iterable, Sequence
 
-from ..index.vectors import is_held
+from ..stores.vectors import is_held
 from ..model import Chunk, Hit, index_clean
 from ..parse.chunk import shown_heading
 from . import evidence
@@ -121,12 +121,12 @@ def candidates(ctx, query: str, lexical, vector, settings, mode: str, turn_ids: 
     return kept
 
 
-def rank(ctx, query: str, found: Candidates, settings, mode: str, where: str = "", args: Sequence[Any] = (),
+def rank(ctx, query: str, found: Candidates, settings, mode: str, filters=None,
          vectors_of: Callable | None = None) -> list[Candidate]:
     """The re-rank steps over ``found``, then every candidate best first (ties by chunk id).
-    ``where``/``args``: the search's filters as SQL (for pulled-in pages); ``vectors_of``: chunk
+    ``filters``: the search's (stores.filters.Filters; pulled-in pages must pass them); ``vectors_of``: chunk
     ids -> {id: unit vector across the language axis} (rankers.unit_vectors), when the vector side ran."""
-    facts = Facts(query, mode, settings, ctx.cache, where, tuple(args), vectors_of,
+    facts = Facts(query, mode, settings, ctx.cache, filters, vectors_of,
                   turns=any(c.turn for c in found.values()), two_scripts=any(c.foreign for c in found.values()))
     found = run_steps(found, facts)
     return sorted(found.values(), key=lambda c: (-c.score, c.id))
@@ -187,7 +187,7 @@ def lexical_passage(text: str, query: str) -> str | None:
     """The paragraph (or list item) of ``text`` holding the most of ``query``'s words, in the
     passage form (cleaned, one line), when it is not the chunk's first: what a hit shows and points
     at when no vector says which part is nearest (``--mode lexical``, a vault with no vectors yet)."""
-    from ..index.analysis import tokens
+    from ..stores.analysis import tokens
     wanted = set(tokens(query))
     if not wanted:
         return None

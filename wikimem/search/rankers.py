@@ -27,11 +27,11 @@ class Nearest(NamedTuple):
     passage_id: int | None
 
 
-def lexical(cache, query: str, n: int, where: str, args, exclude) -> list[tuple[str, float]]:
+def lexical(cache, query: str, n: int, filters, exclude) -> list[tuple[str, float]]:
     """BM25's top ``n`` (the lexical store), on this thread's connection in one committed state: a
     hybrid search runs it on the vault's worker threads (``cache.runtime.pool()``)."""
     with cache.reading() as manifest:
-        return manifest.lexical.search(query, n, where, args, exclude=exclude)
+        return manifest.lexical.search(query, n, filters, exclude=exclude)
 
 
 def words(text: str) -> set[str]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence
 
-from ..index.graph import neighbours
+from ..stores.graph import neighbours
 from . import evidence
 from .candidates import Candidate
 from .rankers import names_in, words
@@ -42,9 +42,8 @@ class Facts:
     query: str  # the ranked text
     mode: str
     settings: Any  # config.Settings
-    cache: Any  # index.cache.Cache (graph pull-ins read the link graph and first chunks)
-    where: str = ""  # the search's filters as SQL over ``chunks c`` (for pulled-in pages)
-    args: Sequence[Any] = ()
+    cache: Any  # stores.cache.Cache (graph pull-ins read the link graph and first chunks)
+    filters: Any = None  # stores.filters.Filters: the search's filters (pulled-in pages must pass them)
     vectors_of: Callable | None = None  # chunk ids -> unit vectors across the language axis
     turns: bool = False  # some candidate is a transcript turn
     two_scripts: bool = False  # some candidate is written in another script than the query
@@ -133,7 +132,7 @@ class GraphPullIn:
         bonus: dict[str, float] = {}
         strength: dict[str, float] = {}
         for page, score in top:
-            for other, share in neighbours(facts.cache.db, page, settings.graph_fanout):
+            for other, share in neighbours(facts.cache.manifest, page, settings.graph_fanout):
                 if other in page_best:
                     continue
                 bonus[other] = bonus.get(other, 0.0) + settings.graph_weight * score * share
@@ -141,7 +140,7 @@ class GraphPullIn:
         for page in sorted(bonus):
             if strength[page] < STRONG_LINK:
                 continue
-            lead = facts.cache.manifest.first_chunk(page, facts.where, facts.args)
+            lead = facts.cache.manifest.first_chunk(page, facts.filters)
             if lead is not None:
                 # never a turn to the transcript steps, which see only the rankers' candidates
                 candidates[lead.id] = Candidate(lead.id, lead.path, graph=round(bonus[page], 8), steps=[self.name])

@@ -89,7 +89,7 @@ def prose_tokens(ctx, page) -> frozenset[str]:
     """The lexical analyzer's tokens of the page's title and body (what the overlap is computed
     over). Code counts: two alias stubs ("an alias of `docker top`" / "... of `docker commit`")
     differ only there and in the title."""
-    from ...index.analysis import tokens
+    from ...stores.analysis import tokens
     return frozenset(tokens(f"{page.title}\n{page.body}"))
 
 

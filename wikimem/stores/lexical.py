@@ -20,6 +20,7 @@ from typing import Collection, Iterable, Sequence
 from ..errors import WikimemError
 from ..model import Chunk
 from .analysis import terms, tokens
+from .filters import Filters, where_sql
 
 FIELD_WEIGHTS = (2.0, 1.5, 1.0)  # title, headings, body
 CREATE = ("CREATE VIRTUAL TABLE IF NOT EXISTS lex USING fts5(title, headings, body, "
@@ -119,12 +120,13 @@ def match_expression(words: Sequence[str]) -> str | None:
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
-def search(db: sqlite3.Connection, text: str, limit: int, where: str = "", args: Sequence = (),
+def search(db: sqlite3.Connection, text: str, limit: int, filters: Filters | None = None,
            exclude: Collection[int] = ()) -> list[tuple[str, float]]:
     """Top ``limit`` chunk ids by BM25 (higher is better), ties broken by chunk id.
 
-    ``where``/``args`` filter through a join on the chunk table; ``exclude`` (a few vector ids,
-    e.g. superseded chunks) is dropped after an over-fetch, which avoids the join's cost."""
+    ``filters`` narrow through a join on the chunk table; ``exclude`` (a few vector ids, e.g.
+    superseded chunks) is dropped after an over-fetch, which avoids the join's cost."""
+    where, args = where_sql(filters)
     expr = match_expression(useful_terms(db, terms(text)))
     if expr is None:
         return []
@@ -164,9 +166,9 @@ class Lexical:
     def remove_paths(self, paths: Iterable[str]) -> None:
         remove_paths(self.db, paths)
 
-    def search(self, text: str, limit: int, where: str = "", args: Sequence = (),
+    def search(self, text: str, limit: int, filters: Filters | None = None,
                exclude: Collection[int] = ()) -> list[tuple[str, float]]:
-        return search(self.db, text, limit, where, args, exclude)
+        return search(self.db, text, limit, filters, exclude)
 
     def page_terms(self, paths: Sequence[str]) -> dict[str, Counter]:
         """Each page's index terms with how often it uses them (title, headings and body of its

@@ -1,9 +1,9 @@
 """The manifest's named questions that search asks (wikimem/search/), beside the other readers'
 in ``manifest_reads.py``.
 
-Search's filters arrive as ``where``/``args``: a fragment over the ``chunks`` table aliased ``c``
-(``search.filters.Filters.sql``), starting with ``AND`` or empty, which every question taking one
-appends to its own conditions. Rows come back as tuples in the order each docstring gives, with
+Search's filters arrive typed (``filters.Filters``, None for none) and become SQL here
+(``filters.where_sql``: a fragment over the ``chunks`` table aliased ``c``, appended to each
+question's own conditions). Rows come back as tuples in the order each docstring gives, with
 JSON columns as the text the build stored (their readers decode and check them).
 
 ``ManifestSearch`` is a mixin of ``manifest.Manifest``; it only needs ``self.db``, the connection
@@ -12,8 +12,9 @@ of the search's snapshot (``Cache.snapshot``: every read of one search sees one 
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator
 
+from .filters import Filters, where_sql
 from .manifest_reads import select_in
 from .vectors import held_sql
 
@@ -26,20 +27,23 @@ class ManifestSearch:
         """The vector ids of every superseded chunk (few: a search drops them after an over-fetch)."""
         return {r[0] for r in self.db.execute("SELECT vid FROM chunks WHERE status='superseded'")}
 
-    def chunk_vids_where(self, where: str, args: Sequence[Any]) -> list[int]:
-        """The vector ids of the chunks passing ``where``, in table order."""
+    def chunk_vids_where(self, filters: Filters | None) -> list[int]:
+        """The vector ids of the chunks passing ``filters``, in table order."""
+        where, args = where_sql(filters)
         return [r[0] for r in self.db.execute(f"SELECT c.vid FROM chunks c WHERE 1=1 {where}", args)]
 
-    def passage_ids_where(self, where: str, args: Sequence[Any], held: bool) -> list[int]:
-        """The ids of the held (or searched) passages whose chunk passes ``where``, in table order.
+    def passage_ids_where(self, filters: Filters | None, held: bool) -> list[int]:
+        """The ids of the held (or searched) passages whose chunk passes ``filters``, in table order.
         Which ids are held is the vector store's id bit (``vectors.held_sql``): the vector store asks
         this (``FaissVectors.searchable_ids``), search does not."""
+        where, args = where_sql(filters)
         return [r[0] for r in self.db.execute(
             f"SELECT p.pid FROM passages p JOIN chunks c ON c.vid = p.vid WHERE {held_sql('p.pid', held=held)} {where}",
             args)]
 
-    def chunk_ids_of_page(self, path: str, where: str = "", args: Sequence[Any] = ()) -> list[str]:
-        """The ids of ``path``'s chunks that pass ``where``, in page order."""
+    def chunk_ids_of_page(self, path: str, filters: Filters | None = None) -> list[str]:
+        """The ids of ``path``'s chunks that pass ``filters``, in page order."""
+        where, args = where_sql(filters)
         return [r[0] for r in self.db.execute(f"SELECT c.id FROM chunks c WHERE c.path = ? {where} ORDER BY c.ord",
                                               [path, *args])]
 
@@ -57,9 +61,10 @@ class ManifestSearch:
                                "json_extract(page, '$.frontmatter.data.superseded_on') FROM files "
                                "WHERE note=1 AND page IS NOT NULL").fetchall()
 
-    def page_recency(self, where: str, args: Sequence[Any]) -> list[tuple[str, Any, Any]]:
+    def page_recency(self, filters: Filters | None) -> list[tuple[str, Any, Any]]:
         """(path, latest of its chunks' ``updated``/``created``/``date`` ('' when none), its file's
-        mtime_ns) of every page with a chunk passing ``where``."""
+        mtime_ns) of every page with a chunk passing ``filters``."""
+        where, args = where_sql(filters)
         return self.db.execute(
             "SELECT c.path, max(coalesce(c.updated, c.created, c.date, '')), f.mtime_ns FROM chunks c "
             f"JOIN files f ON f.path = c.path WHERE 1=1 {where} GROUP BY c.path", list(args)).fetchall()

@@ -1,6 +1,6 @@
 """Cache: one vault's ``.wikimem/`` as the stages see it, made of separate parts.
 
-- the folder's lifecycle (connections, writer lock, swap, sweep, integrity): ``store.CacheDir``,
+- the folder's lifecycle (connections, writer lock, swap, sweep, integrity): ``cachedir.CacheDir``,
   which this class extends;
 - the manifest store (every SQL statement): ``manifest``, ``reading()``, ``writing()``;
 - the lexical store (FTS5): ``manifest.lexical``;
@@ -36,7 +36,7 @@ from .manifest import (  # noqa: F401 (re-exported)
     stored_pages,
 )
 from .runtime import Runtime
-from .store import CacheDir
+from .cachedir import CacheDir
 from .usage import Usage
 from .vectorstore import FaissVectors
 
@@ -127,7 +127,7 @@ class Cache(CacheDir):
     def graph(self):
         """The page graph as an igraph Graph (built from the manifest's edge list)."""
         from .graph import build_graph
-        return build_graph(self.db)
+        return build_graph(self.manifest)
 
     def close(self) -> None:
         self.usage.flush()

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from .manifest import Manifest
-from .store import raise_if_not_damage
+from .cachedir import raise_if_not_damage
 from .manifest_reads import select_in
 
 if TYPE_CHECKING:
-    from .store import CacheDir
+    from .cachedir import CacheDir
     from .vectors import VectorIndex
 
 log = logging.getLogger(__name__)
@@ -104,7 +104,7 @@ class FaissVectors:
         """The index as last committed (the file plus the delta recorded beside it), or None when
         there is none (or it is damaged: its size, mtime or checksum differ from what the build
         recorded, or the delta's vectors are not in the vector cache)."""
-        from .store import fingerprint, recorded_fingerprint
+        from .cachedir import fingerprint, recorded_fingerprint
         from .vectors import FILE_FORMAT, VectorIndex
         cache = self.cache
         meta = meta if meta is not None else cache.meta()
@@ -238,12 +238,12 @@ class FaissVectors:
         """Which of these chunk vids have searched passages (transcript turns)."""
         return (manifest or Manifest(self.cache.db)).chunks_with_passages(vids, held=False)
 
-    def searchable_ids(self, where: str, args, manifest: Manifest | None = None) -> list[int]:
+    def searchable_ids(self, filters, manifest: Manifest | None = None) -> list[int]:
         """The ids a filtered vector search may return (``search``'s ``allowed``): the chunks passing
-        ``where`` (search's filters over ``chunks`` aliased ``c``), then their searched passages
-        (transcript turns'; held passages are never searched)."""
+        ``filters`` (``filters.Filters``), then their searched passages (transcript turns'; held
+        passages are never searched)."""
         manifest = manifest or Manifest(self.cache.db)
-        return manifest.chunk_vids_where(where, args) + manifest.passage_ids_where(where, args, held=False)
+        return manifest.chunk_vids_where(filters) + manifest.passage_ids_where(filters, held=False)
 
     def held_wanted(self, manifest: Manifest | None = None) -> int:
         """How many held vectors the manifest wants (a note's passages)."""

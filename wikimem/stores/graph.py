@@ -8,7 +8,6 @@ that page's edges. Search's graph step reads neighbours straight from it; graph 
 """
 from __future__ import annotations
 
-import sqlite3
 from typing import Iterable
 
 from .manifest import Manifest
@@ -32,21 +31,21 @@ def page_edges(source: str, resolved: Iterable[tuple[str, str]], tags: Iterable[
     return [(source, dst, etype, w) for (dst, etype), w in sorted(weights.items())]
 
 
-def neighbours(db: sqlite3.Connection, path: str, fanout: int) -> list[tuple[str, float]]:
+def neighbours(manifest: Manifest, path: str, fanout: int) -> list[tuple[str, float]]:
     """The ``fanout`` strongest page neighbours (either direction) with their share of this page's
     link strength, so a hub that links to everything passes on little to each."""
-    rows = Manifest(db).neighbour_weights(path)
+    rows = manifest.neighbour_weights(path)
     strength = sum(w for _, w in rows) or 1.0
     rows.sort(key=lambda r: (-r[1], r[0]))
     return [(other, w / strength) for other, w in rows[:fanout]]
 
 
-def build_graph(db: sqlite3.Connection):
+def build_graph(manifest: Manifest):
     """An igraph Graph of pages and tags from the edge list (vertex attribute ``name``, ``kind``;
     edge attributes ``type``, ``weight``)."""
     import igraph
 
-    pages, edges = Manifest(db).graph_rows()
+    pages, edges = manifest.graph_rows()
     tags = sorted({dst for _, dst, t, _ in edges if t == "tagged"})
     names = pages + tags
     index = {n: i for i, n in enumerate(names)}

@@ -4,7 +4,7 @@ The manifest (``manifest.sqlite``) holds per file its stat fields and hash, the 
 JSON, so readers such as lint never parse a note the cache already holds), the chunks, the FTS5
 lexical index (``lexical.Lexical``), term document frequencies, passages and the link graph's edges.
 
-Nothing outside ``wikimem/index`` writes SQL: callers ask ``Manifest`` named questions (the build's
+Nothing outside ``wikimem/stores`` writes SQL: callers ask ``Manifest`` named questions (the build's
 writes and the index's own reads here, search's in ``manifest_search.py``, everyone else's in
 ``manifest_reads.py``), so a column is
 named in one place and another engine (Postgres, design.md §9) is a new ``Manifest``, not a hunt
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 import numpy as np
 
 from ..model import Chunk, Page, page_from_record, page_to_record
+from .filters import Filters, where_sql
 from .manifest_reads import ManifestReads, select_in
 from .manifest_search import ManifestSearch
 
@@ -257,9 +258,9 @@ class Manifest(ManifestReads, ManifestSearch):
         return {row[1]: row_chunk(row) for row in select_in(self.db, SELECT_CHUNKS + " WHERE id IN ({marks})",
                                                             dict.fromkeys(ids))}
 
-    def first_chunk(self, path: str, where: str = "", args: Iterable = ()) -> Chunk | None:
-        """A page's first chunk, if it passes ``where`` (search's filters: a fragment over the
-        ``chunks`` table aliased ``c``, see ``manifest_search``)."""
+    def first_chunk(self, path: str, filters: Filters | None = None) -> Chunk | None:
+        """A page's first chunk, if it passes ``filters`` (search's, see ``manifest_search``)."""
+        where, args = where_sql(filters)
         columns = ",".join(f"c.{name}" for name in CHUNK_COLUMNS)
         row = self.db.execute(f"SELECT {columns} FROM chunks c WHERE c.path=? AND c.ord = "
                               f"(SELECT min(ord) FROM chunks WHERE path=?) {where}", (path, path, *args)).fetchone()

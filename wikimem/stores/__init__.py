@@ -1,0 +1,34 @@
+"""The derived stores: what ``.wikimem/`` holds, below the ``Context`` and above nothing but parsing.
+
+Everything here is a cache the vault can rebuild. ``open_stores`` is the one place a ``Context``
+gets them from, so another engine is a second implementation chosen by settings, not a change to
+the stages that ask them. The stores and their narrow questions:
+
+- ``Manifest`` (``manifest.py``, ``manifest_reads.py``, ``manifest_search.py``): files, parsed pages,
+  chunks, passages, links and meta, as named reads and writes; search's filters arrive typed
+  (``filters.Filters``) and are turned into the engine's own query here (``filters.where_sql``);
+- ``Lexical`` (``lexical.py``, ``analysis.py``): BM25 over wikimem's own tokens;
+- ``FaissVectors`` (``vectorstore.py``, ``vectors.py``): the vector index, the vector cache, held
+  passages; an optional team cache of embeddings on PostgreSQL (``shared_embeddings.py``, ``pg.py``);
+- ``CacheDir`` (``cachedir.py``): the folder's lifecycle: connections, the writer lock, swaps, integrity;
+- ``Runtime`` and ``Usage``: per-process kept values, and how often pages are used;
+- ``Cache`` (``cache.py``): one vault's bundle of the above, plus the embedder it loads once.
+
+The build pipeline that fills them (``wikimem/index``) stands above the ``Context``.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from .cache import Cache
+
+__all__ = ["open_stores"]
+
+
+def open_stores(root: Path, settings: "Settings") -> "Cache":
+    """The stores of the vault at ``root`` as ``settings`` choose them (today: the local folder)."""
+    from .cache import Cache
+    return Cache(root, settings)
