@@ -84,9 +84,23 @@ class _ConsoleSwitch:
         self._index = index
         self._default = default
 
-    def __getattr__(self, name: str):
+    @property
+    def current(self) -> Console:
+        """The console this stands for now. Hand rich's ``Live`` and ``Progress`` this, not the
+        switch: they use their console as a context manager, and special methods are looked up
+        on the type, past ``__getattr__`` (every progress bar on a terminal failed so)."""
         forwarded = _FORWARDED.get()
-        return getattr(forwarded[self._index] if forwarded else self._default, name)
+        return forwarded[self._index] if forwarded else self._default
+
+    def __getattr__(self, name: str):
+        return getattr(self.current, name)
+
+    def __enter__(self):
+        return self.current.__enter__()
+
+    def __exit__(self, *exc):
+        return self.current.__exit__(*exc)
+
 
 
 out = _ConsoleSwitch(0, Console(soft_wrap=not sys.stdout.isatty(), width=None if sys.stdout.isatty() else OFF_TERMINAL_WIDTH))

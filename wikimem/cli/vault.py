@@ -93,7 +93,7 @@ def index(vault: Optional[str] = VaultArg,
     from ..progress import ProgressReporter
 
     v = _run(lambda: open_vault(vault, embedder=embedder))
-    with ProgressReporter(err, enabled=not (as_json or quiet or quiet_mode())) as progress:
+    with ProgressReporter(err.current, enabled=not (as_json or quiet or quiet_mode())) as progress:
         report = _run(lambda: v.index(rebuild=rebuild, embed=not no_embed, progress=progress))
     if as_json:
         _emit_json(report.to_dict())

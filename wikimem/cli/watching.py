@@ -83,7 +83,7 @@ def _watch_in_foreground(v, watcher, as_json: bool):
     if err.is_terminal and not as_json:
         from rich.live import Live
         from rich.text import Text
-        with Live(Text(""), console=err, refresh_per_second=4, transient=False) as live:
+        with Live(Text(""), console=err.current, refresh_per_second=4, transient=False) as live:
             final = _run(lambda: run_foreground(watcher, lambda info: live.update(Text(status_line(info)))))
     else:
         said: list[bool] = []
