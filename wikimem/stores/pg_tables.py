@@ -1,0 +1,104 @@
+"""A vault's tables on PostgreSQL: one schema per vault, versioned, made again when it does not match.
+
+Why a schema per vault rather than a vault column in every table: two vaults in one database can
+then not read each other's rows by a forgotten ``WHERE`` (a connection's ``search_path`` names one
+schema, and a role can be granted one schema alone), a rebuild is ``DROP SCHEMA … CASCADE``, and
+the statements stay those of the local store (the same columns, the same filters). The schema's
+name is derived from the vault's id (``schema_name``); its version and the embedder it holds are
+in ``wikimem_schema`` (``pg.ensure_schema``), so a schema of another version is dropped and made
+again, never trusted, as the local cache is.
+
+The tables mirror the local manifest (``manifest.SCHEMA_SQL``): files, chunks, passages, edges,
+meta, with the lexical tables of ``pg_lexical``.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+
+from . import pg
+from .pg_lexical import PgLexical
+
+SCHEMA_VERSION = 1
+
+TABLES_SQL = (
+    "CREATE TABLE IF NOT EXISTS meta (key text PRIMARY KEY, value text NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS files (path text PRIMARY KEY, size bigint NOT NULL, mtime_ns bigint NOT NULL, "
+    "sha256 text NOT NULL, title text, type text, status text, aliases text, links text, tags text, errors text, "
+    "note integer NOT NULL, page text)",
+    "CREATE TABLE IF NOT EXISTS chunks (vid bigint PRIMARY KEY, id text NOT NULL UNIQUE, path text NOT NULL, "
+    "ord integer NOT NULL, embed_hash text NOT NULL, title text, heading_path text, text text, start integer, "
+    '"end" integer, links text, tags text, type text, status text, created text, updated text, blocks text, '
+    "speakers text, date text, context text, aliases text)",
+    "CREATE INDEX IF NOT EXISTS chunks_path ON chunks (path)",
+    "CREATE INDEX IF NOT EXISTS chunks_hash ON chunks (embed_hash)",
+    "CREATE INDEX IF NOT EXISTS chunks_status ON chunks (status)",
+    "CREATE TABLE IF NOT EXISTS passages (pid bigint PRIMARY KEY, vid bigint NOT NULL, ord integer NOT NULL, "
+    "embed_hash text NOT NULL, text text NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS passages_vid ON passages (vid)",
+    "CREATE TABLE IF NOT EXISTS edges (src text NOT NULL, dst text NOT NULL, type text NOT NULL, "
+    "weight float8 NOT NULL, PRIMARY KEY (src, dst, type))",
+    "CREATE INDEX IF NOT EXISTS edges_dst ON edges (dst)",
+)
+
+
+def schema_name(vault_id: str) -> str:
+    """A schema name for a vault id: readable, within PostgreSQL's 63 bytes, and distinct for two
+    ids that read alike once cleaned (the hash of the id is part of it)."""
+    clean = re.sub(r"[^a-z0-9]+", "_", vault_id.lower()).strip("_")[:40] or "vault"
+    return f"wm_{clean}_{hashlib.sha256(vault_id.encode('utf-8')).hexdigest()[:10]}"
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def ensure(db, schema: str) -> bool:
+    """The vault's schema at this version (made, or dropped and made again); the connection's
+    ``search_path`` set to it. Returns whether it was (re)made."""
+    def create(conn) -> None:
+        conn.execute(f"CREATE SCHEMA {_quoted(schema)}")
+        # the vault's tables made in its schema; the versions table still found where it is
+        conn.execute(f"SET LOCAL search_path TO {_quoted(schema)}, {_quoted(home)}")
+        for statement in TABLES_SQL:
+            conn.execute(statement)
+        PgLexical.create(conn)
+
+    def drop(conn) -> None:
+        conn.execute(f"DROP SCHEMA IF EXISTS {_quoted(schema)} CASCADE")
+
+    db.execute("RESET search_path")  # the versions table is the database's, not a vault's
+    home = db.execute("SELECT current_schema()").fetchone()[0] or "public"
+    made = pg.ensure_schema(db, f"vault:{schema}", SCHEMA_VERSION, create, drop)
+    use(db, schema)
+    return made
+
+
+def use(db, schema: str) -> None:
+    """Point the connection's unqualified names at the vault's schema, and the schema pgvector's
+    types live in (another vault's tables are never on the path, so cannot be read by name)."""
+    row = db.execute("SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
+                     "WHERE e.extname = 'vector'").fetchone()
+    path = [_quoted(schema)] + ([_quoted(row[0])] if row and row[0] != schema else [])
+    db.execute(f"SET search_path TO {', '.join(path)}")
+
+
+def ensure_pgvector(db) -> None:
+    """pgvector in this database, made here if it is not (which needs the right to create it)."""
+    if db.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+        return
+    try:
+        with db.transaction():
+            db.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except pg.psycopg().Error as exc:
+        raise pg.DatabaseUnavailable(
+            f"the database has no pgvector and this role may not add it ({' '.join(str(exc).split())}): "
+            "ask its owner to run CREATE EXTENSION vector") from None
+
+
+def drop(db, schema: str) -> None:
+    """Forget the vault's tables (a rebuild, or a vault removed)."""
+    db.execute("RESET search_path")
+    with db.transaction():
+        db.execute(f"DROP SCHEMA IF EXISTS {_quoted(schema)} CASCADE")
+        db.execute("DELETE FROM wikimem_schema WHERE component = %s", (f"vault:{schema}",))

@@ -1,0 +1,139 @@
+"""The vector store on PostgreSQL + pgvector: ``vectorstore.VectorStore`` over a table of the vault's schema.
+
+One row per vector id (a chunk's or a passage's), with ``held`` set for a note's held passages
+(read back, never searched), as ``vectors.HELD_BIT`` says locally. Vectors are stored as
+``halfvec`` by default: half the table and 57 % of the HNSW index of ``vector`` at 1M rows, with
+the same exact top-10 (benchmarks/bench_pg_scale.py, benchmarks/README.md); ``vector`` (float32)
+is there for a comparison that must match FAISS to the last digit.
+
+Search is exact (a scan) while the table is small, which is what the local FAISS flat index does
+too, so rankings agree; past ``HNSW_FROM`` rows ``ensure_index`` builds an HNSW index (inner
+product) and searches use it, with ``ef_search`` raised so recall@10 stays >= 0.95 (measured
+there). A filtered search (``allowed``) scans the allowed rows exactly: an HNSW scan with a
+filter returns fewer than k rows when the filter is selective.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .vectors import HELD_BIT
+
+HNSW_FROM = 100_000  # rows: below, an exact scan is as fast as FAISS's flat index here (60 ms at 100k)
+EF_SEARCH = 100  # recall@10 >= 0.95 at 100k (bench_pg_scale: ef 60 for vector, 100 for halfvec)
+KINDS = ("halfvec", "vector")
+
+
+class PgVectorIndex:
+    """``VectorStore`` on PostgreSQL (see the module docstring). ``db``: a psycopg connection on the
+    vault's schema; ``kind``: the column type, "halfvec" or "vector"."""
+
+    def __init__(self, db, dim: int, kind: str = "halfvec"):
+        if kind not in KINDS:
+            raise ValueError(f"vector column type {kind!r}: choose {', '.join(KINDS)}")
+        from pgvector.psycopg import register_vector
+
+        register_vector(db)
+        self.db, self.dim, self.kind = db, int(dim), kind
+        self.db.execute(f"CREATE TABLE IF NOT EXISTS vecs (vid bigint PRIMARY KEY, held boolean NOT NULL, "
+                        f"vec {kind}({self.dim}) NOT NULL)")
+        self.version = 0
+
+    def _as_param(self, rows: np.ndarray):
+        from pgvector import HalfVector, Vector
+        make = HalfVector if self.kind == "halfvec" else Vector
+        return [make(np.asarray(r, dtype=np.float32)) for r in rows]
+
+    # -- writes --------------------------------------------------------------------------------
+    def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
+        if not len(ids):
+            return
+        ids = np.asarray(ids, dtype=np.int64)
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(ids), self.dim)
+        held = (ids & HELD_BIT) != 0
+        with self.db.cursor() as cur:
+            cur.executemany("INSERT INTO vecs (vid, held, vec) VALUES (%s, %s, %s) ON CONFLICT (vid) "
+                            "DO UPDATE SET held = excluded.held, vec = excluded.vec",
+                            list(zip(ids.tolist(), held.tolist(), self._as_param(vectors))))
+        self.version += 1
+
+    def remove(self, ids: Sequence[int]) -> None:
+        if len(ids):
+            self.db.execute("DELETE FROM vecs WHERE vid = ANY(%s)", ([int(i) for i in ids],))
+            self.version += 1
+
+    def ensure_index(self, rows_from: int = HNSW_FROM) -> bool:
+        """Build the HNSW index once the table holds ``rows_from`` rows; returns whether one exists."""
+        if self.ntotal < rows_from:
+            return self._has_index()
+        ops = "halfvec_ip_ops" if self.kind == "halfvec" else "vector_ip_ops"
+        self.db.execute(f"CREATE INDEX IF NOT EXISTS vecs_hnsw ON vecs USING hnsw (vec {ops}) WHERE NOT held")
+        return True
+
+    def _has_index(self) -> bool:
+        return bool(self.db.execute("SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() "
+                                    "AND indexname = 'vecs_hnsw'").fetchone())
+
+    # -- reads ---------------------------------------------------------------------------------
+    @property
+    def ntotal(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM vecs").fetchone()[0])
+
+    @property
+    def held_total(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM vecs WHERE held").fetchone()[0])
+
+    def ids(self) -> np.ndarray:
+        rows = self.db.execute("SELECT vid FROM vecs ORDER BY held, vid").fetchall()
+        return np.asarray([r[0] for r in rows], dtype=np.int64)
+
+    def searched(self) -> tuple[np.ndarray, np.ndarray]:
+        rows = self.db.execute("SELECT vid, vec FROM vecs WHERE NOT held ORDER BY vid").fetchall()
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, self.dim), dtype=np.float32)
+        return (np.asarray([r[0] for r in rows], dtype=np.int64),
+                np.stack([np.asarray(r[1].to_numpy() if hasattr(r[1], "to_numpy") else r[1], dtype=np.float32)
+                          for r in rows]))
+
+    def vectors(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        rows = self.db.execute("SELECT vid, vec FROM vecs WHERE vid = ANY(%s)", ([int(i) for i in ids],)).fetchall()
+        return {int(v): np.asarray(vec.to_numpy() if hasattr(vec, "to_numpy") else vec, dtype=np.float32)
+                for v, vec in rows}
+
+    def get(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        return self.vectors(ids)
+
+    def vector_rows(self, ids: Sequence[int]) -> np.ndarray:
+        found = self.vectors(ids)
+        zero = np.zeros(self.dim, dtype=np.float32)
+        if not len(ids):
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([found.get(int(i), zero) for i in ids])
+
+    def similarity(self, ids: Sequence[int], query: np.ndarray) -> dict[int, float]:
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        return {i: float(vec @ q) for i, vec in self.vectors(ids).items()}
+
+    def search(self, query: np.ndarray, k: int, allowed: Sequence[int] | None = None) -> list[tuple[int, float]]:
+        """The top ``k`` searched vectors by inner product, best first, ties by id (as FAISS's
+        flat index orders them: scores compared to 6 decimals)."""
+        if k <= 0 or (allowed is not None and not len(allowed)):
+            return []
+        q = self._as_param(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
+        cast = f"%s::{self.kind}"
+        if allowed is not None:
+            sql = ("WITH c AS MATERIALIZED (SELECT vid, vec FROM vecs WHERE NOT held AND vid = ANY(%s)) "
+                   f"SELECT vid, -(vec <#> {cast}) FROM c ORDER BY vec <#> {cast}, vid LIMIT %s")
+            rows = self.db.execute(sql, ([int(i) for i in allowed], q, q, k)).fetchall()
+        elif self._has_index():
+            with self.db.transaction():
+                self.db.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, k)}")
+                rows = self.db.execute(f"SELECT vid, -(vec <#> {cast}) FROM vecs WHERE NOT held "
+                                       f"ORDER BY vec <#> {cast} LIMIT %s", (q, q, k)).fetchall()
+        else:
+            rows = self.db.execute(f"SELECT vid, -(vec <#> {cast}) FROM vecs WHERE NOT held "
+                                   f"ORDER BY vec <#> {cast}, vid LIMIT %s", (q, q, k)).fetchall()
+        hits = [(int(v), float(s)) for v, s in rows]
+        hits.sort(key=lambda h: (-round(h[1], 6), h[0]))
+        return hits
