@@ -124,6 +124,58 @@ def test_reworded_questions_update_one_page_by_meaning(make_vault):
     assert other.page != first.page and other.page_status == "created"
 
 
+TASKS = {  # a page that is one chunk listing several tasks, as a command's manual page does
+    "SCHEMA.md": "# Schema\n",
+    "commands/trash.md": (
+        "# trash\n\nManage the trash can from the command line.\n\n"
+        "- Send a file to the trash: `trash path/to/file`\n"
+        "- Restore a file from the trash interactively: `trash-restore`\n"
+        "- Empty the trash: `trash-empty`\n"
+        "- Permanently delete files in the trash older than 10 days: `trash-empty 10`\n"),
+    "commands/git-restore.md": (
+        "# git restore\n\nRestore working tree files.\n\n"
+        "- Restore an unstaged file to the staged version: `git restore path/to/file`\n"
+        "- Unstage a file: `git restore --staged path/to/file`\n"),
+}
+
+
+def test_a_look_alike_about_another_line_of_the_same_chunk_gets_its_own_page(make_vault):
+    # Was (issue 36 part 2): both answers cite the one chunk of commands/trash, and the questions
+    # share "trash", so "the same sources and 25% of its terms" filed "How do I empty the trash?"
+    # on the restore page, losing that question; the two answers quote different lines of it
+    v = open_vault(make_vault(dict(TASKS)), embedder="fake")
+    v.index()
+    first = v.query("How do I restore a file from the trash?")
+    other = v.query("How do I empty the trash?")
+    assert [c.path for c in first.citations][:1] == [c.path for c in other.citations][:1] == ["commands/trash.md"]
+    assert first.page_status == other.page_status == "created" and other.page != first.page, other.matched
+    assert "Empty the trash" in (v.root / other.page).read_text()
+    assert "Empty the trash" not in (v.root / first.page).read_text()
+
+
+def test_a_rewording_answered_by_the_same_line_still_updates_the_page(make_vault):
+    v = open_vault(make_vault(dict(TASKS)), embedder="fake")
+    v.index()
+    first = v.query("How do I restore a file from the trash?")
+    again = v.query("Is it possible to restore files from the trash?")
+    assert (again.page, again.page_status) == (first.page, "updated"), again.notices
+    front = v.parse_file(first.page).frontmatter.data
+    assert front["also_asked"] == ["Is it possible to restore files from the trash?"]
+
+
+def test_a_rewording_still_updates_a_page_whose_cited_chunk_changed_since(make_vault):
+    # the old answer quotes the chunk as it was: its lines cannot stand against the new answer's
+    v = open_vault(make_vault(dict(TASKS)), embedder="fake")
+    v.index()
+    first = v.query("How do I restore a file from the trash?")
+    page = v.root / "commands/trash.md"
+    page.write_text(page.read_text().replace("interactively: `trash-restore`", "by name: `trash-restore name`"))
+    v.index()
+    again = v.query("Is it possible to restore files from the trash?")
+    assert (again.page, again.page_status) == (first.page, "updated"), again.notices
+    assert "by name" in (v.root / first.page).read_text()
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(before=st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r"), max_size=60),
        after=st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r"), max_size=60),

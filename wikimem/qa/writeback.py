@@ -7,8 +7,12 @@ page instead of adding another (``find_same``): most of its terms shared with an
 or mostly the same citations and a fair share of its terms (a page's title and aliases count as
 one name, so "RRF" and "reciprocal rank fusion" match); or near in meaning by the embedder's
 calibrated thresholds (``question_calibration.json``) with the answers standing on mostly the
-same chunks. A page that was superseded is followed to the page that replaced it. The first
-wording stays the title, later ones are kept in ``also_asked``.
+same chunks. Either way the two answers must lead with the same page and, when both are
+extractive, one must quote nothing the other does not: a look-alike about another line of the same
+chunk ("How do I empty the trash?" after "How do I restore a file from the trash?") cites the same
+chunk but quotes other sentences of it (benchmarks/query_rewordings.py). A page that was
+superseded is followed to the page that replaced it. The first wording stays the title, later
+ones are kept in ``also_asked``.
 
 The answer and its sources are a marked section (parse/generated.py): re-asking rewrites only that
 section, so what a person added to the page, above or below it, and unknown frontmatter keys are
@@ -202,12 +206,58 @@ def _page_of(link: str) -> str:
     return link.strip().removeprefix("[[").removesuffix("]]").split("|", 1)[0].split("#", 1)[0]
 
 
+_QUOTED = re.compile(r"(.*?)(\[\[[^\]]+\]\])", re.DOTALL)
+
+
+def quotes(text: str) -> set[tuple[str, str]]:
+    """What an answer says, as (citation, the words before it): an extractive answer is its
+    quoted sentences, each followed by the chunk it came from."""
+    out = set()
+    for m in _QUOTED.finditer(text):
+        said = _words(re.sub(r"^\s*(?:\d+\.|[-*>])\s+", "", m.group(1), flags=re.MULTILINE))
+        if said:
+            out.add((m.group(2), said))
+    return out
+
+
+def page_quotes(text: str) -> set[tuple[str, str]] | None:
+    """The quotes of the answer a query page holds (its marked section, without the warning and
+    the Sources list); None when the page has no such section or a person edited it."""
+    _, body = fm.parse(text.replace("\r\n", "\n"))
+    found = generated.find(body, SECTION)
+    if found is None or found.edited:
+        return None
+    said = found.content.split("\n## Sources", 1)[0]
+    return quotes("\n".join(line for line in said.split("\n") if not line.startswith(">")))
+
+
+def _say_other_things(answer: Answer, mine: set[tuple[str, str]], note, data: dict) -> bool:
+    """Two extractive answers that quote different sentences, neither holding all of the other's:
+    a look-alike asked about another part of the same chunk ("How do I empty the trash?" after
+    "How do I restore a file from the trash?" on a page listing both). Quotes of a chunk that
+    changed since the page was written are left out (the old answer could not quote the new text);
+    False when either side has nothing left to compare, or either answer is not extractive (a
+    model words every answer anew)."""
+    if not mine or data.get("answer_mode") != "extractive":
+        return False
+    theirs = page_quotes(note.text)
+    if not theirs:
+        return False
+    now = {c.link: c.chunk_sha256 for c in answer.citations}
+    changed = {p[0] for p in map(parse_source, _listed(data.get("sources")))
+               if p and p[1] and p[0] in now and now[p[0]] != p[1]}
+    mine = {q for q in mine if q[0] not in changed}
+    theirs = {q for q in theirs if q[0] not in changed}
+    return bool(mine and theirs) and not (mine <= theirs or theirs <= mine)
+
+
 def find_same(ctx, answer: Answer):
     """(path, note, frontmatter, why) of the query page this question repeats, or None."""
     names = _names(ctx)
     mine = question_terms(answer.question, names)
     links = {c.link for c in answer.citations}
     meaning = _Meaning(ctx, answer.question)
+    said = quotes(answer.text) if answer.mode == "extractive" else set()
     existing = _existing(ctx)
     pages = {rel: (note, data) for rel, note, data in existing}
     best, best_score, best_why = None, 0.0, None
@@ -227,6 +277,8 @@ def find_same(ctx, answer: Answer):
             overlap = 1.0
         elif not lead:
             pass
+        elif _say_other_things(answer, said, note, data):
+            pass  # the same page, other sentences of it quoted: another question about the same thing
         elif overlap >= SAME_QUESTION:
             why = f"the same words ({overlap:.0%} of its terms)"
         elif shared >= SAME_SOURCES and overlap >= SAME_SOURCES_QUESTION:
