@@ -9,6 +9,8 @@ with the SDK's stdio client and records, from spawn:
 - ``call_s``: then the first ``search`` answered (the server's first tool call);
 - ``cpu_list_s``, ``cpu_s``: the server's CPU seconds at those two points (from /proc; Linux): on a
   shared 2-core box wall time swings with the load, CPU time much less.
+``--client-mode legacy``: the client opens with the ``initialize`` handshake (as Claude Code and most
+clients do) instead of the SDK client's default (``auto``: ``server/discover``, the 2026-07-28 era).
 ``--fresh``: every start on a new copy of examples/ that was never indexed, with the default
 embedder (e5): the first search must answer from what is there at once and say what is degraded
 (issue 28 item 14); each run records its hit count and ``degraded``.
@@ -38,12 +40,13 @@ sys.path.insert(0, str(HERE))
 from bench_mcp import children_cpu, params  # noqa: E402
 
 
-async def one_start(vault: Path, source: Path, embedder: str = "fake", fresh: bool = False) -> dict:
+async def one_start(vault: Path, source: Path, embedder: str = "fake", fresh: bool = False,
+                    client_mode: str = "auto") -> dict:
     if fresh:  # a vault never indexed: a new copy each time
         vault = Path(tempfile.mkdtemp(prefix="wm-fresh-")) / "examples"
         shutil.copytree(HERE.parent / "examples", vault, ignore=shutil.ignore_patterns(".wikimem"))
     started = time.perf_counter()
-    async with Client(params(vault, embedder, source), read_timeout_seconds=120) as client:
+    async with Client(params(vault, embedder, source), read_timeout_seconds=120, mode=client_mode) as client:
         await client.list_tools()
         listed = time.perf_counter() - started
         cpu_listed = children_cpu()
@@ -78,6 +81,8 @@ def main() -> None:
     ap.add_argument("--fresh", action="store_true",
                     help="each start on a new copy of examples/ never indexed (issue 28 item 14)")
     ap.add_argument("--embedder", default=None, help="the server's embedder (default: fake; e5 with --fresh)")
+    ap.add_argument("--client-mode", choices=("auto", "legacy"), default="auto",
+                    help="auto: the SDK client's default (2026-07-28 era); legacy: the initialize handshake")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     embedder = args.embedder or ("e5" if args.fresh else "fake")
@@ -96,12 +101,12 @@ def main() -> None:
         v.close()
     runs: dict[str, list] = {name: [] for name in trees}
     names = list(trees)
-    anyio.run(one_start, vault, trees["current"], embedder, args.fresh)  # warm the OS file cache; not counted
+    anyio.run(one_start, vault, trees["current"], embedder, args.fresh, args.client_mode)  # warm the file cache
     for i in range(args.rounds):
         for name in names[i % len(names):] + names[:i % len(names)]:  # each tree first in turn
-            runs[name].append(anyio.run(one_start, vault, trees[name], embedder, args.fresh))
+            runs[name].append(anyio.run(one_start, vault, trees[name], embedder, args.fresh, args.client_mode))
     result = {"benchmark": "mcp start-up", "python": platform.python_version(), "cpus": os.cpu_count(),
-              "rounds": args.rounds, "embedder": embedder, "fresh": args.fresh,
+              "rounds": args.rounds, "embedder": embedder, "fresh": args.fresh, "client_mode": args.client_mode,
               "load_average": [round(x, 2) for x in os.getloadavg()],
               "trees": {name: {"source": str(trees[name]), **summary(runs[name]),
                                "runs": [{k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()}

@@ -1,5 +1,8 @@
-"""The stdio server: tools registered from ``Tools`` with lean schemas, failures turned into tool
-errors, the first-build gate, middleware, and ``serve``."""
+"""What the two MCP front ends share, and the SDK one: the tool table (SPECS), the first-build gate,
+how a tool call runs and fails (``run_tool``), and ``build_server``, the SDK server with lean schemas
+and middleware that ``wikimem serve`` runs over HTTP and that the stdio server is checked against.
+``serve`` runs ``wikimem mcp`` on stdio.py, which does not import the SDK (nor does this module,
+until ``build_server`` or ``make_tool`` is called)."""
 from __future__ import annotations
 
 import functools
@@ -9,14 +12,13 @@ import logging
 import threading
 import time
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
-
-from typing_extensions import is_typeddict
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .. import __version__
 from ..errors import LockError, WikimemError
-from .resources import add_resources_and_prompts
-from .tools import Tools, plain
+
+if TYPE_CHECKING:
+    from .tools import Tools
 
 log = logging.getLogger(__name__)
 
@@ -73,15 +75,19 @@ class FirstBuildGate:
             yield
 
 
+def compact_text(data: dict[str, Any]) -> str:
+    """A structured result's text content: the same JSON without indentation (the SDK's default indents
+    it, 10-50 % more of an agent's context for nothing)."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def _compact(data: Any) -> Any:
-    """A result as the client gets it: the structured content, and as text the same JSON without
-    indentation (the SDK's default indents it, 10-50 % more of an agent's context for nothing).
+    """A result as the SDK server sends it: the structured content, and as text ``compact_text``.
     The SDK still validates the structured content against the tool's output schema, if it has one."""
     from mcp.types import CallToolResult, TextContent
     if not isinstance(data, dict):
         return data
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+    return CallToolResult(content=[TextContent(type="text", text=compact_text(data))], structured_content=data)
 
 
 def lean_schema(schema: Any, output: bool = False) -> Any:
@@ -127,25 +133,40 @@ def lean_schema(schema: Any, output: bool = False) -> Any:
     return walk(schema)
 
 
+class ToolFailure(Exception):
+    """A tool call that failed, with the text the agent reads (the SDK server raises it as a ToolError)."""
+
+
+def run_tool(fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any], wait_for_lock: bool,
+             gate: FirstBuildGate, render: Callable[[Any], Any]) -> Any:
+    """Run a tool and ``render`` its plain result; any failure (rendering included) becomes a
+    ToolFailure with a readable message, never a traceback. ``wait_for_lock``: retry while a build
+    holds the cache (reads only: a write is never repeated)."""
+    from .tools import plain
+    try:
+        with gate():
+            return render(plain(_when_unlocked(fn, args, kwargs) if wait_for_lock else fn(*args, **kwargs)))
+    except WikimemError as exc:
+        raise ToolFailure(f"{type(exc).__name__}: {exc}") from None
+    except (OSError, ValueError, TypeError) as exc:
+        log.warning("tool %s failed: %s", fn.__name__, exc)
+        raise ToolFailure(f"{type(exc).__name__}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - the server must survive anything a tool does
+        log.exception("tool %s crashed", fn.__name__)
+        raise ToolFailure(f"internal error in {fn.__name__} ({type(exc).__name__}: {exc}); "
+                          "the server is still running") from None
+
+
 def _tool_error(fn: Callable[..., Any], wait_for_lock: bool, gate: FirstBuildGate) -> Callable[..., Any]:
-    """Run a tool; any failure becomes a ToolError (an MCP error result), never a traceback.
-    ``wait_for_lock``: retry while a build holds the cache (reads only: a write is never repeated)."""
+    """``fn`` for the SDK: run by ``run_tool``, a failure raised as a ToolError (an MCP error result)."""
     from mcp.server.mcpserver.exceptions import ToolError
 
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> Any:
         try:
-            with gate():
-                return _compact(plain(_when_unlocked(fn, args, kwargs) if wait_for_lock else fn(*args, **kwargs)))
-        except WikimemError as exc:
-            raise ToolError(f"{type(exc).__name__}: {exc}") from None
-        except (OSError, ValueError, TypeError) as exc:
-            log.warning("tool %s failed: %s", fn.__name__, exc)
-            raise ToolError(f"{type(exc).__name__}: {exc}") from None
-        except Exception as exc:  # noqa: BLE001 - the server must survive anything a tool does
-            log.exception("tool %s crashed", fn.__name__)
-            raise ToolError(f"internal error in {fn.__name__} ({type(exc).__name__}: {exc}); "
-                            "the server is still running") from None
+            return run_tool(fn, args, kwargs, wait_for_lock, gate, _compact)
+        except ToolFailure as exc:
+            raise ToolError(str(exc)) from None
     return run
 
 
@@ -194,17 +215,25 @@ class RejectUnknownArguments:
     def __init__(self, allowed: dict[str, set[str]]):
         self.allowed = allowed
 
+    def refusal(self, params: Any) -> str | None:
+        """The error text for a tools/call ``params`` naming an argument its tool does not take, or None."""
+        if not isinstance(params, dict):
+            return None
+        name = params.get("name")
+        args = params.get("arguments") or {}
+        if isinstance(name, str) and name in self.allowed and isinstance(args, dict):
+            unknown = sorted(set(args) - self.allowed[name])
+            if unknown:
+                takes = ", ".join(sorted(self.allowed[name])) or "no arguments"
+                return f"{name}: unknown argument(s) {', '.join(unknown)} (it takes: {takes})"
+        return None
+
     async def __call__(self, ctx, call_next):
         if ctx.method == "tools/call" and ctx.params:
-            name = ctx.params.get("name")
-            args = ctx.params.get("arguments") or {}
-            if name in self.allowed and isinstance(args, dict):
-                unknown = sorted(set(args) - self.allowed[name])
-                if unknown:
-                    from mcp.types import CallToolResult, TextContent
-                    takes = ", ".join(sorted(self.allowed[name])) or "no arguments"
-                    text = f"{name}: unknown argument(s) {', '.join(unknown)} (it takes: {takes})"
-                    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+            text = self.refusal(ctx.params)
+            if text is not None:
+                from mcp.types import CallToolResult, TextContent
+                return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
         return await call_next(ctx)
 
 
@@ -233,6 +262,7 @@ def make_tool(tools: Tools, name: str, method: str, writes: bool, gate: FirstBui
     ``{"type": "object"}`` would say nothing and cost tokens in every tool list."""
     from mcp.server.mcpserver.tools import Tool
     from mcp.types import ToolAnnotations
+    from typing_extensions import is_typeddict
 
     fn = getattr(tools, method)
     typed = is_typeddict(inspect.signature(fn, eval_str=True).return_annotation)
@@ -256,6 +286,9 @@ def build_server(vault, read_only: bool = False, lifespan=None, ready: threading
     ``tools``: share one ``Tools`` (and its write lock) with other front ends of the same vault."""
     from mcp.server import MCPServer
 
+    from .resources import add_resources_and_prompts
+    from .tools import Tools
+
     tools = tools if tools is not None else Tools(vault)
     gate = FirstBuildGate(vault, ready)
     offered = available(vault, read_only)
@@ -272,8 +305,17 @@ def build_server(vault, read_only: bool = False, lifespan=None, ready: threading
 
 def serve(path: str | None, read_only: bool = False, watch: bool = True, on_open: Callable[[Any], Any] | None = None,
           **overrides: Any) -> None:
-    """Run the stdio server until the client disconnects. ``on_open(vault)``: called once the server
-    runs; what it returns is ``stop()``ped at the end (the CLI answers forwarded commands so)."""
+    """Run ``wikimem mcp``'s stdio server until the client disconnects (stdio.py: no SDK import, so the
+    client has its tools in a fraction of the SDK's start-up). ``on_open(vault)``: called once the
+    server runs; what it returns is ``stop()``ped at the end (the CLI answers forwarded commands so)."""
+    from .stdio import serve_stdio
+    serve_stdio(path, read_only=read_only, watch=watch, on_open=on_open, **overrides)
+
+
+def serve_sdk(path: str | None, read_only: bool = False, watch: bool = True,
+              on_open: Callable[[Any], Any] | None = None, **overrides: Any) -> None:
+    """The same stdio server on the SDK (``build_server``): what ``wikimem mcp`` ran before stdio.py,
+    kept as the reference tests/test_mcp_stdio.py compares stdio.py with, byte for byte."""
     from contextlib import asynccontextmanager
 
     from ..api import open_vault
