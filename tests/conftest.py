@@ -56,9 +56,24 @@ def tricky_vault(tmp_path) -> Path:
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", default=False,
                      help="(Re)write tests/golden/*.json from the current output instead of comparing.")
+    parser.addoption("--store", choices=("local", "postgres"), default="local",
+                     help="Run every test on these derived stores: postgres gives each test a new database "
+                          "on the throwaway server (tests/pg_server.py), as WIKIMEM_STORE/WIKIMEM_DATABASE_URL.")
 
 
 _UPDATE_GOLDEN = {"on": False}
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--store") != "postgres":
+        return
+    skip = pytest.mark.skip(reason="looks into the local cache folder's files, which a PostgreSQL store has not")
+    for item in items:
+        if item.get_closest_marker("local_store") is not None:
+            item.add_marker(skip)
+        todo = item.get_closest_marker("postgres_todo")
+        if todo is not None:
+            item.add_marker(pytest.mark.skip(reason=f"not yet on the PostgreSQL store: {todo.args[0]}"))
 
 
 def pytest_configure(config):
@@ -67,12 +82,16 @@ def pytest_configure(config):
 
 
 @pytest.fixture(autouse=True)
-def _clean_wikimem_env(monkeypatch):
+def _clean_wikimem_env(monkeypatch, request):
     """A developer's WIKIMEM_* settings (embedder, vault, weights...) must not change outcomes;
-    a test that wants one sets it itself."""
+    a test that wants one sets it itself. With ``--store postgres`` every vault's stores are on
+    a database of its own (the same suite on the second implementation of the stores)."""
     for key in list(os.environ):
         if key.startswith("WIKIMEM_"):
             monkeypatch.delenv(key)
+    if request.config.getoption("--store") == "postgres":
+        monkeypatch.setenv("WIKIMEM_STORE", "postgres")
+        monkeypatch.setenv("WIKIMEM_DATABASE_URL", request.getfixturevalue("pg_database"))
 
 
 # Scores in golden files are compared to this tolerance: another CPU or BLAS build (AVX-512 against

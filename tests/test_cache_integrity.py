@@ -196,6 +196,7 @@ def test_analyzer_change_rebuilds(built):
     assert _results(again) == expected
 
 
+@pytest.mark.local_store
 def test_failure_midway_leaves_a_repairable_cache(built, monkeypatch):
     vault, expected = built
     (vault.root / "a/Alpha.md").write_text("# Alpha\n\nAlpha is a letter, edited. [[Beta]]\n")
@@ -256,6 +257,7 @@ time.sleep(30)
 """
 
 
+@pytest.mark.local_store
 def test_live_lock_fails_fast_and_stale_lock_is_taken_over(built):
     vault, _ = built
     lock = vault.root / ".wikimem" / "lock"

@@ -27,6 +27,7 @@ def _unlink_sqlite(path):
 
 
 # -- foreign, damaged or vanished cache files ---------------------------------------------------------
+@pytest.mark.local_store
 def test_a_folder_where_the_vector_index_file_belongs_is_replaced_not_a_crash(built):
     # Was: `index` raised IsADirectoryError ("Is a directory: .../vectors.faiss.<pid>.tmp -> .../vectors.faiss",
     # from VectorIndex.save's os.replace) on every run, so the vector side never came back; the CLI said
@@ -43,6 +44,7 @@ def test_a_folder_where_the_vector_index_file_belongs_is_replaced_not_a_crash(bu
     assert faiss.is_file()
 
 
+@pytest.mark.local_store
 def test_a_foreign_manifest_with_non_text_meta_is_rebuilt_not_a_crash(built):
     # Was: TypeError "the JSON object must be str, bytes or bytearray, not int" from CacheDir.meta
     # (json.loads on a value SQLite returned as int/bytes), raised by `status`, `search` and `index`
@@ -79,6 +81,7 @@ def test_manifest_meta_of_the_wrong_shape_is_not_trusted(built, value):
     assert _results(vault) == expected
 
 
+@pytest.mark.local_store
 @pytest.mark.parametrize("blob_sql", ["substr(vec, 1, 7)", "substr(vec, 1, 16)"], ids=["ragged", "wrong_dim"])
 def test_vector_cache_rows_of_the_wrong_length_are_re_embedded(built, blob_sql):
     # Was: `index` (even `index --rebuild`) raised ValueError "buffer size must be a multiple of element
@@ -123,6 +126,7 @@ open_vault(sys.argv[1], embedder="fake").index(rebuild=True)
 """
 
 
+@pytest.mark.local_store
 def test_a_rebuild_killed_before_its_swap_leaves_nothing_behind_the_next_build(built):
     # Was: each `index --rebuild` killed before its swap left its whole new manifest
     # (manifest.<pid>.<ns>.sqlite + -wal + -shm) in .wikimem/; the next build repaired the live cache
@@ -142,6 +146,7 @@ def test_a_rebuild_killed_before_its_swap_leaves_nothing_behind_the_next_build(b
     assert manifests == [live]
 
 
+@pytest.mark.local_store
 def test_a_reader_during_a_rebuild_keeps_the_last_committed_vectors(built, monkeypatch):
     # Was: `index --rebuild` writes its new manifest beside the live one but overwrites vectors.faiss in
     # place (sync_vectors -> save_index) before the swap, so a search in another process between the
@@ -171,6 +176,7 @@ def _notes(word: str) -> dict[str, str]:
         for i in range(30)}
 
 
+@pytest.mark.local_store
 def test_a_vault_holding_an_index_from_before_an_identical_rebuild_saves_it_where_the_manifest_looks(tmp_path, caplog):
     # Process B (a watcher or MCP server) has the vector index in memory, loaded from
     # vectors.<X>.faiss. Process A runs `index --rebuild` with nothing changed: the index rebuilt from

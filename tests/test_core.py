@@ -210,6 +210,7 @@ def test_a_search_during_a_rebuild_sees_the_old_results(vault, monkeypatch):
     assert [h.chunk_id for h in open_vault(vault.root, embedder="fake").search("tomatoes").hits] == before
 
 
+@pytest.mark.local_store
 def test_damage_in_the_middle_of_the_manifest_is_found_and_rebuilt(make_vault, tmp_path):
     files = {f"n/Note {i}.md": f"# Note {i}\n\n" + "alpha beta gamma tomatoes " * 40 + f"[[Note {i + 1}]]\n"
              for i in range(300)}
@@ -232,6 +233,7 @@ def test_damage_in_the_middle_of_the_manifest_is_found_and_rebuilt(make_vault, t
     assert [h.chunk_id for h in again.search("tomatoes", limit=5).hits] == expected
 
 
+@pytest.mark.local_store
 def test_a_faiss_file_changed_behind_its_fingerprint_is_not_trusted(vault):
     path = vault.cache.faiss_path
     stat = path.stat()
@@ -246,6 +248,7 @@ def test_a_faiss_file_changed_behind_its_fingerprint_is_not_trusted(vault):
     assert report.coverage == 1.0 and fresh.cache.vectors(fresh.cache.embedder().identity.dim) is not None
 
 
+@pytest.mark.local_store
 def test_readers_write_nothing(vault, monkeypatch):
     """A reader needs no lock and writes nothing (another user's vault, a read-only mount)."""
     vault.close()
@@ -298,6 +301,7 @@ def test_search_arguments_are_checked(vault):
     assert vault.search("dense vectors", paths=["notes/Other.md"]).hits[0].path == "notes/Other.md"
 
 
+@pytest.mark.local_store
 def test_a_file_where_the_cache_folder_goes_is_a_clear_error(make_vault):
     from wikimem.errors import WikimemError
     root = make_vault({"a.md": "# A\n", ".wikimem": "not a folder"})
@@ -307,6 +311,7 @@ def test_a_file_where_the_cache_folder_goes_is_a_clear_error(make_vault):
     assert "is a file" in v.status()["state"]
 
 
+@pytest.mark.local_store
 def test_an_edit_writes_a_small_delta_not_the_whole_vector_index(vault, tmp_path):
     faiss_file = vault.cache.faiss_path
     before = faiss_file.stat().st_mtime_ns

@@ -59,6 +59,7 @@ def test_missing_vault_path(tmp_path):
     assert result.exit_code == 1 and f"wikimem init {missing}" in result.stdout
 
 
+@pytest.mark.local_store
 def test_corrupt_manifest(healthy):
     v = open_vault(healthy, embedder="fake")
     manifest = v.cache.manifest_path
@@ -75,6 +76,7 @@ def test_corrupt_manifest(healthy):
     assert diagnose(healthy, embedder="fake").ok
 
 
+@pytest.mark.local_store
 def test_damaged_vector_index(healthy):
     faiss_file = healthy / ".wikimem" / "vectors.faiss"
     data = bytearray(faiss_file.read_bytes())
@@ -90,6 +92,7 @@ def test_never_indexed(make_vault):
     assert cache.status == "fail" and cache.fix == f"wikimem index {root}"
 
 
+@pytest.mark.local_store
 def test_stale_lock(healthy):
     (healthy / ".wikimem" / "lock").write_text(str(dead_pid()))
     report = diagnose(healthy, embedder="fake")

@@ -11,6 +11,7 @@ from wikimem.api import open_vault
 from wikimem.errors import DiskFullError, UsageError
 
 
+@pytest.mark.local_store
 def test_a_full_disk_is_reported_as_such_and_nothing_is_rebuilt(make_vault, monkeypatch):
     # Was: "manifest is corrupt (database or disk is full)", and a rebuild on a full disk
     v = open_vault(make_vault({"SCHEMA.md": "# S\n", "a.md": "# A\n\nalpha\n"}), embedder="none")

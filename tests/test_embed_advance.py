@@ -2,6 +2,8 @@
 (embedding.advance) instead of re-reading every wanted id; it must end where a full sync would."""
 from __future__ import annotations
 
+import pytest
+
 import random
 import shutil
 import tempfile
@@ -51,6 +53,7 @@ def _check(v) -> None:
         assert set(state.pending) <= {h for hs in state.by_path.values() for h in hs}  # each under its page
 
 
+@pytest.mark.local_store
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 10_000), steps=st.integers(3, 9))
 def test_edits_followed_by_id_changes_end_where_a_full_sync_does(seed, steps):

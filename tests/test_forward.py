@@ -26,7 +26,8 @@ FILES = {"SCHEMA.md": "# Schema\n", ".wikimem.toml": NONE_EMBEDDER,
 
 
 def _env(**extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_")}
+    keep = ("WIKIMEM_STORE", "WIKIMEM_DATABASE_URL")  # the stores the suite runs on (--store)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_") or k in keep}
     env.update(extra)
     return env
 
@@ -118,6 +119,7 @@ def test_no_forward_variable_and_commands_that_write_run_in_process(warm):
     assert env_probe.stdout.strip().splitlines()[-1] == "None"
 
 
+@pytest.mark.postgres_todo("the warm process's settings comparison with a store chosen by the environment is not adapted")
 def test_the_warm_process_refuses_what_it_would_not_answer_the_same_way():
     good = {"protocol": PROTOCOL, "version": __version__, "argv": ["search", "x"], "settings": {}}
     assert refusal(good) is None

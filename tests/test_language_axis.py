@@ -128,6 +128,7 @@ def test_a_vault_in_one_script_searches_as_without_the_axis(make_vault, monkeypa
     v.close()
 
 
+@pytest.mark.local_store
 def test_the_axis_is_estimated_again_when_the_vectors_change(bilingual):
     cache = bilingual.cache
     index = cache.vectors(8)

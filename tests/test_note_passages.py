@@ -274,6 +274,7 @@ def test_switching_passage_modes_adds_and_drops_held_vectors(make_vault):
     assert _held_ids(v) == set() == _held_rows(v)
 
 
+@pytest.mark.local_store
 def test_another_process_reads_held_vectors_from_a_delta(make_vault):
     import json
     import subprocess
@@ -391,6 +392,7 @@ def test_a_new_passage_cut_rewrites_the_passages_of_unchanged_pages(make_vault, 
     assert vault.status()["degraded"] == []
 
 
+@pytest.mark.local_store
 @pytest.mark.parametrize("how", ["index", "embed_pending"])
 def test_an_index_file_of_the_previous_format_is_found_and_rebuilt_from_the_vector_cache(make_vault, how):
     """A vault indexed by the previous version (WMVI2: held vectors in a FAISS index, the manifest

@@ -83,7 +83,7 @@ def test_a_client_that_disconnects_mid_request_costs_nothing(make_vault, tmp_pat
 def test_sigterm_mid_write_leaves_no_half_written_file_and_the_next_start_serves_the_same_state(make_vault, tmp_path):
     root = make_vault(FILES, name="v")
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_") or k in ("WIKIMEM_STORE", "WIKIMEM_DATABASE_URL")}
     env["WIKIMEM_TOKENS"] = str(tmp_path / "tokens.json")
     cmd = [str(Path(sys.executable).parent / "wikimem"), "serve", str(root), "--port", str(port)]
     url = f"http://127.0.0.1:{port}"
@@ -141,7 +141,7 @@ def test_search_with_server_and_token_reaches_a_remote_serve(make_vault, tmp_pat
     store = TokenStore(tmp_path / "tokens.json")
     token = store.add("cli", "v", "read")
     root = make_vault(FILES, name="v")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_") or k in ("WIKIMEM_STORE", "WIKIMEM_DATABASE_URL")}
     wikimem = str(Path(sys.executable).parent / "wikimem")
     with live_server([("v", root)], store) as (url, _server):
         done = subprocess.run([wikimem, "search", "alpha", "--server", url, "--token", token], cwd=tmp_path, env=env,
@@ -169,7 +169,7 @@ def test_a_local_wikimem_mcp_is_answered_by_the_warm_serve(make_vault, tmp_path)
     store = TokenStore(tmp_path / "tokens.json")
     store.add("someone", "v", "read")  # tokens are required on this serve
     root = make_vault(FILES, name="v")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_") or k in ("WIKIMEM_STORE", "WIKIMEM_DATABASE_URL")}
     wikimem = str(Path(sys.executable).parent / "wikimem")
 
     async def session_of(args, calls):

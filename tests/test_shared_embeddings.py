@@ -24,6 +24,7 @@ def _vault(make_vault, name: str, url: str):
     return open_vault(root, embedder="fake", embedding_cache_url=url)
 
 
+@pytest.mark.local_store
 def test_a_second_vault_with_the_same_text_embeds_nothing(make_vault, pg_database):
     first = _vault(make_vault, "a", pg_database)
     report = first.index()
@@ -38,6 +39,7 @@ def test_a_second_vault_with_the_same_text_embeds_nothing(make_vault, pg_databas
     second.close()
 
 
+@pytest.mark.local_store
 def test_index_json_reports_cached_and_embedded_counts(make_vault, pg_database, tmp_path):
     _vault(make_vault, "a", pg_database).index()
     other = make_vault({"SCHEMA.md": "# S\n", **NOTES, "notes/new.md": "# New\n\nOnly this vault says this.\n"},
@@ -49,6 +51,7 @@ def test_index_json_reports_cached_and_embedded_counts(make_vault, pg_database, 
     assert data["vectors_from_shared"] > 0 and 0 < data["embedded_now"] < data["vectors_from_shared"]
 
 
+@pytest.mark.local_store
 def test_a_server_that_is_down_costs_a_notice_and_never_the_password(make_vault):
     url = "postgresql://wikimem:s3cret-pass@127.0.0.1:9/teamcache"  # port 9 (discard): nothing listens
     v = _vault(make_vault, "down", url)

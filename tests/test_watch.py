@@ -284,6 +284,7 @@ def test_lost_events_are_reconciled_after_an_overflow(watcher, monkeypatch):
     assert watcher.status()["last_build"]["full"]
 
 
+@pytest.mark.local_store
 def test_a_writer_lock_held_elsewhere_delays_but_loses_nothing(watcher):
     v, root = watcher.vault, Path(watcher.vault.root)
     other = open_vault(root, embedder="fake")

@@ -21,7 +21,7 @@ ROOT = Path(__file__).parent.parent
 
 
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_") or k in ("WIKIMEM_STORE", "WIKIMEM_DATABASE_URL")}
     env.update(WIKIMEM_EMBEDDER="fake", PYTHONPATH=str(ROOT))
     return env
 

@@ -63,6 +63,15 @@ class Settings:
     # a team's embedding cache on PostgreSQL (stores/shared_embeddings.py): texts a teammate (or another
     # vault) embedded are taken from it, not embedded again; "" = none. Needs the team extra (psycopg)
     embedding_cache_url: str = ""
+    # where the derived stores live (stores/__init__.py): "local" (.wikimem/), or "postgres" (the vault's
+    # schema in database_url, a PostgreSQL with pgvector; needs the team extra). vault_id names the vault
+    # there ("" = the vault folder's name): every machine holding the vault must use the same one
+    store: str = "local"
+    database_url: str = ""
+    vault_id: str = ""
+    # the vector column there: "vector" (float32: the local store's scores, to the last digit) or
+    # "halfvec" (half the table and ~57 % of the HNSW index past 1M chunks, the same top-10 measured)
+    pg_vector_type: str = "vector"
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -78,7 +87,10 @@ _FIELDS = {f.name: f for f in fields(Settings) if f.name != "extra"}
 # every setting's allowed values, checked wherever it came from (file, environment, flag), so a
 # typo is one line and exit 2 at start-up instead of a traceback deep inside a build or a search
 LLMS = ("none", "ollama", "openai")  # see llm.py
-_CHOICES = {"embedder": EMBEDDERS, "embed_passages": PASSAGE_MODES, "fusion": FUSIONS, "llm": LLMS}
+STORES = ("local", "postgres")  # see stores/__init__.py
+PG_VECTOR_TYPES = ("vector", "halfvec")  # see stores/pg_vectors.py
+_CHOICES = {"embedder": EMBEDDERS, "embed_passages": PASSAGE_MODES, "fusion": FUSIONS, "llm": LLMS, "store": STORES,
+            "pg_vector_type": PG_VECTOR_TYPES}
 _AT_LEAST_1 = ("embed_batch", "chunk_min", "chunk_max", "transcript_window", "transcript_stride", "rrf_k",
                "candidates")
 _AT_LEAST_0 = ("transcript_context", "graph_fanout", "neighbour_span", "weight_lexical", "weight_vector",

@@ -278,7 +278,7 @@ def detect(ctx, resolution: float = DEFAULT_RESOLUTION, seed: int = DEFAULT_SEED
     graph = load_page_graph(ctx)
     vectors_id = None
     if semantic:
-        faiss_meta = ctx.cache.meta().get("artifacts", {}).get("faiss") or {}
+        faiss_meta = ctx.cache.vector_store.committed(ctx.cache.meta()) or {}
         vectors_id = json.dumps(faiss_meta, sort_keys=True)
     key = _key(graph, resolution, seed, semantic, k, vectors_id)
     stored = read_stored(ctx, RESULT_FILE, key=key) if reuse else None

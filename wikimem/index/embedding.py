@@ -23,7 +23,6 @@ from ..model import coverage_degraded
 from ..stores.cache import Cache
 from ..stores.manifest import Manifest
 from ..stores.vectors import (
-    FILE_FORMAT,
     HELD_BIT,
     VectorIndex,
     id_difference,
@@ -133,8 +132,7 @@ def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
     meta = cache.meta()
     want = cache.manifest.wanted_ids()
     state = VectorState(want, int(np.count_nonzero(want & HELD_BIT)))
-    recorded = meta.get("artifacts", {}).get("faiss") or {}
-    complete = meta.get("vectors_sig") == _id_signature(want) and recorded.get("format") == FILE_FORMAT
+    complete = meta.get("vectors_sig") == _id_signature(want) and cache.vector_store.committed_current(meta)
     if not rebuild and complete and meta.get("embedder") == key:
         with cache.transaction() as db:  # complete: whatever a lexical-first build left pending is not
             cache.set_meta(db, dirty=False, last_build=time.time(), vectors_pending=False, passages_pending=False)

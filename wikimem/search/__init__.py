@@ -197,7 +197,7 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
     vector_trust = 1.0  # the share of chunks the vector side sees (fusion.candidates)
     if mode in ("hybrid", "vector"):
         meta = cache.meta()
-        no_vectors_yet = ctx.settings.embedder != "none" and not (meta.get("artifacts") or {}).get("faiss") \
+        no_vectors_yet = ctx.settings.embedder != "none" and not cache.vector_store.committed(meta) \
             and not cache.embedder_loaded()
         embedder = None if no_vectors_yet else cache.embedder()
         index = cache.vector_store.load(embedder.identity.dim, meta) if embedder is not None else None

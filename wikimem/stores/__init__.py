@@ -14,6 +14,10 @@ the stages that ask them. The stores and their narrow questions:
 - ``Runtime`` and ``Usage``: per-process kept values, and how often pages are used;
 - ``Cache`` (``cache.py``): one vault's bundle of the above, plus the embedder it loads once.
 
+On PostgreSQL (``store = "postgres"``): ``PgCache`` (``pg_cache.py``) is the same bundle over the
+vault's schema (``pg_tables.py``): the same ``Manifest`` questions through ``pg_manifest.PgDB``,
+``PgLexical`` (BM25 as FTS5 computes it), ``PgVectors`` (pgvector), an advisory writer lock.
+
 The build pipeline that fills them (``wikimem/index``) stands above the ``Context``.
 """
 from __future__ import annotations
@@ -29,6 +33,16 @@ __all__ = ["open_stores"]
 
 
 def open_stores(root: Path, settings: "Settings") -> "Cache":
-    """The stores of the vault at ``root`` as ``settings`` choose them (today: the local folder)."""
+    """The stores of the vault at ``root`` as ``settings`` choose them: the local folder, or the
+    vault's schema on PostgreSQL (``store = "postgres"``, ``database_url``; ``pg_cache``)."""
+    if getattr(settings, "store", "local") == "postgres":
+        from ..errors import ConfigError
+        if not settings.database_url:
+            raise ConfigError('store = "postgres" needs database_url (or WIKIMEM_DATABASE_URL): the PostgreSQL '
+                              "with pgvector that holds the vault's stores")
+        from . import pg
+        pg.psycopg()  # the team extra missing: one clear error now
+        from .pg_cache import PgCache
+        return PgCache(root, settings)
     from .cache import Cache
     return Cache(root, settings)

@@ -48,14 +48,16 @@ class Filters:
         return frozenset() if self.include_meta or self.paths is not None else META_PAGES
 
 
-def where_sql(filters: "Filters | None", dialect: str = "sqlite") -> tuple[str, list[Any]]:
+def where_sql(filters: "Filters | None", dialect: str = "sqlite", mark: str | None = None) -> tuple[str, list[Any]]:
     """``filters`` as SQL over ``chunks`` aliased ``c``: a fragment of ``AND`` terms and its
     arguments ("" and none for no filters). ``dialect`` "postgres": psycopg's ``%s`` placeholders,
     and ILIKE where SQLite's LIKE is case-insensitive (ASCII letters only there: a folder named in
-    another case with non-ASCII letters matches on PostgreSQL alone)."""
+    another case with non-ASCII letters matches on PostgreSQL alone). ``mark``: the placeholder, when
+    not the dialect's own (the manifest writes ``?`` on both engines: ``pg_manifest.translate``)."""
     if filters is None:
         return "", []
-    mark, like, none = ("%s", "ILIKE", "AND false") if dialect == "postgres" else ("?", "LIKE", "AND 0")
+    own, like, none = ("%s", "ILIKE", "AND false") if dialect == "postgres" else ("?", "LIKE", "AND 0")
+    mark = mark or own
     sql: list[str] = []
     args: list[Any] = []
     if not filters.include_superseded:

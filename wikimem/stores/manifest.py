@@ -162,6 +162,13 @@ def _unchanged_since(db: sqlite3.Connection, what: str, read: Callable[[], Any])
 class Manifest(ManifestReads, ManifestSearch):
     """Every statement over the manifest, as named reads and writes over one connection ``db``."""
 
+    def __new__(cls, db=None):
+        """A manifest on a PostgreSQL connection (``pg_manifest.PgDB``) is a ``PgManifest``."""
+        if cls is Manifest and getattr(db, "dialect", None) == "postgres":
+            from .pg_manifest import PgManifest
+            return object.__new__(PgManifest)
+        return object.__new__(cls)
+
     def __init__(self, db: sqlite3.Connection):
         self.db = db
 
@@ -260,7 +267,7 @@ class Manifest(ManifestReads, ManifestSearch):
 
     def first_chunk(self, path: str, filters: Filters | None = None) -> Chunk | None:
         """A page's first chunk, if it passes ``filters`` (search's, see ``manifest_search``)."""
-        where, args = where_sql(filters)
+        where, args = where_sql(filters, self.dialect, "?")
         columns = ",".join(f"c.{name}" for name in CHUNK_COLUMNS)
         row = self.db.execute(f"SELECT {columns} FROM chunks c WHERE c.path=? AND c.ord = "
                               f"(SELECT min(ord) FROM chunks WHERE path=?) {where}", (path, path, *args)).fetchone()

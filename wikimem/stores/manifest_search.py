@@ -22,6 +22,11 @@ from .vectors import held_sql
 class ManifestSearch:
     db: sqlite3.Connection
 
+    @property
+    def dialect(self) -> str:
+        """The engine the connection speaks ("sqlite", or "postgres" for ``pg_manifest.PgDB``)."""
+        return getattr(self.db, "dialect", "sqlite")
+
     # -- candidates under the search's filters ------------------------------------------------
     def superseded_vids(self) -> set[int]:
         """The vector ids of every superseded chunk (few: a search drops them after an over-fetch)."""
@@ -29,21 +34,21 @@ class ManifestSearch:
 
     def chunk_vids_where(self, filters: Filters | None) -> list[int]:
         """The vector ids of the chunks passing ``filters``, in table order."""
-        where, args = where_sql(filters)
+        where, args = where_sql(filters, self.dialect, "?")
         return [r[0] for r in self.db.execute(f"SELECT c.vid FROM chunks c WHERE 1=1 {where}", args)]
 
     def passage_ids_where(self, filters: Filters | None, held: bool) -> list[int]:
         """The ids of the held (or searched) passages whose chunk passes ``filters``, in table order.
         Which ids are held is the vector store's id bit (``vectors.held_sql``): the vector store asks
         this (``FaissVectors.searchable_ids``), search does not."""
-        where, args = where_sql(filters)
+        where, args = where_sql(filters, self.dialect, "?")
         return [r[0] for r in self.db.execute(
             f"SELECT p.pid FROM passages p JOIN chunks c ON c.vid = p.vid WHERE {held_sql('p.pid', held=held)} {where}",
             args)]
 
     def chunk_ids_of_page(self, path: str, filters: Filters | None = None) -> list[str]:
         """The ids of ``path``'s chunks that pass ``filters``, in page order."""
-        where, args = where_sql(filters)
+        where, args = where_sql(filters, self.dialect, "?")
         return [r[0] for r in self.db.execute(f"SELECT c.id FROM chunks c WHERE c.path = ? {where} ORDER BY c.ord",
                                               [path, *args])]
 
@@ -64,10 +69,10 @@ class ManifestSearch:
     def page_recency(self, filters: Filters | None) -> list[tuple[str, Any, Any]]:
         """(path, latest of its chunks' ``updated``/``created``/``date`` ('' when none), its file's
         mtime_ns) of every page with a chunk passing ``filters``."""
-        where, args = where_sql(filters)
+        where, args = where_sql(filters, self.dialect, "?")
         return self.db.execute(
             "SELECT c.path, max(coalesce(c.updated, c.created, c.date, '')), f.mtime_ns FROM chunks c "
-            f"JOIN files f ON f.path = c.path WHERE 1=1 {where} GROUP BY c.path", list(args)).fetchall()
+            f"JOIN files f ON f.path = c.path WHERE 1=1 {where} GROUP BY c.path, f.mtime_ns", list(args)).fetchall()
 
     def page_body(self, path: str) -> str | None:
         """The body of ``path`` as its page record holds it (None: no record, or no body text)."""

@@ -7,10 +7,11 @@ schema of another version is dropped and made again (``ensure_schema``), never t
 """
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError, WikimemError
@@ -73,6 +74,17 @@ def connect(url: str, what: str):
         raise DatabaseUnavailable(f"{what} at {server_name(url)} cannot be reached: {reason}") from None
     except (ValueError, TypeError) as exc:  # a malformed URL
         raise ConfigError(f"{what}: not a database URL ({redact(url)}): {exc}") from None
+
+
+@contextlib.contextmanager
+def lost_is_unavailable(url: str, what: str) -> Iterator[None]:
+    """A connection that breaks inside (the server restarted, a network cut, the session ended) is
+    ``DatabaseUnavailable`` naming the server, not a driver traceback; the next call reconnects."""
+    try:
+        yield
+    except psycopg().OperationalError as exc:
+        reason = " ".join(redact(str(exc)).split())
+        raise DatabaseUnavailable(f"{what} at {server_name(url)} went away: {reason}") from None
 
 
 def ensure_schema(db, component: str, version: int, create: Callable[[Any], None], drop: Callable[[Any], None]) -> bool:

@@ -49,7 +49,7 @@ def schema_name(vault_id: str) -> str:
     return f"wm_{clean}_{hashlib.sha256(vault_id.encode('utf-8')).hexdigest()[:10]}"
 
 
-def _quoted(name: str) -> str:
+def quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
@@ -57,15 +57,15 @@ def ensure(db, schema: str) -> bool:
     """The vault's schema at this version (made, or dropped and made again); the connection's
     ``search_path`` set to it. Returns whether it was (re)made."""
     def create(conn) -> None:
-        conn.execute(f"CREATE SCHEMA {_quoted(schema)}")
+        conn.execute(f"CREATE SCHEMA {quoted(schema)}")
         # the vault's tables made in its schema; the versions table still found where it is
-        conn.execute(f"SET LOCAL search_path TO {_quoted(schema)}, {_quoted(home)}")
+        conn.execute(f"SET LOCAL search_path TO {quoted(schema)}, {quoted(home)}")
         for statement in TABLES_SQL:
             conn.execute(statement)
         PgLexical.create(conn)
 
     def drop(conn) -> None:
-        conn.execute(f"DROP SCHEMA IF EXISTS {_quoted(schema)} CASCADE")
+        conn.execute(f"DROP SCHEMA IF EXISTS {quoted(schema)} CASCADE")
 
     db.execute("RESET search_path")  # the versions table is the database's, not a vault's
     home = db.execute("SELECT current_schema()").fetchone()[0] or "public"
@@ -79,7 +79,7 @@ def use(db, schema: str) -> None:
     types live in (another vault's tables are never on the path, so cannot be read by name)."""
     row = db.execute("SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
                      "WHERE e.extname = 'vector'").fetchone()
-    path = [_quoted(schema)] + ([_quoted(row[0])] if row and row[0] != schema else [])
+    path = [quoted(schema)] + ([quoted(row[0])] if row and row[0] != schema else [])
     db.execute(f"SET search_path TO {', '.join(path)}")
 
 
@@ -100,5 +100,5 @@ def drop(db, schema: str) -> None:
     """Forget the vault's tables (a rebuild, or a vault removed)."""
     db.execute("RESET search_path")
     with db.transaction():
-        db.execute(f"DROP SCHEMA IF EXISTS {_quoted(schema)} CASCADE")
+        db.execute(f"DROP SCHEMA IF EXISTS {quoted(schema)} CASCADE")
         db.execute("DELETE FROM wikimem_schema WHERE component = %s", (f"vault:{schema}",))

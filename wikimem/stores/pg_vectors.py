@@ -1,10 +1,11 @@
 """The vector store on PostgreSQL + pgvector: ``vectorstore.VectorStore`` over a table of the vault's schema.
 
 One row per vector id (a chunk's or a passage's), with ``held`` set for a note's held passages
-(read back, never searched), as ``vectors.HELD_BIT`` says locally. Vectors are stored as
-``halfvec`` by default: half the table and 57 % of the HNSW index of ``vector`` at 1M rows, with
-the same exact top-10 (benchmarks/bench_pg_scale.py, benchmarks/README.md); ``vector`` (float32)
-is there for a comparison that must match FAISS to the last digit.
+(read back, never searched), as ``vectors.HELD_BIT`` says locally. The column is ``vector``
+(float32) by default, so scores are FAISS's to the last digits and every ranking the local store
+gives; ``halfvec`` (setting ``pg_vector_type``) takes half the table and 57 % of the HNSW index at
+1M rows with the same exact top-10 there (benchmarks/bench_pg_scale.py), but scores move in the
+4th decimal.
 
 Search is exact (a scan) while the table is small, which is what the local FAISS flat index does
 too, so rankings agree; past ``HNSW_FROM`` rows ``ensure_index`` builds an HNSW index (inner
@@ -14,6 +15,7 @@ filter returns fewer than k rows when the filter is selective.
 """
 from __future__ import annotations
 
+import itertools
 from typing import Sequence
 
 import numpy as np
@@ -25,20 +27,48 @@ EF_SEARCH = 100  # recall@10 >= 0.95 at 100k (bench_pg_scale: ef 60 for vector, 
 KINDS = ("halfvec", "vector")
 
 
+_SERIALS = itertools.count(1)
+
+
+def create_table(db, dim: int, kind: str) -> None:
+    db.execute(f"CREATE TABLE IF NOT EXISTS vecs (vid bigint PRIMARY KEY, held boolean NOT NULL, "
+               f"vec {kind}({int(dim)}) NOT NULL)")
+
+
+def _array(value) -> np.ndarray:
+    return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, dtype=np.float32)
+
+
 class PgVectorIndex:
     """``VectorStore`` on PostgreSQL (see the module docstring). ``db``: a psycopg connection on the
-    vault's schema; ``kind``: the column type, "halfvec" or "vector"."""
+    vault's schema, or a function giving the calling thread's (a cache's readers and its writer
+    each use their own, in their own transaction); ``kind``: the column type, "halfvec" or "vector".
+    ``serial``/``searched_version`` key what is derived from the vectors (graph/semantic.py):
+    ``version_of`` names the committed state (the manifest's ``vectors_sig``) when given."""
 
-    def __init__(self, db, dim: int, kind: str = "halfvec"):
+    def __init__(self, db, dim: int, kind: str = "halfvec", version_of=None, create: bool = True):
         if kind not in KINDS:
             raise ValueError(f"vector column type {kind!r}: choose {', '.join(KINDS)}")
-        from pgvector.psycopg import register_vector
-
-        register_vector(db)
-        self.db, self.dim, self.kind = db, int(dim), kind
-        self.db.execute(f"CREATE TABLE IF NOT EXISTS vecs (vid bigint PRIMARY KEY, held boolean NOT NULL, "
-                        f"vec {kind}({self.dim}) NOT NULL)")
+        self._db = db
+        self.dim, self.kind = int(dim), kind
+        self._version_of = version_of
+        self.serial = next(_SERIALS)
         self.version = 0
+        if create:
+            create_table(self.db, self.dim, kind)
+
+    @property
+    def db(self):
+        conn = self._db() if callable(self._db) else self._db
+        if not getattr(conn, "_wikimem_vector_types", False):
+            from pgvector.psycopg import register_vector
+            register_vector(conn)
+            conn._wikimem_vector_types = True
+        return conn
+
+    @property
+    def searched_version(self):
+        return self._version_of() if self._version_of is not None else self.version
 
     def _as_param(self, rows: np.ndarray):
         from pgvector import HalfVector, Vector
@@ -52,6 +82,9 @@ class PgVectorIndex:
         ids = np.asarray(ids, dtype=np.int64)
         vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(ids), self.dim)
         held = (ids & HELD_BIT) != 0
+        if held.any():  # held passages are kept at float16 locally (vectors.HeldStore): the same values here
+            vectors = vectors.copy()
+            vectors[held] = vectors[held].astype(np.float16).astype(np.float32)
         with self.db.cursor() as cur:
             cur.executemany("INSERT INTO vecs (vid, held, vec) VALUES (%s, %s, %s) ON CONFLICT (vid) "
                             "DO UPDATE SET held = excluded.held, vec = excluded.vec",
@@ -120,20 +153,28 @@ class PgVectorIndex:
         flat index orders them: scores compared to 6 decimals)."""
         if k <= 0 or (allowed is not None and not len(allowed)):
             return []
-        q = self._as_param(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
+        query = np.asarray(query, dtype=np.float32).reshape(-1)
+        q = self._as_param(query.reshape(1, -1))[0]
         cast = f"%s::{self.kind}"
+        # the server ranks; the scores are computed here in float32 from the stored rows, as FAISS
+        # computes them (pgvector's own sum runs in another order: ~1e-6 off, which min-max
+        # normalisation over close candidates can make 1e-5)
         if allowed is not None:
             sql = ("WITH c AS MATERIALIZED (SELECT vid, vec FROM vecs WHERE NOT held AND vid = ANY(%s)) "
-                   f"SELECT vid, -(vec <#> {cast}) FROM c ORDER BY vec <#> {cast}, vid LIMIT %s")
-            rows = self.db.execute(sql, ([int(i) for i in allowed], q, q, k)).fetchall()
+                   f"SELECT vid, vec FROM c ORDER BY vec <#> {cast}, vid LIMIT %s")
+            rows = self.db.execute(sql, ([int(i) for i in allowed], q, k)).fetchall()
         elif self._has_index():
             with self.db.transaction():
                 self.db.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, k)}")
-                rows = self.db.execute(f"SELECT vid, -(vec <#> {cast}) FROM vecs WHERE NOT held "
-                                       f"ORDER BY vec <#> {cast} LIMIT %s", (q, q, k)).fetchall()
+                rows = self.db.execute(f"SELECT vid, vec FROM vecs WHERE NOT held "
+                                       f"ORDER BY vec <#> {cast} LIMIT %s", (q, k)).fetchall()
         else:
-            rows = self.db.execute(f"SELECT vid, -(vec <#> {cast}) FROM vecs WHERE NOT held "
-                                   f"ORDER BY vec <#> {cast}, vid LIMIT %s", (q, q, k)).fetchall()
+            rows = self.db.execute(f"SELECT vid, vec FROM vecs WHERE NOT held "
+                                   f"ORDER BY vec <#> {cast}, vid LIMIT %s", (q, k)).fetchall()
+        if not rows:
+            return []
+        vectors = np.stack([_array(vec) for _, vec in rows])
+        rows = list(zip([v for v, _ in rows], (vectors @ query).tolist()))
         hits = [(int(v), float(s)) for v, s in rows]
         hits.sort(key=lambda h: (-round(h[1], 6), h[0]))
         return hits

@@ -100,6 +100,18 @@ class FaissVectors:
         self.taken_shared = 0
 
     # -- the committed index ------------------------------------------------------------------
+    def committed(self, meta: dict) -> dict | None:
+        """What names the committed vectors (the FAISS file's record), or None before any: search
+        skips the vector side then, and a community memo is keyed by it."""
+        record = (meta.get("artifacts") or {}).get("faiss") if isinstance(meta.get("artifacts"), dict) else None
+        return record if isinstance(record, dict) and record else None
+
+    def committed_current(self, meta: dict) -> bool:
+        """Whether the committed vectors are in this version's format (an older file is rebuilt)."""
+        from .vectors import FILE_FORMAT
+        record = self.committed(meta)
+        return record is not None and record.get("format") == FILE_FORMAT
+
     def load(self, dim: int, meta: dict | None = None) -> "VectorIndex | None":
         """The index as last committed (the file plus the delta recorded beside it), or None when
         there is none (or it is damaged: its size, mtime or checksum differ from what the build

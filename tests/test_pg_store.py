@@ -1,0 +1,215 @@
+"""The whole vault on PostgreSQL (issue 38): ``store = "postgres"`` indexes and searches examples/
+with the same results as the local stores, follows edits incrementally, rebuilds beside the live
+schema, keeps one writer at a time, and says which server it cannot reach (exit 2)."""
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from pathlib import Path
+
+import psycopg
+import pytest
+from typer.testing import CliRunner
+
+from wikimem.api import open_vault
+from wikimem.cli import app
+from wikimem.errors import LockError
+from wikimem.stores import pg_tables
+
+ROOT = Path(__file__).resolve().parents[1]
+QUERIES = [q["q"] for q in json.loads((ROOT / "benchmarks/heldout-examples.json").read_text())["queries"]]
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    root = tmp_path / name
+    shutil.copytree(ROOT / "examples", root)
+    return root
+
+
+def _pages(result) -> list[tuple[str, str]]:
+    return [(h.path, h.chunk_id) for h in result.hits]
+
+
+@pytest.fixture
+def both(tmp_path, pg_database):
+    """examples/ indexed twice: on the local stores and on PostgreSQL (the fake embedder)."""
+    local = open_vault(_copy(tmp_path, "local"), embedder="fake", store="local")
+    remote = open_vault(_copy(tmp_path, "remote"), embedder="fake", store="postgres", database_url=pg_database,
+                        vault_id="examples")
+    local.index()
+    report = remote.index()
+    yield local, remote, report
+    local.close()
+    remote.close()
+
+
+def test_the_same_results_as_the_local_stores_in_every_mode(both):
+    local, remote, report = both
+    assert report.chunks > 0 and report.coverage == 1.0
+    assert not (remote.root / ".wikimem" / "manifest.sqlite").exists()  # nothing of it is local
+    for mode in ("hybrid", "lexical", "vector"):
+        differ = [q for q in QUERIES if _pages(local.search(q, mode=mode, limit=10)) !=
+                  _pages(remote.search(q, mode=mode, limit=10))]
+        assert differ == [], (mode, differ[:3])
+    for query in ("tag:#search bm25", "path:concepts fusion", "-rank fusion", '"reciprocal rank"'):
+        assert _pages(local.search(query)) == _pages(remote.search(query))
+    assert _pages(local.search("rank", folder="concepts")) == _pages(remote.search("rank", folder="concepts"))
+
+
+def test_an_edit_is_found_after_the_incremental_build(both):
+    local, remote, _ = both
+    note = remote.root / "concepts" / "Zebra crossings.md"
+    note.write_text("# Zebra crossings\n\nA zebra crossing gives pedestrians the right of way.\n", encoding="utf-8")
+    report = remote.index()
+    assert report.added == 1 and report.unchanged > 10
+    hits = remote.search("zebra pedestrians", limit=3).hits
+    assert hits and hits[0].path == "concepts/Zebra crossings.md"
+    note.unlink()
+    remote.index()
+    assert all(h.path != "concepts/Zebra crossings.md" for h in remote.search("zebra pedestrians").hits)
+
+
+def test_a_rebuild_is_written_beside_and_swapped_in(both, pg_database):
+    local, remote, _ = both
+    before = _pages(remote.search("reciprocal rank fusion"))
+    remote.index(rebuild=True)
+    assert _pages(remote.search("reciprocal rank fusion")) == before
+    with psycopg.connect(pg_database, autocommit=True) as db:
+        names = [r[0] for r in db.execute("SELECT schema_name FROM information_schema.schemata "
+                                          "WHERE schema_name LIKE 'wm\\_%'")]
+    assert names == [pg_tables.schema_name("examples")]  # no half-built or old schema left behind
+
+
+def test_one_writer_at_a_time(both):
+    _, remote, _ = both
+    cache = remote.cache
+    entered = threading.Event()
+    release = threading.Event()
+
+    def hold():
+        with cache.writer_lock():
+            entered.set()
+            release.wait(10)
+    other = open_vault(remote.root, embedder="fake", store="postgres", database_url=remote.settings.database_url,
+                       vault_id="examples")
+    worker = threading.Thread(target=hold)
+    worker.start()
+    try:
+        assert entered.wait(10)
+        with pytest.raises(LockError, match="another wikimem process is updating examples"):
+            with other.cache.writer_lock():
+                pass
+    finally:
+        release.set()
+        worker.join()
+    with other.cache.writer_lock():  # released with its holder
+        pass
+    other.close()
+
+
+def test_a_database_that_cannot_be_reached_is_one_line_and_exit_2(tmp_path, monkeypatch):
+    root = _copy(tmp_path, "down")
+    monkeypatch.setenv("WIKIMEM_STORE", "postgres")
+    monkeypatch.setenv("WIKIMEM_DATABASE_URL", "postgresql://wiki:s3cret@127.0.0.1:9/team?connect_timeout=2")
+    result = CliRunner().invoke(app, ["search", "rank", "--vault", str(root)])
+    assert result.exit_code == 2, result.output
+    assert "127.0.0.1:9/team" in result.output and "s3cret" not in result.output
+    assert "Traceback" not in result.output
+
+
+def test_postgres_without_a_database_url_says_what_is_missing(tmp_path):
+    vault = open_vault(_copy(tmp_path, "nourl"), embedder="fake", store="postgres", database_url="")
+    with pytest.raises(Exception, match="database_url"):
+        vault.index()
+    vault.close()
+
+
+def test_three_processes_over_one_database_see_each_others_writes(tmp_path, pg_database):
+    """Three servers of one vault folder over one database (each with its own stores object and
+    connections, as three processes have): a page written through one is found through the others
+    at once, with no build of theirs; another's build of the unchanged files writes nothing."""
+    root = _copy(tmp_path, "shared")
+    servers = [open_vault(root, embedder="fake", store="postgres", database_url=pg_database, vault_id="team")
+               for _ in range(3)]
+    try:
+        servers[0].index()
+        again = servers[1].index()
+        assert again.added == again.changed == again.removed == 0 and again.embedded_now == 0
+        servers[0].write_page("concepts/Walrus.md", "# Walrus\n\nA walrus hauls out on sea ice in the Arctic.\n")
+        for other in servers[1:]:
+            hits = other.search("walrus sea ice", limit=3).hits
+            assert hits and hits[0].path == "concepts/Walrus.md"
+    finally:
+        for server in servers:
+            server.close()
+
+
+def test_a_killed_writer_hands_the_lock_to_the_next(tmp_path, pg_database):
+    """The writer is killed (SIGKILL: no cleanup of its own): the server ends its session and its
+    advisory lock with it, and another process takes the lock."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    root = _copy(tmp_path, "killed")
+    code = ("import sys, time\nfrom wikimem.api import open_vault\n"
+            "v = open_vault(sys.argv[1], embedder='fake', store='postgres', database_url=sys.argv[2], vault_id='k')\n"
+            "with v.cache.writer_lock():\n    print('held', flush=True)\n    time.sleep(120)\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_")}
+    child = subprocess.Popen([sys.executable, "-c", code, str(root), pg_database], stdout=subprocess.PIPE, text=True,
+                             env=env)
+    try:
+        assert child.stdout.readline().strip() == "held"
+        other = open_vault(root, embedder="fake", store="postgres", database_url=pg_database, vault_id="k")
+        with pytest.raises(LockError):
+            with other.cache.writer_lock():
+                pass
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+        deadline = time.monotonic() + 20
+        with other.cache.writer_lock(wait=20):  # the server notices the dead session and frees the lock
+            assert time.monotonic() < deadline
+        assert other.index().chunks > 0
+        other.close()
+    finally:
+        if child.poll() is None:
+            child.kill()
+
+
+def test_a_connection_lost_mid_build_serves_nothing_half_done_and_the_next_build_repairs(tmp_path, pg_database,
+                                                                                          monkeypatch):
+    root = _copy(tmp_path, "lost")
+    vault = open_vault(root, embedder="fake", store="postgres", database_url=pg_database, vault_id="lost")
+    vault.index()
+    before = _pages(vault.search("reciprocal rank fusion"))
+    (root / "concepts" / "Reciprocal Rank Fusion.md").write_text("# Reciprocal Rank Fusion\n\nRewritten: walrus.\n",
+                                                                  encoding="utf-8")
+    from wikimem.index import build as build_mod
+    real = build_mod.sync_vectors
+
+    def cut(cache, *args, **kwargs):  # the server ends the build's session between its two commits
+        with psycopg.connect(pg_database, autocommit=True) as admin:
+            pid = cache.connection().info.backend_pid
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        return real(cache, *args, **kwargs)
+    monkeypatch.setattr(build_mod, "sync_vectors", cut)
+    from wikimem.stores.pg import DatabaseUnavailable
+    with pytest.raises(DatabaseUnavailable, match="went away"):
+        vault.index()
+    monkeypatch.undo()
+    vault.close()
+    again = open_vault(root, embedder="fake", store="postgres", database_url=pg_database, vault_id="lost")
+    assert again.search("walrus").hits  # the lexical side was committed whole before the cut
+    report = again.index()
+    assert any("interrupted" in n for n in report.notices), report.notices
+    fresh = open_vault(_copy(tmp_path, "fresh"), embedder="fake", store="local")
+    (fresh.root / "concepts" / "Reciprocal Rank Fusion.md").write_text(
+        "# Reciprocal Rank Fusion\n\nRewritten: walrus.\n", encoding="utf-8")
+    fresh.index()
+    for query in ("reciprocal rank fusion", "walrus", "hybrid search"):
+        assert _pages(again.search(query)) == _pages(fresh.search(query))
+    assert before
+    again.close()
+    fresh.close()

@@ -1,0 +1,376 @@
+"""One vault's stores on PostgreSQL: what ``Cache`` is for ``.wikimem/``, for a vault's schema.
+
+Chosen by settings (``store = "postgres"``, ``database_url``; ``open_stores``). The stages ask it
+exactly what they ask the local cache: ``manifest`` (``pg_manifest.PgManifest``), ``reading()`` /
+``writing()``, ``vector_store`` (``PgVectors``: pgvector, with the database's own embedding cache),
+``runtime``, ``usage`` (kept per machine in ``.wikimem/usage.sqlite``), the embedder. What differs
+is the lifecycle below them:
+
+- connections: one per thread (autocommit; a snapshot is a REPEATABLE READ READ ONLY transaction,
+  a write a transaction), on the vault's schema (``pg_tables``: named from ``vault_id``, by default
+  the vault folder's name, so every machine holding the vault finds the same tables);
+- the writer lock: a PostgreSQL advisory lock on the schema, held by a connection of its own, so
+  one writer at a time across processes and machines, released by the server when its holder dies;
+- a full rebuild writes a new schema beside the live one and swaps the two by renaming in one
+  transaction: readers keep the old results until then;
+- integrity: a schema whose version, analyzer or embedder differs is rebuilt, never trusted; the
+  database that cannot be reached is ``pg.DatabaseUnavailable`` (exit 2, the server named, never
+  the password).
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator
+
+import numpy as np
+
+from .. import __version__
+from ..errors import LockError
+from . import pg, pg_tables
+from .analysis import ANALYZER
+from .cache import Cache
+from .cachedir import CacheDir
+from .manifest import SCHEMA_VERSION, Manifest
+from .pg_manifest import PgDB
+from .pg_vectors import PgVectorIndex, create_table
+from .runtime import Runtime
+from .shared_embeddings import SharedEmbeddings
+from .usage import Usage
+from .vectorstore import FaissVectors, id_signature
+
+if TYPE_CHECKING:
+    from ..config import Settings
+
+log = logging.getLogger(__name__)
+
+REQUIRED_TABLES = {"meta", "files", "chunks", "passages", "edges", "terms", "lex"}
+
+
+class PgVectors(FaissVectors):
+    """The vector store of a ``PgCache``: ``FaissVectors``'s surface over pgvector. Vectors are
+    committed as they are added (no file, no delta); the vector cache is the database's embedding
+    cache (``shared_embeddings``), so every vault and machine on it shares what was embedded."""
+
+    def __init__(self, cache: "PgCache"):
+        super().__init__(cache, SharedEmbeddings(cache.url))
+        self.kind = cache.settings_vector_kind
+
+    def _make_index(self, dim: int) -> PgVectorIndex:
+        return PgVectorIndex(self.cache.connection, dim, self.kind, create=False,
+                             version_of=lambda: self.cache.meta().get("vectors_sig"))
+
+    def committed(self, meta: dict) -> dict | None:
+        dim = meta.get("vectors_dim")
+        return {"dim": dim, "sig": meta.get("vectors_sig"), "embedder": meta.get("embedder")} if dim else None
+
+    def committed_current(self, meta: dict) -> bool:
+        return self.committed(meta) is not None
+
+    def load(self, dim: int, meta: dict | None = None):
+        """The vectors as committed, or None before a build saved any (``vectors_dim`` in meta)."""
+        meta = meta if meta is not None else self.cache.meta()
+        if meta.get("vectors_dim") != dim:
+            return None
+        return self._make_index(dim)
+
+    def fresh(self, dim: int):
+        conn = self.cache.connection()
+        conn.execute("DROP TABLE IF EXISTS vecs")
+        create_table(conn, dim, self.kind)
+        return self._make_index(dim)
+
+    def adopted(self):
+        return None
+
+    def adopt(self, index, meta: dict) -> None:
+        pass
+
+    def forget(self) -> None:
+        pass
+
+    def save(self, index, key: str, wanted: int, held: int, dirty: bool | None = None) -> None:
+        index.ensure_index()
+        with self.cache.transaction() as db:
+            values = {"vectors": index.ntotal, "vectors_wanted": wanted, "vectors_sig": id_signature(index.ids()),
+                      "embedder": key, "vectors_delta": None, "vectors_dim": index.dim}
+            if dirty is not None:
+                values.update(dirty=dirty, last_build=time.time())
+            values.update(passages_held=index.held_total, passages_wanted=held,
+                          vectors_pending=index.ntotal - index.held_total != wanted - held,
+                          passages_pending=index.held_total != held)
+            self.cache.set_meta(db, **values)
+
+    def cached(self, key: str, dim: int, hashes: list[str]) -> dict[str, np.ndarray]:
+        found = self.shared.get(key, dim, hashes)
+        self.taken_local += len(found)
+        return found
+
+    def remember(self, key: str, hashes, vectors: np.ndarray) -> None:
+        self.shared.put(key, hashes, vectors)
+
+
+class PgCache(Cache):
+    """The stores of the vault at ``root`` on the database ``settings.database_url`` (see the
+    module docstring)."""
+
+    def __init__(self, root: Path, settings: "Settings"):
+        CacheDir.__init__(self, root)
+        self.settings = settings
+        self.url = settings.database_url
+        self.vault_id = settings.vault_id or Path(root).name
+        self.schema = pg_tables.schema_name(self.vault_id)
+        self.settings_vector_kind = settings.pg_vector_type
+        self._pg_local = threading.local()
+        self._pg_conns: list[Any] = []
+        self._next: str | None = None  # a rebuild's new schema, while it is written
+        self._lock_conn = None
+        self.vector_store = PgVectors(self)
+        self.runtime = Runtime(Path(root).name)
+        self.usage = Usage(self.dir / "usage.sqlite", self.writable)
+        self._embedder = None
+        self._embedder_error: str | None = None
+        self._embedder_lock = threading.Lock()
+        self.where = pg.server_name(self.url)
+
+    # -- connections -----------------------------------------------------------------------------
+    def _schema_now(self) -> str:
+        if self._next is not None and getattr(self._local, "in_build", False):
+            return self._next
+        return self.schema
+
+    def connection(self):
+        """This thread's psycopg connection, on the schema this thread reads and writes."""
+        held = getattr(self._pg_local, "conn", None)
+        schema = self._schema_now()
+        if held is not None and not held[1].closed and not held[1].broken:
+            if held[0] != schema and not held[1].info.transaction_status:
+                pg_tables.use(held[1], schema)
+                self._pg_local.conn = (schema, held[1])
+            return self._pg_local.conn[1]
+        conn = pg.connect(self.url, "the wikimem database")
+        conn.prepare_threshold = None  # a prepared plan ignores later SETs (bench_pg_scale found it)
+        pg_tables.ensure_pgvector(conn)
+        pg_tables.use(conn, schema)
+        self._pg_local.conn = (schema, conn)
+        with self._conns_lock:
+            self._pg_conns.append(conn)
+        return conn
+
+    @property
+    def db(self) -> PgDB:  # type: ignore[override]
+        return PgDB(self.connection(), self.url)
+
+    def write_side_file(self, name: str, data: bytes) -> None:
+        """``.wikimem/`` still holds this machine's side files (memos, usage counts, a watcher's pid)."""
+        self.ensure_dir()
+        super().write_side_file(name, data)
+
+    @property
+    def vdb(self):  # the vector cache is the database's embedding table (PgVectors.cached)
+        raise AttributeError("a PostgreSQL store has no local vector cache")
+
+    def _ensure_schema(self, schema: str) -> bool:
+        conn = self.connection()
+        made = pg_tables.ensure(conn, schema)
+        pg_tables.use(conn, self._schema_now())
+        return made
+
+    def close_thread(self) -> None:
+        held = getattr(self._pg_local, "conn", None)
+        if held is not None:
+            with contextlib.suppress(Exception):
+                held[1].close()
+            self._pg_local.conn = None
+
+    def close(self) -> None:
+        self.usage.flush()
+        self.vector_store.shared.close()
+        self.runtime.close()
+        with self._conns_lock:
+            conns, self._pg_conns = self._pg_conns, []
+        for conn in conns:
+            with contextlib.suppress(Exception):
+                conn.close()
+        self._pg_local = threading.local()
+        self._local = threading.local()
+
+    @contextlib.contextmanager
+    def transaction(self, db=None) -> Iterator[PgDB]:
+        db = db or self.db
+        with pg.lost_is_unavailable(self.url, "the wikimem database"), db.conn.transaction():
+            yield db
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[PgDB]:
+        db = self.db
+        if db.in_transaction:
+            yield db
+            return
+        with pg.lost_is_unavailable(self.url, "the wikimem database"), db.conn.transaction():
+            db.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            yield db
+
+    # -- the manifest ----------------------------------------------------------------------------
+    @property
+    def manifest(self) -> Manifest:
+        return Manifest(self.db)
+
+    def meta(self, db=None) -> dict[str, Any]:
+        try:
+            return Manifest(db or self.db).meta()
+        except pg.psycopg().errors.UndefinedTable:
+            return {}
+
+    def graph(self):
+        from .graph import build_graph
+        return build_graph(self.manifest)
+
+    # -- integrity -------------------------------------------------------------------------------
+    def manifest_problem(self, thorough: bool = False) -> str | None:
+        conn = self.connection()
+        row = conn.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s",
+                           (self._schema_now(),)).fetchone()
+        if row is None:
+            return "no cache yet"
+        tables = Manifest(self.db).table_names()
+        if not REQUIRED_TABLES <= tables:
+            return f"the database's tables are damaged (missing {', '.join(sorted(REQUIRED_TABLES - tables))})"
+        meta = self.meta()
+        if not meta:
+            return "no cache yet"  # the tables are made (by the writer that asks) but were never filled
+        if not isinstance(meta.get("artifacts", {}), dict):
+            return "the database's tables are corrupt (the artifacts record is not a mapping)"
+        if meta.get("schema_version") != SCHEMA_VERSION:
+            return f"cache schema {meta.get('schema_version')} differs from {SCHEMA_VERSION}"
+        if meta.get("analyzer") != ANALYZER:
+            return f"lexical analyzer {meta.get('analyzer')} differs from {ANALYZER}"
+        return None
+
+    def artifact_problems(self, meta: dict[str, Any], thorough: bool = False) -> dict[str, str]:
+        return {}  # no files: the vectors are rows, committed with the rest
+
+    def record_artifact(self, name: str, path: Path, db=None, checksum=None, format=None) -> None:
+        pass
+
+    def new_manifest(self, embedder_key: str | None, db=None) -> None:
+        self._ensure_schema(self._schema_now())
+        with self.transaction(db):
+            self.set_meta(db, schema_version=SCHEMA_VERSION, analyzer=ANALYZER, wikimem_version=__version__,
+                          embedder=embedder_key, artifacts={}, dirty=False, created=time.time(),
+                          store="postgres", vault_id=self.vault_id)
+
+    def size_bytes(self) -> int:
+        row = self.connection().execute(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n "
+            "ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind = 'r'", (self.schema,)).fetchone()
+        return int(row[0])
+
+    # -- build beside, then swap -----------------------------------------------------------------
+    def begin_replacement(self) -> None:
+        self._next = f"{self.schema[:48]}_next_{os.getpid()}"
+        conn = self.connection()
+        pg_tables.drop(conn, self._next)
+        self._local.in_build = True
+        self._ensure_schema(self._next)
+
+    def commit_replacement(self) -> None:
+        target, self._next = self._next, None
+        if target is None:
+            return
+        conn = self.connection()
+        old = f"{self.schema[:48]}_old_{os.getpid()}"
+        q = pg_tables.quoted
+        conn.execute("RESET search_path")
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('wikimem schema'))")
+            conn.execute(f"DROP SCHEMA IF EXISTS {q(old)} CASCADE")
+            if conn.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s",
+                            (self.schema,)).fetchone():
+                conn.execute(f"ALTER SCHEMA {q(self.schema)} RENAME TO {q(old)}")
+            conn.execute(f"ALTER SCHEMA {q(target)} RENAME TO {q(self.schema)}")
+            conn.execute(f"DROP SCHEMA IF EXISTS {q(old)} CASCADE")
+            conn.execute("DELETE FROM wikimem_schema WHERE component = %s", (f"vault:{self.schema}",))
+            conn.execute("UPDATE wikimem_schema SET component = %s WHERE component = %s",
+                         (f"vault:{self.schema}", f"vault:{target}"))
+        pg_tables.use(conn, self.schema)
+        self._pg_local.conn = (self.schema, conn)
+
+    def abandon_replacement(self) -> None:
+        target, self._next = self._next, None
+        if target is not None:
+            with contextlib.suppress(Exception):
+                conn = self.connection()
+                pg_tables.drop(conn, target)
+                pg_tables.use(conn, self._schema_now())
+
+    def sweep_orphans(self) -> None:
+        """Schemas a rebuild that died before its swap left behind (we hold the writer lock)."""
+        if self._next is not None:
+            return
+        conn = self.connection()
+        prefix = self.schema[:48] + "\\_next\\_%"
+        for (name,) in conn.execute("SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE %s",
+                                    (prefix,)).fetchall():
+            pg_tables.drop(conn, name)
+        pg_tables.use(conn, self._schema_now())
+
+    def drop_vectors(self) -> None:
+        with contextlib.suppress(Exception):
+            self.connection().execute("DELETE FROM vecs")
+
+    def reset_vector_cache(self) -> None:
+        pass
+
+    # -- the writer lock -------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def writer_lock(self, wait: float = 0.0) -> Iterator[None]:
+        """One writer at a time across processes and machines: an advisory lock on the vault's
+        schema, held by a connection of its own (the server releases it when that connection
+        ends, so a dead writer never blocks), plus a thread lock for this process's threads."""
+        if getattr(self._local, "lock_depth", 0):
+            self._local.lock_depth += 1
+            try:
+                yield
+            finally:
+                self._local.lock_depth -= 1
+            return
+        deadline = time.monotonic() + max(wait, 0.0)
+        got = self._thread_lock.acquire(timeout=wait) if wait > 0 else self._thread_lock.acquire(blocking=False)
+        if not got:
+            raise LockError(f"another thread of this process (pid {os.getpid()}) is updating {self.vault_id} "
+                            f"on {self.where}; try again when it finishes")
+        conn = None
+        try:
+            self.ensure_dir()  # this machine's side files, and the vault folder checked as the local writer does
+            conn = pg.connect(self.url, "the wikimem database")
+            while not conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", (self.schema,)).fetchone()[0]:
+                if time.monotonic() >= deadline:
+                    raise LockError(f"another wikimem process is updating {self.vault_id} on {self.where}; "
+                                    "try again when it finishes")
+                time.sleep(0.05)
+            self._lock_conn = conn
+            self._lock_depth = 1
+            self._local.lock_depth = 1
+            self._local.in_build = True
+            try:
+                if self._ensure_schema(self.schema):
+                    log.info("made the tables of %s on %s", self.vault_id, self.where)
+                yield
+            finally:
+                self._local.in_build = False
+                self._local.lock_depth = 0
+                self._lock_depth = 0
+                self._lock_conn = None
+        finally:
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    conn.close()  # ending the session releases the advisory lock
+            self._thread_lock.release()
+
+    def lock_holder(self) -> int | None:
+        return None  # the holder is a database session, perhaps on another machine
