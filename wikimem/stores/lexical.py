@@ -106,6 +106,12 @@ def useful_terms(db: sqlite3.Connection, words: Sequence[str]) -> list[str]:
         return []
     marks = ",".join("?" * len(words))
     df = dict(db.execute(f"SELECT term, df FROM terms WHERE term IN ('', {marks})", list(words)).fetchall())
+    return keep_useful(words, df)
+
+
+def keep_useful(words: Sequence[str], df: dict[str, int]) -> list[str]:
+    """``useful_terms``'s choice from the document frequencies (``df[""]``: the chunk count); the
+    PostgreSQL store makes the same one (pg_lexical)."""
     total = df.get("", 0)
     kept = [w for w in words if 0 < df.get(w, 0) and 2 * df[w] <= total]
     if not kept:

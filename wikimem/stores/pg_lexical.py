@@ -25,7 +25,7 @@ from typing import Collection, Iterable, Sequence
 
 from .analysis import terms
 from .filters import Filters, where_sql
-from .lexical import FIELD_WEIGHTS
+from .lexical import FIELD_WEIGHTS, keep_useful
 
 K1, B = 1.2, 0.75  # FTS5's bm25() constants
 MIN_IDF = 1e-6  # FTS5: a term in more than half the rows scores this, not a negative IDF
@@ -132,13 +132,7 @@ class PgLexical:
         IDF is FTS5's 1e-6: they change no ranking), the rarest kept if all are that common."""
         if not words:
             return []
-        df = self._frequencies(["", *words])
-        total = df.get("", 0)
-        kept = [w for w in words if 0 < df.get(w, 0) and 2 * df[w] <= total]
-        if not kept:
-            present = [w for w in words if df.get(w, 0) > 0]
-            kept = sorted(present, key=lambda w: (df[w], w))[:1]
-        return kept
+        return keep_useful(words, self._frequencies(["", *words]))
 
     def _score_sql(self, words: Sequence[str]) -> tuple[str, list]:
         """BM25 of ``words`` as an SQL expression over ``lex l`` and its arguments, term by term in
