@@ -163,7 +163,7 @@ class PgCache(Cache):
 
     @property
     def db(self) -> PgDB:  # type: ignore[override]
-        return PgDB(self.connection(), self.url)
+        return PgDB(self.connection(), self.url, self._schema_now())
 
     def write_side_file(self, name: str, data: bytes) -> None:
         """``.wikimem/`` still holds this machine's side files (memos, usage counts, a watcher's pid)."""
@@ -232,12 +232,9 @@ class PgCache(Cache):
 
     # -- integrity -------------------------------------------------------------------------------
     def manifest_problem(self, thorough: bool = False) -> str | None:
-        conn = self.connection()
-        row = conn.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s",
-                           (self._schema_now(),)).fetchone()
-        if row is None:
-            return "no cache yet"
         tables = Manifest(self.db).table_names()
+        if not tables:
+            return "no cache yet"  # no schema (or an empty one): nothing was built into it
         if not REQUIRED_TABLES <= tables:
             return f"the database's tables are damaged (missing {', '.join(sorted(REQUIRED_TABLES - tables))})"
         meta = self.meta()

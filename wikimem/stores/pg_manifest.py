@@ -67,8 +67,8 @@ class PgDB:
 
     dialect = "postgres"
 
-    def __init__(self, conn, url: str = ""):
-        self.conn, self.url = conn, url
+    def __init__(self, conn, url: str = "", schema: str | None = None):
+        self.conn, self.url, self.schema = conn, url, schema
 
     def execute(self, sql: str, params: Sequence[Any] | None = None):
         with pg.lost_is_unavailable(self.url, "the wikimem database"):
@@ -115,7 +115,9 @@ class PgManifest(Manifest):
         return {k: json.loads(v) for k, v in self.db.execute("SELECT key, value FROM meta")}
 
     def table_names(self) -> set[str]:
-        rows = self.db.conn.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = "
-                                    "current_schema()").fetchall()
-        names = {r[0] for r in rows}
-        return names | ({"lex"} if "lex" in names else set())
+        """The tables of the vault's schema (pg_catalog: information_schema's views cost ~10 ms)."""
+        schema = getattr(self.db, "schema", None)  # current_schema() skips a schema not made yet
+        rows = self.db.conn.execute("SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                                    "WHERE n.nspname = coalesce(%s, current_schema()) AND c.relkind IN ('r', 'p')",
+                                    (schema,)).fetchall()
+        return {r[0] for r in rows}
