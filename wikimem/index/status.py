@@ -28,7 +28,7 @@ def vector_degraded(meta, coverage: float, passage_coverage: float | None) -> st
 
 def status(ctx) -> dict[str, Any]:
     cache: Cache = ctx.cache
-    info: dict[str, Any] = {"vault": str(ctx.root), "cache": str(cache.dir)}
+    info: dict[str, Any] = {"vault": str(ctx.root), "cache": cache.location}
     problem = cache.manifest_problem()
     if problem:
         info.update({"state": problem, "hint": "run `wikimem index`"})

@@ -69,6 +69,11 @@ class Cache(CacheDir):
         self._embedder_error: str | None = None
         self._embedder_lock = threading.Lock()
 
+    @property
+    def location(self) -> str:
+        """Where the stores are, for people: the cache folder (a PostgreSQL store names its server)."""
+        return str(self.dir)
+
     # -- the manifest store ------------------------------------------------------------------
     @property
     def manifest(self) -> Manifest:

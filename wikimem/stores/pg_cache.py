@@ -137,6 +137,10 @@ class PgCache(Cache):
         self._embedder_lock = threading.Lock()
         self.where = pg.server_name(self.url)
 
+    @property
+    def location(self) -> str:
+        return f"PostgreSQL {self.where}, schema {self.schema} (vault id {self.vault_id!r})"
+
     # -- connections -----------------------------------------------------------------------------
     def _schema_now(self) -> str:
         if self._next is not None and getattr(self._local, "in_build", False):
