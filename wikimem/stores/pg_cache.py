@@ -59,10 +59,18 @@ class PgVectors(FaissVectors):
     def __init__(self, cache: "PgCache"):
         super().__init__(cache, SharedEmbeddings(cache.url))
         self.kind = cache.settings_vector_kind
+        self._indexes: dict[tuple, PgVectorIndex] = {}
 
     def _make_index(self, dim: int) -> PgVectorIndex:
-        return PgVectorIndex(self.cache.connection, dim, self.kind, create=False,
-                             version_of=lambda: self.cache.meta().get("vectors_sig"))
+        """One index object per schema and width for the process: what is derived from the vectors
+        (the language axis, semantic neighbours) is kept by its ``serial`` until ``vectors_sig``
+        changes; a new object per search re-read a sample of the vault every time (~200 ms)."""
+        key = (self.cache._schema_now(), dim, self.kind)
+        index = self._indexes.get(key)
+        if index is None:
+            index = self._indexes[key] = PgVectorIndex(self.cache.connection, dim, self.kind, create=False,
+                                                       version_of=lambda: self.cache.meta().get("vectors_sig"))
+        return index
 
     def committed(self, meta: dict) -> dict | None:
         dim = meta.get("vectors_dim")
@@ -82,6 +90,7 @@ class PgVectors(FaissVectors):
         conn = self.cache.connection()
         conn.execute("DROP TABLE IF EXISTS vecs")
         create_table(conn, dim, self.kind)
+        self._indexes.clear()  # a new table: what was derived from the old one goes
         return self._make_index(dim)
 
     def adopted(self):
@@ -300,6 +309,7 @@ class PgCache(Cache):
                          (f"vault:{self.schema}", f"vault:{target}"))
         pg_tables.use(conn, self.schema)
         self._pg_local.conn = (self.schema, conn)
+        self.vector_store._indexes.clear()
 
     def abandon_replacement(self) -> None:
         target, self._next = self._next, None

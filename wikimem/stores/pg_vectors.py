@@ -122,7 +122,7 @@ class PgVectorIndex:
         return np.asarray([r[0] for r in rows], dtype=np.int64)
 
     def searched(self) -> tuple[np.ndarray, np.ndarray]:
-        rows = self.db.execute("SELECT vid, vec FROM vecs WHERE NOT held ORDER BY vid").fetchall()
+        rows = self.db.execute("SELECT vid, vec FROM vecs WHERE NOT held ORDER BY vid", binary=True).fetchall()
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros((0, self.dim), dtype=np.float32)
         return (np.asarray([r[0] for r in rows], dtype=np.int64),
@@ -130,7 +130,9 @@ class PgVectorIndex:
                           for r in rows]))
 
     def vectors(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
-        rows = self.db.execute("SELECT vid, vec FROM vecs WHERE vid = ANY(%s)", ([int(i) for i in ids],)).fetchall()
+        # binary: pgvector's loader reads it with numpy; its text form is parsed float by float in Python
+        rows = self.db.execute("SELECT vid, vec FROM vecs WHERE vid = ANY(%s)", ([int(i) for i in ids],),
+                               binary=True).fetchall()
         return {int(v): np.asarray(vec.to_numpy() if hasattr(vec, "to_numpy") else vec, dtype=np.float32)
                 for v, vec in rows}
 
@@ -162,15 +164,15 @@ class PgVectorIndex:
         if allowed is not None:
             sql = ("WITH c AS MATERIALIZED (SELECT vid, vec FROM vecs WHERE NOT held AND vid = ANY(%s)) "
                    f"SELECT vid, vec FROM c ORDER BY vec <#> {cast}, vid LIMIT %s")
-            rows = self.db.execute(sql, ([int(i) for i in allowed], q, k)).fetchall()
+            rows = self.db.execute(sql, ([int(i) for i in allowed], q, k), binary=True).fetchall()
         elif self._has_index():
             with self.db.transaction():
                 self.db.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, k)}")
                 rows = self.db.execute(f"SELECT vid, vec FROM vecs WHERE NOT held "
-                                       f"ORDER BY vec <#> {cast} LIMIT %s", (q, k)).fetchall()
+                                       f"ORDER BY vec <#> {cast} LIMIT %s", (q, k), binary=True).fetchall()
         else:
             rows = self.db.execute(f"SELECT vid, vec FROM vecs WHERE NOT held "
-                                   f"ORDER BY vec <#> {cast}, vid LIMIT %s", (q, k)).fetchall()
+                                   f"ORDER BY vec <#> {cast}, vid LIMIT %s", (q, k), binary=True).fetchall()
         if not rows:
             return []
         vectors = np.stack([_array(vec) for _, vec in rows])
