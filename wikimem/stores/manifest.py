@@ -163,11 +163,10 @@ class Manifest(ManifestReads, ManifestSearch):
     """Every statement over the manifest, as named reads and writes over one connection ``db``."""
 
     def __new__(cls, db=None):
-        """A manifest on a PostgreSQL connection (``pg_manifest.PgDB``) is a ``PgManifest``."""
-        if cls is Manifest and getattr(db, "dialect", None) == "postgres":
-            from .pg_manifest import PgManifest
-            return object.__new__(PgManifest)
-        return object.__new__(cls)
+        """A connection may name the manifest that speaks its dialect (``pg_manifest.PgDB``: a
+        ``PgManifest``), so callers that make a manifest from a connection need not know the engine."""
+        own = getattr(db, "manifest_class", None)
+        return object.__new__(own if cls is Manifest and own is not None else cls)
 
     def __init__(self, db: sqlite3.Connection):
         self.db = db

@@ -121,3 +121,6 @@ class PgManifest(Manifest):
                                     "WHERE n.nspname = coalesce(%s, current_schema()) AND c.relkind IN ('r', 'p')",
                                     (schema,)).fetchall()
         return {r[0] for r in rows}
+
+
+PgDB.manifest_class = PgManifest  # Manifest(PgDB(...)) is a PgManifest (Manifest.__new__)
