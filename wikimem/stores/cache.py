@@ -62,12 +62,16 @@ class Cache(CacheDir):
         """The stores of the vault at ``root``; ``settings`` name the embedder to load."""
         super().__init__(root)
         self.settings = settings
-        self.vector_store = FaissVectors(self, shared_embeddings(settings))
+        self.vector_store = self._vector_store()
         self.runtime = Runtime(Path(root).name)
         self.usage = Usage(self.dir / "usage.sqlite", self.writable)
         self._embedder = None
         self._embedder_error: str | None = None
         self._embedder_lock = threading.Lock()
+
+    def _vector_store(self):
+        """The vector store of this kind of cache (FAISS here; pgvector in ``pg_cache.PgCache``)."""
+        return FaissVectors(self, shared_embeddings(self.settings))
 
     @property
     def location(self) -> str:

@@ -130,7 +130,6 @@ class CacheDir:
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
         self._thread_lock = threading.Lock()
-        self._lock_depth = 0
         self._target: Path | None = None  # a rebuild's new manifest, while it is being written
 
     def write_side_file(self, name: str, data: bytes) -> None:
@@ -462,11 +461,10 @@ class CacheDir:
     # -- the writer lock -----------------------------------------------------------------
     @contextlib.contextmanager
     def writer_lock(self, wait: float = 0.0) -> Iterator[None]:
-        """One writer at a time, across processes and threads: an ``flock`` on ``lock`` held for
-        the writer's lifetime, plus a thread lock for the other threads of this process. The kernel
-        releases the flock when the holder dies, so a dead writer never blocks and pid reuse cannot
-        keep a vault locked; the pid written inside is only for messages. Re-entrant within one
-        thread (a write-back inside a build). Waits up to ``wait`` seconds."""
+        """One writer at a time, across processes and threads: the store's lock between processes
+        (``_process_lock``: here an ``flock`` on ``lock``), held for the writer's lifetime, plus a
+        thread lock for the other threads of this process. Re-entrant within one thread (a
+        write-back inside a build). Waits up to ``wait`` seconds."""
         if getattr(self._local, "lock_depth", 0):
             self._local.lock_depth += 1
             try:
@@ -477,46 +475,63 @@ class CacheDir:
         deadline = time.monotonic() + max(wait, 0.0)
         got = self._thread_lock.acquire(timeout=wait) if wait > 0 else self._thread_lock.acquire(blocking=False)
         if not got:
-            raise LockError(f"another thread of this process (pid {os.getpid()}) is updating {self.dir}; "
+            raise LockError(f"another thread of this process (pid {os.getpid()}) is updating {self._lock_subject}; "
                             "try again when it finishes")
         try:
             self.ensure_dir()
-            self._local.recheck = {"db", "vdb"}  # a writer starts from the files as they are now
-            if self.lock_path.is_dir() and not self.lock_path.is_symlink():  # not ours to keep: a lock is a file
-                shutil.rmtree(self.lock_path, ignore_errors=True)
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                while True:
-                    try:
-                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                        break
-                    except OSError as exc:
-                        if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                            raise
-                        if time.monotonic() >= deadline:
-                            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-                            raise LockError(f"another wikimem process (pid {holder}) is updating {self.dir}; "
-                                            "try again when it finishes") from None
-                        time.sleep(0.05)
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
-            except BaseException:
-                os.close(fd)
-                raise
-            self._lock_depth = 1
-            self._local.lock_depth = 1
-            self._local.in_build = True
-            try:
-                yield
-            finally:
-                self._local.in_build = False
-                self._local.lock_depth = 0
-                self._lock_depth = 0
-                with contextlib.suppress(OSError):
-                    os.ftruncate(fd, 0)
-                os.close(fd)  # closing releases the flock
+            with self._process_lock(deadline):
+                self._local.lock_depth = 1
+                self._local.in_build = True
+                try:
+                    self._writer_started()
+                    yield
+                finally:
+                    self._local.in_build = False
+                    self._local.lock_depth = 0
         finally:
             self._thread_lock.release()
+
+    @property
+    def _lock_subject(self) -> str:
+        """What a busy writer is said to be updating."""
+        return str(self.dir)
+
+    def _writer_started(self) -> None:
+        """What a writer does first, once it holds the locks (a database store makes its tables)."""
+
+    @contextlib.contextmanager
+    def _process_lock(self, deadline: float) -> Iterator[None]:
+        """The ``flock`` on ``lock``, until ``deadline`` (time.monotonic): the kernel releases it
+        when the holder dies, so a dead writer never blocks and pid reuse cannot keep a vault
+        locked; the pid written inside is only for messages."""
+        self._local.recheck = {"db", "vdb"}  # a writer starts from the files as they are now
+        if self.lock_path.is_dir() and not self.lock_path.is_symlink():  # not ours to keep: a lock is a file
+            shutil.rmtree(self.lock_path, ignore_errors=True)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as exc:
+                    if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                        raise
+                    if time.monotonic() >= deadline:
+                        holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+                        raise LockError(f"another wikimem process (pid {holder}) is updating {self.dir}; "
+                                        "try again when it finishes") from None
+                    time.sleep(0.05)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+        except BaseException:
+            os.close(fd)  # not ours: the holder's pid stays in the file
+            raise
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+            os.close(fd)  # closing releases the flock
 
     def lock_holder(self) -> int | None:
         """The pid of a live writer, or None (used by status and doctor)."""

@@ -34,13 +34,10 @@ from ..errors import LockError
 from . import pg, pg_tables
 from .analysis import ANALYZER
 from .cache import Cache
-from .cachedir import CacheDir
 from .manifest import SCHEMA_VERSION, Manifest
 from .pg_manifest import PgDB
 from .pg_vectors import PgVectorIndex, create_table
-from .runtime import Runtime
 from .shared_embeddings import SharedEmbeddings
-from .usage import Usage
 from .vectorstore import FaissVectors, id_signature
 
 if TYPE_CHECKING:
@@ -58,7 +55,7 @@ class PgVectors(FaissVectors):
 
     def __init__(self, cache: "PgCache"):
         super().__init__(cache, SharedEmbeddings(cache.url))
-        self.kind = cache.settings_vector_kind
+        self.kind = cache.settings.pg_vector_type
         self._indexes: dict[tuple, PgVectorIndex] = {}
 
     def _make_index(self, dim: int) -> PgVectorIndex:
@@ -128,23 +125,17 @@ class PgCache(Cache):
     module docstring)."""
 
     def __init__(self, root: Path, settings: "Settings"):
-        CacheDir.__init__(self, root)
-        self.settings = settings
         self.url = settings.database_url
+        self.where = pg.server_name(self.url)
         self.vault_id = settings.vault_id or Path(root).name
         self.schema = pg_tables.schema_name(self.vault_id)
-        self.settings_vector_kind = settings.pg_vector_type
         self._pg_local = threading.local()
         self._pg_conns: list[Any] = []
         self._next: str | None = None  # a rebuild's new schema, while it is written
-        self._lock_conn = None
-        self.vector_store = PgVectors(self)
-        self.runtime = Runtime(Path(root).name)
-        self.usage = Usage(self.dir / "usage.sqlite", self.writable)
-        self._embedder = None
-        self._embedder_error: str | None = None
-        self._embedder_lock = threading.Lock()
-        self.where = pg.server_name(self.url)
+        super().__init__(root, settings)
+
+    def _vector_store(self) -> "PgVectors":
+        return PgVectors(self)
 
     @property
     def location(self) -> str:
@@ -196,6 +187,9 @@ class PgCache(Cache):
     def close_thread(self) -> None:
         held = getattr(self._pg_local, "conn", None)
         if held is not None:
+            with self._conns_lock:
+                if held[1] in self._pg_conns:
+                    self._pg_conns.remove(held[1])
             with contextlib.suppress(Exception):
                 held[1].close()
             self._pg_local.conn = None
@@ -268,7 +262,7 @@ class PgCache(Cache):
         pass
 
     def new_manifest(self, embedder_key: str | None, db=None) -> None:
-        self._ensure_schema(self._schema_now())
+        # the tables exist: the writer lock made the live schema's, begin_replacement a rebuild's
         with self.transaction(db):
             self.set_meta(db, schema_version=SCHEMA_VERSION, analyzer=ANALYZER, wikimem_version=__version__,
                           embedder=embedder_key, artifacts={}, dirty=False, created=time.time(),
@@ -337,51 +331,31 @@ class PgCache(Cache):
     def reset_vector_cache(self) -> None:
         pass
 
-    # -- the writer lock -------------------------------------------------------------------------
+    # -- the writer lock (CacheDir.writer_lock's frame; the lock between processes is the server's) --
+    @property
+    def _lock_subject(self) -> str:
+        return f"{self.vault_id} on {self.where}"
+
     @contextlib.contextmanager
-    def writer_lock(self, wait: float = 0.0) -> Iterator[None]:
-        """One writer at a time across processes and machines: an advisory lock on the vault's
-        schema, held by a connection of its own (the server releases it when that connection
-        ends, so a dead writer never blocks), plus a thread lock for this process's threads."""
-        if getattr(self._local, "lock_depth", 0):
-            self._local.lock_depth += 1
-            try:
-                yield
-            finally:
-                self._local.lock_depth -= 1
-            return
-        deadline = time.monotonic() + max(wait, 0.0)
-        got = self._thread_lock.acquire(timeout=wait) if wait > 0 else self._thread_lock.acquire(blocking=False)
-        if not got:
-            raise LockError(f"another thread of this process (pid {os.getpid()}) is updating {self.vault_id} "
-                            f"on {self.where}; try again when it finishes")
-        conn = None
+    def _process_lock(self, deadline: float) -> Iterator[None]:
+        """An advisory lock on the vault's schema, held by a session of its own: one writer across
+        processes and machines, released by the server when that session ends (a dead writer
+        never blocks)."""
+        conn = pg.connect(self.url, "the wikimem database")
         try:
-            self.ensure_dir()  # this machine's side files, and the vault folder checked as the local writer does
-            conn = pg.connect(self.url, "the wikimem database")
             while not conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", (self.schema,)).fetchone()[0]:
                 if time.monotonic() >= deadline:
-                    raise LockError(f"another wikimem process is updating {self.vault_id} on {self.where}; "
+                    raise LockError(f"another wikimem process is updating {self._lock_subject}; "
                                     "try again when it finishes")
                 time.sleep(0.05)
-            self._lock_conn = conn
-            self._lock_depth = 1
-            self._local.lock_depth = 1
-            self._local.in_build = True
-            try:
-                if self._ensure_schema(self.schema):
-                    log.info("made the tables of %s on %s", self.vault_id, self.where)
-                yield
-            finally:
-                self._local.in_build = False
-                self._local.lock_depth = 0
-                self._lock_depth = 0
-                self._lock_conn = None
+            yield
         finally:
-            if conn is not None:
-                with contextlib.suppress(Exception):
-                    conn.close()  # ending the session releases the advisory lock
-            self._thread_lock.release()
+            with contextlib.suppress(Exception):
+                conn.close()  # ending the session releases the advisory lock
+
+    def _writer_started(self) -> None:
+        if self._ensure_schema(self.schema):
+            log.info("made the tables of %s on %s", self.vault_id, self.where)
 
     def lock_holder(self) -> int | None:
         return None  # the holder is a database session, perhaps on another machine
