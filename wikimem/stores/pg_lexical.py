@@ -127,17 +127,10 @@ class PgLexical:
     def _frequencies(self, words: Sequence[str]) -> dict[str, int]:
         return dict(self.db.execute("SELECT term, df FROM terms WHERE term = ANY(%s)", (list(words),)).fetchall())
 
-    def useful_terms(self, words: Sequence[str]) -> list[str]:
-        """As ``lexical.useful_terms``: terms in more than half of all chunks are dropped (their
-        IDF is FTS5's 1e-6: they change no ranking), the rarest kept if all are that common."""
-        if not words:
-            return []
-        return keep_useful(words, self._frequencies(["", *words]))
-
-    def _score_sql(self, words: Sequence[str]) -> tuple[str, list]:
+    def _score_sql(self, words: Sequence[str], df: dict[str, int]) -> tuple[str, list]:
         """BM25 of ``words`` as an SQL expression over ``lex l`` and its arguments, term by term in
-        FTS5's order and arithmetic (``fts5Bm25Function``), so a score is the same double."""
-        df = self._frequencies(["", *words])
+        FTS5's order and arithmetic (``fts5Bm25Function``), so a score is the same double; ``df``:
+        the document frequencies of ``words``, the chunk count under ""."""
         rows = df.get("", 0)
         tokens = self.db.execute("SELECT tokens FROM lex_totals").fetchone()
         avgdl = float(tokens[0] if tokens else 0) / float(rows or 1)
@@ -156,10 +149,14 @@ class PgLexical:
                exclude: Collection[int] = ()) -> list[tuple[str, float]]:
         """Top ``limit`` chunk ids by BM25 (higher is better), ties broken by chunk id, as
         ``lexical.search`` returns them."""
-        words = self.useful_terms(terms(text))
+        asked = terms(text)
+        if not asked:
+            return []
+        df = self._frequencies(["", *asked])  # read once: which terms to score, and their IDF
+        words = keep_useful(asked, df)  # as lexical.useful_terms: terms in over half the chunks go
         if not words:
             return []
-        score, score_args = self._score_sql(words)
+        score, score_args = self._score_sql(words, df)
         where, where_args = where_sql(filters, "postgres")
         if where:
             sql = (f"SELECT c.id, {score} AS score FROM lex l JOIN chunks c ON c.vid = l.vid "

@@ -125,25 +125,22 @@ class PgVectorIndex:
         rows = self.db.execute("SELECT vid, vec FROM vecs WHERE NOT held ORDER BY vid", binary=True).fetchall()
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros((0, self.dim), dtype=np.float32)
-        return (np.asarray([r[0] for r in rows], dtype=np.int64),
-                np.stack([np.asarray(r[1].to_numpy() if hasattr(r[1], "to_numpy") else r[1], dtype=np.float32)
-                          for r in rows]))
+        return np.asarray([r[0] for r in rows], dtype=np.int64), np.stack([_array(r[1]) for r in rows])
 
     def vectors(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
         # binary: pgvector's loader reads it with numpy; its text form is parsed float by float in Python
         rows = self.db.execute("SELECT vid, vec FROM vecs WHERE vid = ANY(%s)", ([int(i) for i in ids],),
                                binary=True).fetchall()
-        return {int(v): np.asarray(vec.to_numpy() if hasattr(vec, "to_numpy") else vec, dtype=np.float32)
-                for v, vec in rows}
+        return {int(v): _array(vec) for v, vec in rows}
 
     def get(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
         return self.vectors(ids)
 
     def vector_rows(self, ids: Sequence[int]) -> np.ndarray:
-        found = self.vectors(ids)
-        zero = np.zeros(self.dim, dtype=np.float32)
         if not len(ids):
             return np.zeros((0, self.dim), dtype=np.float32)
+        found = self.vectors(ids)
+        zero = np.zeros(self.dim, dtype=np.float32)
         return np.stack([found.get(int(i), zero) for i in ids])
 
     def similarity(self, ids: Sequence[int], query: np.ndarray) -> dict[int, float]:
@@ -175,8 +172,7 @@ class PgVectorIndex:
                                    f"ORDER BY vec <#> {cast}, vid LIMIT %s", (q, k), binary=True).fetchall()
         if not rows:
             return []
-        vectors = np.stack([_array(vec) for _, vec in rows])
-        rows = list(zip([v for v, _ in rows], (vectors @ query).tolist()))
-        hits = [(int(v), float(s)) for v, s in rows]
+        scores = np.stack([_array(vec) for _, vec in rows]) @ query
+        hits = [(int(v), float(s)) for (v, _), s in zip(rows, scores)]
         hits.sort(key=lambda h: (-round(h[1], 6), h[0]))
         return hits
