@@ -5,6 +5,7 @@ Mappings inside frozen dataclasses are treated as read-only by convention.
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator, Mapping
@@ -419,3 +420,15 @@ def page_from_record(record: Mapping[str, Any]) -> Page:
     page = object.__new__(Page)
     page.__dict__.update(values)
     return page
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with NaN and infinities as null (they are not JSON): what ``--json`` output and the
+    MCP stdio server send, so both always parse."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value

@@ -8,7 +8,6 @@ import contextlib
 import contextvars
 import json
 import logging
-import math
 import sys
 from typing import Any, Callable, Mapping
 
@@ -19,6 +18,7 @@ from rich.markup import escape
 
 from .. import __version__
 from ..errors import WikimemError
+from ..model import json_safe
 
 def _read_like_a_person() -> None:
     """Help that reads like a person wrote it: ``--limit N`` and ``QUERY``, not typer's ``<int>``,
@@ -157,19 +157,8 @@ def version_line(version: Mapping[str, Any]) -> str:
     return f"version {version['version']} of {version['of']} · {span}{now}"
 
 
-def _json_safe(value: Any) -> Any:
-    """NaN and infinities are not JSON: they become null, so ``--json`` output always parses."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    return value
-
-
 def _emit_json(data: Any) -> None:
-    text = json.dumps(_json_safe(data), ensure_ascii=False, indent=2, default=str, allow_nan=False)
+    text = json.dumps(json_safe(data), ensure_ascii=False, indent=2, default=str, allow_nan=False)
     sys.stdout.write(_printable(text) + "\n")
 
 

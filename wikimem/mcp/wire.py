@@ -9,24 +9,13 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import os
 import re
 import sys
 import threading
 from typing import Any, BinaryIO, Callable, Iterator
 
-
-def _finite(value: Any) -> Any:
-    """NaN and infinities as null, as the SDK's JSON writer sends them."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
+from ..model import json_safe  # NaN and infinities as null, as the SDK's JSON writer sends them
 
 # a JSON string (skipped whole) or a number whose exponent Python pads with a zero (1e-05, 2e-06)
 _PADDED_EXPONENT = re.compile(r'"(?:[^"\\]|\\.)*"|(-?[0-9]+(?:\.[0-9]+)?)e-0([5-9])')
@@ -53,12 +42,12 @@ def encode(message: dict[str, Any]) -> bytes:
     try:
         text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
     except ValueError:
-        text = json.dumps(_finite(message), ensure_ascii=False, separators=(",", ":"), default=str)
+        text = json.dumps(json_safe(message), ensure_ascii=False, separators=(",", ":"), default=str)
     text = _as_the_sdk_writes_floats(text)
     try:
         return text.encode("utf-8") + b"\n"
     except UnicodeEncodeError:  # a lone surrogate: escaped instead, still valid JSON
-        text = json.dumps(_finite(message), separators=(",", ":"), default=str)
+        text = json.dumps(json_safe(message), separators=(",", ":"), default=str)
         return _as_the_sdk_writes_floats(text).encode("ascii") + b"\n"
 
 
