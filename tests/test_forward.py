@@ -119,14 +119,14 @@ def test_no_forward_variable_and_commands_that_write_run_in_process(warm):
     assert env_probe.stdout.strip().splitlines()[-1] == "None"
 
 
-@pytest.mark.postgres_todo("the warm process's settings comparison with a store chosen by the environment is not adapted")
 def test_the_warm_process_refuses_what_it_would_not_answer_the_same_way():
-    good = {"protocol": PROTOCOL, "version": __version__, "argv": ["search", "x"], "settings": {}}
+    here = {k: v for k, v in os.environ.items() if k.startswith("WIKIMEM_")}  # a store chosen by the environment
+    good = {"protocol": PROTOCOL, "version": __version__, "argv": ["search", "x"], "settings": here}
     assert refusal(good) is None
     assert "runs wikimem" in refusal({**good, "version": "0.0.1"})
     assert refusal({**good, "argv": ["index"]})
     assert refusal({**good, "argv": ["search", 3]})
-    assert "settings differ" in refusal({**good, "settings": {"WIKIMEM_EMBEDDER": "fake"}})
+    assert "settings differ" in refusal({**good, "settings": {**here, "WIKIMEM_EMBEDDER": "fake"}})
 
 
 def test_a_vault_given_as_a_relative_path_from_another_folder_is_forwarded(warm):

@@ -92,11 +92,12 @@ WARM = (None, "warm")  # a step that waits until the server's background warm-up
 # a search while it updates the cache may say the cache is being rebuilt, in either server
 
 
-def exchange(argv: list[str], steps: list, timeout: float = 60) -> tuple[list[list[str]], list[str], int, str]:
+def exchange(argv: list[str], steps: list, timeout: float = 60,
+             env: dict | None = None) -> tuple[list[list[str]], list[str], int, str]:
     """Send each step's line and wait for what it expects: the response with its id (``int``/``str``),
     the listen acknowledgement (``"ack"``), or nothing (``None``); ``WARM`` sends nothing and waits for
     the warm-up. -> (lines received per step, lines after end of input, exit code, stderr)."""
-    env = {**os.environ, "WIKIMEM_EMBEDDER": "fake", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "WIKIMEM_EMBEDDER": "fake", "PYTHONPATH": str(ROOT), **(env or {})}
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                             cwd=str(ROOT))
     lines: queue.Queue = queue.Queue()
@@ -137,10 +138,17 @@ def exchange(argv: list[str], steps: list, timeout: float = 60) -> tuple[list[li
 
 
 def same_as_sdk(indexed: Path, tmp_path: Path, steps: list, read_only: bool = False) -> list[list[dict]]:
-    """Run ``steps`` against both servers (each on its own copy of the vault); assert the same lines came
-    back; -> the new server's answers, parsed."""
-    sdk = exchange(server_argv("sdk", fresh_copy(indexed, tmp_path, "sdk"), read_only), steps)
-    new = exchange(server_argv("new", fresh_copy(indexed, tmp_path, "new"), read_only), steps)
+    """Run ``steps`` against both servers (each on its own copy of the vault, and its own vault id: on
+    a PostgreSQL store, its own tables); assert the same lines came back; -> the new server's answers,
+    parsed."""
+    def started(kind: str):
+        copy, vault_id = fresh_copy(indexed, tmp_path, kind), f"stdio-{kind}"
+        vault = open_vault(copy, embedder="fake", vault_id=vault_id)  # a database store starts empty:
+        vault.index()  # both servers answer from a whole cache, as the copied local one is
+        vault.close()
+        return exchange(server_argv(kind, copy, read_only), steps, env={"WIKIMEM_VAULT_ID": vault_id})
+
+    sdk, new = started("sdk"), started("new")
     assert new[2] == sdk[2] == 0, new[3][-3000:]
     assert new[1] == sdk[1]
     for (line, _), theirs, ours in zip(steps, sdk[0], new[0]):
@@ -164,7 +172,6 @@ def test_the_shipped_listing_is_the_sdk_servers():
 
 
 # -- the same answers as the SDK server ---------------------------------------------------------------------
-@pytest.mark.postgres_todo("the two servers build one database at once and answer while the other builds")
 def test_a_handshake_connection_answers_as_the_sdk_server(indexed, tmp_path):
     pytest.importorskip("mcp.server")
     def call(rid, name, args):
@@ -216,7 +223,6 @@ def test_a_handshake_connection_answers_as_the_sdk_server(indexed, tmp_path):
     assert answers[-2][0]["result"]["protocolVersion"] == "2024-11-05"
 
 
-@pytest.mark.postgres_todo("the two servers build one database at once and answer while the other builds")
 def test_a_2026_connection_answers_as_the_sdk_server(indexed, tmp_path):
     """The SDK's own client opens with server/discover and the per-request envelope (2026-07-28)."""
     pytest.importorskip("mcp.server")

@@ -70,6 +70,25 @@ def test_an_edit_is_found_after_the_incremental_build(both):
     assert all(h.path != "concepts/Zebra crossings.md" for h in remote.search("zebra pedestrians").hits)
 
 
+def test_what_a_search_remembers_ends_with_it(both):
+    """A search asks the meta table and the vector counts once per snapshot (``PgCache.memo``); the
+    next search asks again, so another process's write is seen at once."""
+    _, remote, _ = both
+    assert all(h.path != "concepts/Zebra crossings.md" for h in remote.search("zebra pedestrians").hits)
+    vectors_before = remote.cache.meta()["vectors"]
+    other = open_vault(remote.root, embedder="fake", store="postgres", database_url=remote.settings.database_url,
+                       vault_id="examples")
+    (remote.root / "concepts" / "Zebra crossings.md").write_text(
+        "# Zebra crossings\n\nA zebra crossing gives pedestrians the right of way.\n", encoding="utf-8")
+    other.index()
+    other.close()
+    assert remote.search("zebra pedestrians", limit=3).hits[0].path == "concepts/Zebra crossings.md"
+    assert remote.search("zebra pedestrians", mode="vector", limit=20).hits
+    assert remote.cache.meta()["vectors"] > vectors_before
+    with remote.cache.snapshot():
+        assert remote.cache.meta() == remote.cache.meta()
+
+
 def test_a_rebuild_is_written_beside_and_swapped_in(both, pg_database):
     local, remote, _ = both
     before = _pages(remote.search("reciprocal rank fusion"))

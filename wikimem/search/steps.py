@@ -131,8 +131,9 @@ class GraphPullIn:
         top = sorted(page_best.items(), key=lambda kv: (-kv[1], kv[0]))[:GRAPH_TOP_PAGES]
         bonus: dict[str, float] = {}
         strength: dict[str, float] = {}
+        around = neighbours(facts.cache.manifest, [page for page, _ in top], settings.graph_fanout)
         for page, score in top:
-            for other, share in neighbours(facts.cache.manifest, page, settings.graph_fanout):
+            for other, share in around[page]:
                 if other in page_best:
                     continue
                 bonus[other] = bonus.get(other, 0.0) + settings.graph_weight * score * share

@@ -8,7 +8,7 @@ that page's edges. Search's graph step reads neighbours straight from it; graph 
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from .manifest import Manifest
 
@@ -31,13 +31,15 @@ def page_edges(source: str, resolved: Iterable[tuple[str, str]], tags: Iterable[
     return [(source, dst, etype, w) for (dst, etype), w in sorted(weights.items())]
 
 
-def neighbours(manifest: Manifest, path: str, fanout: int) -> list[tuple[str, float]]:
-    """The ``fanout`` strongest page neighbours (either direction) with their share of this page's
-    link strength, so a hub that links to everything passes on little to each."""
-    rows = manifest.neighbour_weights(path)
-    strength = sum(w for _, w in rows) or 1.0
-    rows.sort(key=lambda r: (-r[1], r[0]))
-    return [(other, w / strength) for other, w in rows[:fanout]]
+def neighbours(manifest: Manifest, paths: Sequence[str], fanout: int) -> dict[str, list[tuple[str, float]]]:
+    """For each of ``paths``: the ``fanout`` strongest page neighbours (either direction) with
+    their share of its link strength, so a hub that links to everything passes on little to each."""
+    out = {}
+    for path, rows in manifest.neighbour_weights(paths).items():
+        strength = sum(w for _, w in rows) or 1.0
+        rows.sort(key=lambda r: (-r[1], r[0]))
+        out[path] = [(other, w / strength) for other, w in rows[:fanout]]
+    return out
 
 
 def build_graph(manifest: Manifest):

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..model import Chunk, Page, page_from_record, page_to_record
 from .filters import Filters, where_sql
-from .manifest_reads import ManifestReads, select_in
+from .manifest_reads import ManifestReads, _marks, select_in
 from .manifest_search import ManifestSearch
 
 if TYPE_CHECKING:
@@ -396,13 +396,20 @@ class Manifest(ManifestReads, ManifestSearch):
     def clear_edges(self) -> None:
         self.db.execute("DELETE FROM edges")
 
-    def neighbour_weights(self, path: str) -> list[tuple[str, float]]:
-        """(other page, summed weight) of every page edge at ``path``, either direction (no tags)."""
-        return self.db.execute(
-            "SELECT other, sum(weight) FROM ("
-            " SELECT dst AS other, weight FROM edges WHERE src=? AND type != 'tagged'"
-            " UNION ALL SELECT src AS other, weight FROM edges WHERE dst=? AND type != 'tagged'"
-            ") GROUP BY other", (path, path)).fetchall()
+    def neighbour_weights(self, paths: Sequence[str]) -> dict[str, list[tuple[str, float]]]:
+        """For each of ``paths``: (other page, summed weight) of every page edge at it, either
+        direction (no tags); one question for them all (on a database server, one round trip)."""
+        paths = list(dict.fromkeys(paths))
+        out: dict[str, list[tuple[str, float]]] = {p: [] for p in paths}
+        marks = _marks(paths)
+        if paths:
+            for me, other, weight in self.db.execute(
+                    "SELECT me, other, sum(weight) FROM ("
+                    f" SELECT src AS me, dst AS other, weight FROM edges WHERE src IN ({marks}) AND type != 'tagged'"
+                    f" UNION ALL SELECT dst AS me, src AS other, weight FROM edges WHERE dst IN ({marks})"
+                    " AND type != 'tagged') AS e GROUP BY me, other", (*paths, *paths)):
+                out[me].append((other, weight))
+        return out
 
     def graph_rows(self) -> tuple[list[str], list[tuple[str, str, str, float]]]:
         """(every note's path, sorted; every edge, sorted): what an igraph Graph is built from."""

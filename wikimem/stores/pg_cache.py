@@ -66,7 +66,8 @@ class PgVectors(FaissVectors):
         index = self._indexes.get(key)
         if index is None:
             index = self._indexes[key] = PgVectorIndex(self.cache.connection, dim, self.kind, create=False,
-                                                       version_of=lambda: self.cache.meta().get("vectors_sig"))
+                                                       version_of=lambda: self.cache.meta().get("vectors_sig"),
+                                                       memo=self.cache.memo)
         return index
 
     def committed(self, meta: dict) -> dict | None:
@@ -132,6 +133,7 @@ class PgCache(Cache):
         self._pg_local = threading.local()
         self._pg_conns: list[Any] = []
         self._next: str | None = None  # a rebuild's new schema, while it is written
+        self._lock_session = None  # the writer lock's own connection (``_process_lock``)
         super().__init__(root, settings)
 
     def _vector_store(self) -> "PgVectors":
@@ -195,6 +197,7 @@ class PgCache(Cache):
             self._pg_local.conn = None
 
     def close(self) -> None:
+        self._drop_lock_session()
         self.usage.flush()
         self.vector_store.shared.close()
         self.runtime.close()
@@ -220,7 +223,22 @@ class PgCache(Cache):
             return
         with pg.lost_is_unavailable(self.url, "the wikimem database"), db.conn.transaction():
             db.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            yield db
+            self._pg_local.memo = {}
+            try:
+                yield db
+            finally:
+                self._pg_local.memo = None
+
+    def memo(self, key, compute):
+        """``compute()``, asked once per snapshot: nothing a snapshot reads can change while it is
+        open, and a search asked the meta table, the tables' names and the vector counts a dozen
+        times (a round trip each). Outside a snapshot: asked every time."""
+        memo = getattr(self._pg_local, "memo", None)
+        if memo is None:
+            return compute()
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
 
     # -- the manifest ----------------------------------------------------------------------------
     @property
@@ -228,8 +246,14 @@ class PgCache(Cache):
         return Manifest(self.db)
 
     def meta(self, db=None) -> dict[str, Any]:
+        if db is None:
+            return dict(self.memo("meta", lambda: self._read_meta(self.db)))
+        return self._read_meta(db)
+
+    @staticmethod
+    def _read_meta(db) -> dict[str, Any]:
         try:
-            return Manifest(db or self.db).meta()
+            return Manifest(db).meta()
         except pg.psycopg().errors.UndefinedTable:
             return {}
 
@@ -239,6 +263,9 @@ class PgCache(Cache):
 
     # -- integrity -------------------------------------------------------------------------------
     def manifest_problem(self, thorough: bool = False) -> str | None:
+        return self.memo("problem", self._manifest_problem)
+
+    def _manifest_problem(self) -> str | None:
         tables = Manifest(self.db).table_names()
         if not tables:
             return "no cache yet"  # no schema (or an empty one): nothing was built into it
@@ -340,18 +367,36 @@ class PgCache(Cache):
     def _process_lock(self, deadline: float) -> Iterator[None]:
         """An advisory lock on the vault's schema, held by a session of its own: one writer across
         processes and machines, released by the server when that session ends (a dead writer
-        never blocks)."""
-        conn = pg.connect(self.url, "the wikimem database")
+        never blocks). The session is kept between writes (only this process's thread lock, held
+        around this, uses it): a connection per write cost ~7 ms of every watcher update."""
+        conn = self._lock_session
+        if conn is None or conn.closed or conn.broken:
+            conn = self._lock_session = pg.connect(self.url, "the wikimem database")
+        key = (self.schema,)
         try:
-            while not conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", (self.schema,)).fetchone()[0]:
+            while not conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", key).fetchone()[0]:
                 if time.monotonic() >= deadline:
                     raise LockError(f"another wikimem process is updating {self._lock_subject}; "
                                     "try again when it finishes")
                 time.sleep(0.05)
+        except LockError:
+            raise
+        except BaseException:  # interrupted mid-question: the lock may be held, so the session goes
+            self._drop_lock_session()
+            raise
+        try:
             yield
         finally:
+            try:
+                conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", key)
+            except Exception:  # noqa: BLE001 - whatever went wrong, ending the session releases the lock
+                self._drop_lock_session()
+
+    def _drop_lock_session(self) -> None:
+        conn, self._lock_session = self._lock_session, None
+        if conn is not None:
             with contextlib.suppress(Exception):
-                conn.close()  # ending the session releases the advisory lock
+                conn.close()
 
     def _writer_started(self) -> None:
         if self._ensure_schema(self.schema):

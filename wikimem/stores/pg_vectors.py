@@ -46,12 +46,15 @@ class PgVectorIndex:
     ``serial``/``searched_version`` key what is derived from the vectors (graph/semantic.py):
     ``version_of`` names the committed state (the manifest's ``vectors_sig``) when given."""
 
-    def __init__(self, db, dim: int, kind: str = "halfvec", version_of=None, create: bool = True):
+    def __init__(self, db, dim: int, kind: str = "halfvec", version_of=None, create: bool = True, memo=None):
         if kind not in KINDS:
             raise ValueError(f"vector column type {kind!r}: choose {', '.join(KINDS)}")
         self._db = db
         self.dim, self.kind = int(dim), kind
         self._version_of = version_of
+        # memo(key, compute): the cache's per-snapshot answers (``PgCache.memo``); counts asked
+        # outside a snapshot, or of a table being written, are asked every time
+        self._memo = memo or (lambda key, compute: compute())
         self.serial = next(_SERIALS)
         self.version = 0
         if create:
@@ -105,17 +108,17 @@ class PgVectorIndex:
         return True
 
     def _has_index(self) -> bool:
-        return bool(self.db.execute("SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() "
-                                    "AND indexname = 'vecs_hnsw'").fetchone())
+        return self._memo((self.serial, "hnsw"), lambda: bool(self.db.execute(
+            "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'vecs_hnsw'").fetchone()))
 
     # -- reads ---------------------------------------------------------------------------------
     @property
     def ntotal(self) -> int:
-        return int(self.db.execute("SELECT count(*) FROM vecs").fetchone()[0])
+        return self._memo((self.serial, "rows"), lambda: int(self.db.execute("SELECT count(*) FROM vecs").fetchone()[0]))
 
     @property
     def held_total(self) -> int:
-        return int(self.db.execute("SELECT count(*) FROM vecs WHERE held").fetchone()[0])
+        return self._memo((self.serial, "held"), lambda: int(self.db.execute("SELECT count(*) FROM vecs WHERE held").fetchone()[0]))
 
     def ids(self) -> np.ndarray:
         rows = self.db.execute("SELECT vid FROM vecs ORDER BY held, vid").fetchall()
