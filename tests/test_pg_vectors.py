@@ -117,3 +117,27 @@ def test_an_unknown_column_type_is_refused(pg_database):
     with psycopg.connect(pg_database, autocommit=True) as db:
         with pytest.raises(ValueError, match="halfvec"):
             PgVectorIndex(db, DIM, "float16")
+
+
+@pytest.mark.parametrize("kind", ["vector", "halfvec"])
+def test_rows_read_packed_are_the_rows_stored(pg_database, corpus, kind, monkeypatch):
+    """``vectors`` reads many rows as one packed value per batch: the same floats as pgvector's own
+    loader gives row by row (float32 exactly; halfvec as its float16 values), any batch size."""
+    from pgvector import HalfVector, Vector
+    from pgvector.psycopg import register_vector
+    from wikimem.stores import pg_vectors
+    ids, rows, _ = corpus
+    remote = _remote(pg_database, kind, ids[:50], rows[:50])
+    register_vector(remote.db)
+    loaded = {int(v): np.asarray((vec.to_numpy() if isinstance(vec, (Vector, HalfVector)) else vec), dtype=np.float32)
+              for v, vec in remote.db.execute("SELECT vid, vec FROM vecs", binary=True).fetchall()}
+    monkeypatch.setattr(pg_vectors, "PACKED_BATCH", 7)
+    wanted = ids[:50:2].tolist() + [12345]
+    got = remote.vectors(wanted)
+    assert sorted(got) == sorted(ids[:50:2].tolist())
+    for vid, vec in got.items():
+        assert vec.dtype == np.float32 and np.array_equal(vec, loaded[vid])
+    expected = rows[:50:2].astype(np.float16).astype(np.float32) if kind == "halfvec" else rows[:50:2]
+    assert np.array_equal(np.stack([got[int(i)] for i in ids[:50:2]]), expected)
+    assert remote.vectors([]) == {}
+    remote.db.close()

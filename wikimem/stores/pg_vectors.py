@@ -25,6 +25,7 @@ from .vectors import HELD_BIT
 HNSW_FROM = 100_000  # rows: below, an exact scan is as fast as FAISS's flat index here (60 ms at 100k)
 EF_SEARCH = 100  # recall@10 >= 0.95 at 100k (bench_pg_scale: ef 60 for vector, 100 for halfvec)
 KINDS = ("halfvec", "vector")
+PACKED_BATCH = 20_000  # rows per packed read (``vectors``): ~31 MB at 384-d, far below bytea's 1 GB
 
 
 _SERIALS = itertools.count(1)
@@ -131,10 +132,26 @@ class PgVectorIndex:
         return np.asarray([r[0] for r in rows], dtype=np.int64), np.stack([_array(r[1]) for r in rows])
 
     def vectors(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
-        # binary: pgvector's loader reads it with numpy; its text form is parsed float by float in Python
-        rows = self.db.execute("SELECT vid, vec FROM vecs WHERE vid = ANY(%s)", ([int(i) for i in ids],),
-                               binary=True).fetchall()
-        return {int(v): _array(vec) for v, vec in rows}
+        """The rows of ``ids`` (those that exist). Asked as one packed value per batch: the rows'
+        binary forms (pgvector's ``*_send``: a 4-byte header, then big-endian floats) joined by
+        the server and cut by numpy. Row by row, pgvector's loader cost ~4 µs a row in Python,
+        and a hybrid search reads ~1,500 held passages (most of a PostgreSQL search's time)."""
+        ids = [int(i) for i in ids]
+        send = f"{self.kind}_send"
+        out: dict[int, np.ndarray] = {}
+        for start in range(0, len(ids), PACKED_BATCH):
+            got, blob = self.db.execute(
+                f"SELECT array_agg(vid ORDER BY vid), string_agg({send}(vec), ''::bytea ORDER BY vid) "
+                "FROM vecs WHERE vid = ANY(%s)", (ids[start:start + PACKED_BATCH],)).fetchone()
+            if got:
+                out.update(zip(got, self._unpack(blob, len(got))))
+        return out
+
+    def _unpack(self, blob: bytes, n: int) -> np.ndarray:
+        width = 2 if self.kind == "halfvec" else 4
+        raw = np.frombuffer(blob, dtype=np.uint8).reshape(n, 4 + width * self.dim)[:, 4:]
+        big = np.ascontiguousarray(raw).view(">f2" if width == 2 else ">f4")
+        return big.astype(np.float32)
 
     def get(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
         return self.vectors(ids)
