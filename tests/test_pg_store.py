@@ -137,6 +137,25 @@ def test_a_database_that_cannot_be_reached_is_one_line_and_exit_2(tmp_path, monk
     assert "Traceback" not in result.output
 
 
+def test_a_vault_built_by_a_newer_wikimem_is_refused_not_rebuilt(both):
+    """On a shared database a rebuild would undo a teammate's newer wikimem (and it would rebuild
+    in turn): one line saying to upgrade, exit 2, and the tables as they were."""
+    from wikimem.stores.manifest import SCHEMA_VERSION
+    from wikimem.stores.pg import NewerSchema
+    _, remote, _ = both
+    with remote.cache.transaction() as db:
+        remote.cache.set_meta(db, schema_version=SCHEMA_VERSION + 1)
+    chunks = remote.cache.connection().execute("SELECT count(*) FROM chunks").fetchone()[0]
+    with pytest.raises(NewerSchema, match="newer wikimem"):
+        remote.index()
+    result = CliRunner().invoke(app, ["search", "rank", "--vault", str(remote.root)],
+                                env={"WIKIMEM_STORE": "postgres", "WIKIMEM_DATABASE_URL": remote.settings.database_url,
+                                     "WIKIMEM_VAULT_ID": "examples", "WIKIMEM_EMBEDDER": "fake"})
+    assert result.exit_code == 2 and "upgrade wikimem" in result.output and "Traceback" not in result.output
+    assert remote.cache.connection().execute("SELECT count(*) FROM chunks").fetchone()[0] == chunks > 0
+    assert remote.cache.meta()["schema_version"] == SCHEMA_VERSION + 1
+
+
 def test_postgres_without_a_database_url_says_what_is_missing(tmp_path):
     vault = open_vault(_copy(tmp_path, "nourl"), embedder="fake", store="postgres", database_url="")
     with pytest.raises(Exception, match="database_url"):

@@ -5,7 +5,6 @@ password is never printed, another schema version is made again."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import numpy as np
 import pytest
@@ -84,6 +83,51 @@ def test_rows_of_another_length_are_ignored_and_a_new_schema_version_is_made_aga
     assert again.get("e", 4, ["h1"]) == {}  # another version: dropped and made again, never trusted
     assert again.count() == 0
     again.close()
+
+
+def test_a_newer_wikimems_cache_is_left_alone_and_the_build_embeds_here(make_vault, pg_database):
+    """A teammate's newer wikimem wrote the cache at a later schema version: this one must not drop it
+    (the two would destroy each other's vectors in turn); it embeds locally and says why."""
+    cache = SharedEmbeddings(pg_database)
+    cache.put("e", ["h1"], np.ones((1, 4), dtype=np.float32))
+    cache.close()
+    db = pg.connect(pg_database, "test")
+    db.execute("UPDATE wikimem_schema SET version = version + 1 WHERE component = 'embedding_cache'")
+    older = SharedEmbeddings(pg_database)
+    assert older.get("e", 4, ["h1"]) == {}
+    assert "newer wikimem" in older.problem and "upgrade" in older.problem
+    older.close()
+    assert db.execute("SELECT count(*) FROM wikimem_embeddings").fetchone()[0] == 1  # untouched
+    db.close()
+    v = _vault(make_vault, "newer", pg_database)
+    report = v.index()
+    assert report.embedded_now > 0 and report.coverage == 1.0
+    v.close()
+
+
+def test_an_older_schema_is_migrated_when_every_step_is_there(pg_database):
+    db = pg.connect(pg_database, "test")
+    made = []
+
+    def create(conn):
+        made.append(1)
+        conn.execute("CREATE TABLE t (a int)")
+
+    def drop(conn):
+        conn.execute("DROP TABLE t")
+
+    assert pg.ensure_schema(db, "c", 1, create, drop) is True
+    db.execute("INSERT INTO t VALUES (7)")
+    steps = {1: lambda conn: conn.execute("ALTER TABLE t ADD COLUMN b int DEFAULT 2"),
+             2: lambda conn: conn.execute("UPDATE t SET b = b * 10")}
+    assert pg.ensure_schema(db, "c", 3, create, drop, steps) is False  # migrated: the rows kept
+    assert db.execute("SELECT a, b FROM t").fetchall() == [(7, 20)] and made == [1]
+    assert pg.ensure_schema(db, "c", 4, create, drop, steps) is True  # no step from 3: made again
+    assert db.execute("SELECT count(*) FROM t").fetchone()[0] == 0 and made == [1, 1]
+    with pytest.raises(pg.NewerSchema, match="schema version 4.*newer wikimem"):
+        pg.ensure_schema(db, "c", 2, create, drop)
+    assert db.execute("SELECT version FROM wikimem_schema WHERE component = 'c'").fetchone()[0] == 4
+    db.close()
 
 
 def test_without_psycopg_the_setting_is_one_clear_error(make_vault, monkeypatch):

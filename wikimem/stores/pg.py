@@ -3,7 +3,8 @@ without its password, and keeps each component's schema version.
 
 psycopg is the optional ``team`` extra: without it, a setting that names a database is one clear
 error at start, not an ImportError somewhere below. A database is a cache like ``.wikimem/``: a
-schema of another version is dropped and made again (``ensure_schema``), never trusted.
+schema of an older version is migrated or dropped and made again (``ensure_schema``), never
+trusted; one of a newer version is left alone and refused (a teammate runs a newer wikimem).
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import contextlib
 import re
 import threading
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError, WikimemError
@@ -87,21 +88,40 @@ def lost_is_unavailable(url: str, what: str) -> Iterator[None]:
         raise DatabaseUnavailable(f"{what} at {server_name(url)} went away: {reason}") from None
 
 
-def ensure_schema(db, component: str, version: int, create: Callable[[Any], None], drop: Callable[[Any], None]) -> bool:
-    """Make ``component``'s tables at ``version`` (dropping those of any other version first, under
-    an advisory lock so two processes do not both do it). Returns whether they were (re)made."""
+class NewerSchema(DatabaseUnavailable):
+    """The database holds tables of a newer version than this wikimem writes: a teammate upgraded.
+    Dropping them (what a cache of another version gets) would have two versions of wikimem
+    rebuilding each other's tables in turn on a shared database, so they are left alone."""
+
+
+def ensure_schema(db, component: str, version: int, create: Callable[[Any], None], drop: Callable[[Any], None],
+                  migrations: Mapping[int, Callable[[Any], None]] | None = None, what: str | None = None) -> bool:
+    """Make ``component``'s tables at ``version``, under an advisory lock so two processes do not
+    both do it. Tables of an older version are brought up by ``migrations`` (``{n: step from n to
+    n + 1}``) when every step is there, else dropped and made again; tables of a newer version are
+    refused (``NewerSchema``), never dropped. Returns whether they were (re)made (empty)."""
     with db.transaction():
         db.execute("SELECT pg_advisory_xact_lock(hashtext('wikimem schema'))")
         db.execute("CREATE TABLE IF NOT EXISTS wikimem_schema (component text PRIMARY KEY, version integer NOT NULL)")
         row = db.execute("SELECT version FROM wikimem_schema WHERE component = %s", (component,)).fetchone()
         if row is not None and row[0] == version:
             return False
-        if row is not None:
-            drop(db)
-        create(db)
+        if row is not None and row[0] > version:
+            raise NewerSchema(f"{what or component} in the database is at schema version {row[0]}, written by a newer "
+                              f"wikimem than this one (version {version}); upgrade wikimem here "
+                              "(pip install -U wikimem) rather than have two versions rebuild each other's tables")
+        steps = range(row[0], version) if row is not None else range(0)
+        made = row is None or not all(step in (migrations or {}) for step in steps)
+        if made:
+            if row is not None:
+                drop(db)
+            create(db)
+        else:
+            for step in steps:
+                migrations[step](db)
         db.execute("INSERT INTO wikimem_schema (component, version) VALUES (%s, %s) ON CONFLICT (component) "
                    "DO UPDATE SET version = excluded.version", (component, version))
-        return True
+        return made
 
 
 class Held:
@@ -125,7 +145,11 @@ class Held:
                     raise DatabaseUnavailable(self.problem or f"{self.what} at {server_name(self.url)} is down")
                 try:
                     db = connect(self.url, self.what)
-                    self._setup(db)
+                    try:
+                        self._setup(db)
+                    except BaseException:
+                        db.close()
+                        raise
                 except DatabaseUnavailable as exc:
                     self.problem, self._down_until = str(exc), self._clock() + self._down_for
                     raise

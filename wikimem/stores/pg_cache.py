@@ -276,8 +276,13 @@ class PgCache(Cache):
             return "no cache yet"  # the tables are made (by the writer that asks) but were never filled
         if not isinstance(meta.get("artifacts", {}), dict):
             return "the database's tables are corrupt (the artifacts record is not a mapping)"
-        if meta.get("schema_version") != SCHEMA_VERSION:
-            return f"cache schema {meta.get('schema_version')} differs from {SCHEMA_VERSION}"
+        found = meta.get("schema_version")
+        if isinstance(found, int) and found > SCHEMA_VERSION:  # a rebuild here would undo a newer wikimem's
+            raise pg.NewerSchema(f"the vault {self.vault_id!r} on {self.where} was built by a newer wikimem (cache "
+                                 f"schema {found}; this one writes {SCHEMA_VERSION}): upgrade wikimem here "
+                                 "(pip install -U wikimem) rather than have two versions rebuild it in turn")
+        if found != SCHEMA_VERSION:
+            return f"cache schema {found} differs from {SCHEMA_VERSION}"
         if meta.get("analyzer") != ANALYZER:
             return f"lexical analyzer {meta.get('analyzer')} differs from {ANALYZER}"
         return None

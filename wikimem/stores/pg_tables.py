@@ -69,7 +69,7 @@ def ensure(db, schema: str) -> bool:
 
     db.execute("RESET search_path")  # the versions table is the database's, not a vault's
     home = db.execute("SELECT current_schema()").fetchone()[0] or "public"
-    made = pg.ensure_schema(db, f"vault:{schema}", SCHEMA_VERSION, create, drop)
+    made = pg.ensure_schema(db, f"vault:{schema}", SCHEMA_VERSION, create, drop, what=f"the vault's tables ({schema})")
     use(db, schema)
     return made
 

@@ -10,7 +10,9 @@ and reads vectors from the team's cache.
 A cache, never a requirement: when the server cannot be reached the build embeds locally and says
 so once (``problem``), and tries the server again after a while. Rows whose length does not match
 the embedder's dimension are ignored, as in the local cache. The table's schema is versioned
-(``pg.ensure_schema``): another version is dropped and made again.
+(``pg.ensure_schema``): an older version is migrated when it can be, else dropped and made again
+(the vectors are embedded again); a newer one (a teammate's newer wikimem) is left alone and this
+process embeds locally, saying why once.
 """
 from __future__ import annotations
 
@@ -43,7 +45,8 @@ class SharedEmbeddings:
     def __init__(self, url: str):
         self.url = url
         self._held = pg.Held(url, "the shared embedding cache",
-                             lambda db: pg.ensure_schema(db, COMPONENT, SCHEMA_VERSION, _create, _drop))
+                             lambda db: pg.ensure_schema(db, COMPONENT, SCHEMA_VERSION, _create, _drop,
+                                                                   what="the shared embedding cache"))
 
     @property
     def where(self) -> str:
