@@ -152,6 +152,11 @@ def test_a_vault_built_by_a_newer_wikimem_is_refused_not_rebuilt(both):
                                 env={"WIKIMEM_STORE": "postgres", "WIKIMEM_DATABASE_URL": remote.settings.database_url,
                                      "WIKIMEM_VAULT_ID": "examples", "WIKIMEM_EMBEDDER": "fake"})
     assert result.exit_code == 2 and "upgrade wikimem" in result.output and "Traceback" not in result.output
+    doctor = CliRunner().invoke(app, ["doctor", str(remote.root)],
+                                env={"WIKIMEM_STORE": "postgres", "WIKIMEM_DATABASE_URL": remote.settings.database_url,
+                                     "WIKIMEM_VAULT_ID": "examples", "WIKIMEM_EMBEDDER": "fake"})
+    line = next(x for x in doctor.output.splitlines() if x.split()[1:2] == ["cache"])
+    assert line.startswith("fail") and "newer wikimem" in line and "NewerSchema" not in line
     assert remote.cache.connection().execute("SELECT count(*) FROM chunks").fetchone()[0] == chunks > 0
     assert remote.cache.meta()["schema_version"] == SCHEMA_VERSION + 1
 

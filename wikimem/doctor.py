@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from .config import SETTINGS_FILE, settings_path
+from .errors import WikimemError
 
 if TYPE_CHECKING:
     from .core import Context
@@ -267,6 +268,8 @@ def check_stale(ctx) -> Check:
 def _guard(name: str, fn: Callable[[], Check]) -> Check:
     try:
         return fn()
+    except WikimemError as exc:  # said for people already (a database down, a newer wikimem's tables)
+        return Check(name, "fail", str(exc))
     except Exception as exc:  # a check must report, never crash the doctor
         return Check(name, "fail", f"check failed: {exc.__class__.__name__}: {exc}")
 
