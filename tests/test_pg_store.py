@@ -137,6 +137,36 @@ def test_a_database_that_cannot_be_reached_is_one_line_and_exit_2(tmp_path, monk
     assert "Traceback" not in result.output
 
 
+def test_a_schema_of_version_1_is_migrated_with_its_vectors(both):
+    """Version 1 kept every vector in one table; version 2 partitions searched rows from held ones.
+    A version-1 schema is migrated in place: nothing embedded or rebuilt, the same results, and a
+    search's scan reads the searched rows only."""
+    local, remote, _ = both
+    before = {q: _pages(remote.search(q, mode="vector", limit=10)) for q in QUERIES[:10]}
+    db = remote.cache.connection()
+    rows = db.execute("SELECT count(*) FROM vecs").fetchone()[0]
+    with db.transaction():  # the version-1 layout
+        db.execute("CREATE TABLE vecs_one AS SELECT * FROM vecs")
+        db.execute("DROP TABLE vecs")
+        db.execute("ALTER TABLE vecs_one RENAME TO vecs")
+        db.execute("ALTER TABLE vecs ADD PRIMARY KEY (vid)")
+        db.execute("UPDATE public.wikimem_schema SET version = 1 WHERE component = %s",
+                   (f"vault:{remote.cache.schema}",))
+    remote.close()
+    again = open_vault(remote.root, embedder="fake", store="postgres", database_url=remote.settings.database_url,
+                       vault_id="examples")
+    report = again.index()
+    assert report.embedded_now == 0 and report.added == report.changed == 0 and report.coverage == 1.0
+    db = again.cache.connection()
+    assert db.execute("SELECT relkind FROM pg_class WHERE relname = 'vecs' "
+                      "AND relnamespace = current_schema()::regnamespace").fetchone()[0] == "p"
+    assert db.execute("SELECT count(*) FROM vecs").fetchone()[0] == rows
+    assert {q: _pages(again.search(q, mode="vector", limit=10)) for q in before} == before
+    plan = " ".join(r[0] for r in db.execute("EXPLAIN SELECT vid FROM vecs WHERE NOT held ORDER BY vid").fetchall())
+    assert "vecs_searched" in plan and "vecs_held" not in plan
+    again.close()
+
+
 def test_a_vault_built_by_a_newer_wikimem_is_refused_not_rebuilt(both):
     """On a shared database a rebuild would undo a teammate's newer wikimem (and it would rebuild
     in turn): one line saying to upgrade, exit 2, and the tables as they were."""

@@ -67,8 +67,18 @@ class PgVectors(FaissVectors):
         if index is None:
             index = self._indexes[key] = PgVectorIndex(self.cache.connection, dim, self.kind, create=False,
                                                        version_of=lambda: self.cache.meta().get("vectors_sig"),
-                                                       memo=self.cache.memo)
+                                                       memo=self.cache.memo, recorded=self._recorded_counts)
         return index
+
+    def _recorded_counts(self) -> tuple[int, int] | None:
+        """(rows, held rows) as the last build recorded them, for a search (inside a snapshot):
+        what it sees of the vectors is what that build committed, as a local reader's loaded
+        index is. None outside a snapshot (a writer counts the rows)."""
+        if getattr(self.cache._pg_local, "memo", None) is None:
+            return None
+        meta = self.cache.meta()
+        rows, held = meta.get("vectors"), meta.get("passages_held")
+        return (int(rows), int(held)) if isinstance(rows, int) and isinstance(held, int) else None
 
     def committed(self, meta: dict) -> dict | None:
         dim = meta.get("vectors_dim")

@@ -5,8 +5,8 @@ then not read each other's rows by a forgotten ``WHERE`` (a connection's ``searc
 schema, and a role can be granted one schema alone), a rebuild is ``DROP SCHEMA … CASCADE``, and
 the statements stay those of the local store (the same columns, the same filters). The schema's
 name is derived from the vault's id (``schema_name``); its version and the embedder it holds are
-in ``wikimem_schema`` (``pg.ensure_schema``), so a schema of another version is dropped and made
-again, never trusted, as the local cache is.
+in ``wikimem_schema`` (``pg.ensure_schema``), so a schema of an older version is migrated
+(``MIGRATIONS``) or dropped and made again, never trusted, as the local cache is.
 
 The tables mirror the local manifest (``manifest.SCHEMA_SQL``): files, chunks, passages, edges,
 meta, with the lexical tables of ``pg_lexical``.
@@ -18,8 +18,9 @@ import re
 
 from . import pg
 from .pg_lexical import PgLexical
+from .pg_vectors import partition_vecs
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: ``vecs`` partitioned into searched and held rows (pg_vectors.partition_vecs)
 
 TABLES_SQL = (
     "CREATE TABLE IF NOT EXISTS meta (key text PRIMARY KEY, value text NOT NULL)",
@@ -40,6 +41,9 @@ TABLES_SQL = (
     "weight float8 NOT NULL, PRIMARY KEY (src, dst, type))",
     "CREATE INDEX IF NOT EXISTS edges_dst ON edges (dst)",
 )
+
+
+MIGRATIONS = {1: partition_vecs}  # schema version n -> the step to n + 1 (pg.ensure_schema)
 
 
 def schema_name(vault_id: str) -> str:
@@ -67,9 +71,16 @@ def ensure(db, schema: str) -> bool:
     def drop(conn) -> None:
         conn.execute(f"DROP SCHEMA IF EXISTS {quoted(schema)} CASCADE")
 
+    def in_schema(step):
+        def run(conn) -> None:
+            conn.execute(f"SET LOCAL search_path TO {quoted(schema)}, {quoted(home)}")
+            step(conn)
+        return run
+
     db.execute("RESET search_path")  # the versions table is the database's, not a vault's
     home = db.execute("SELECT current_schema()").fetchone()[0] or "public"
-    made = pg.ensure_schema(db, f"vault:{schema}", SCHEMA_VERSION, create, drop, what=f"the vault's tables ({schema})")
+    made = pg.ensure_schema(db, f"vault:{schema}", SCHEMA_VERSION, create, drop,
+                            {step: in_schema(fn) for step, fn in MIGRATIONS.items()}, what=f"the vault's tables ({schema})")
     use(db, schema)
     return made
 
