@@ -1,0 +1,74 @@
+"""One process's PostgreSQL search and edit latency, for a before/after pair under farm-bench (issue 38).
+
+The vault and the database outlive the runs (``--database-url``: a server kept up meanwhile, e.g.
+the one bench_pg_pipeline.py keeps in its work folder); ``--tree`` names the checkout whose
+``wikimem`` is imported, so two trees are timed on the same rows (give each its own ``--vault-id``:
+each builds its own schema, taking its vectors from the database's embedding cache).
+
+    python benchmarks/bench_pg_search.py --tree . --database-url URL --vault DIR --vault-id new --build
+    farm-bench -n 5 --vs "python benchmarks/bench_pg_search.py --tree OLD ... --vault-id old" \\
+        -- python benchmarks/bench_pg_search.py --tree . ... --vault-id new
+    python benchmarks/bench_pg_search.py ... --edits 7    # one-note edit to searchable instead
+
+Prints the search p50/p95 (the tldr queries, after one warm search), or the edit median.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+QUERIES = Path(__file__).resolve().parent / "tldr_queries.jsonl"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tree", type=Path, required=True, help="the checkout whose wikimem to import")
+    ap.add_argument("--database-url", required=True)
+    ap.add_argument("--vault", type=Path, required=True)
+    ap.add_argument("--vault-id", required=True)
+    ap.add_argument("--embedder", default="e5")
+    ap.add_argument("--mode", default="hybrid")
+    ap.add_argument("--build", action="store_true", help="bring the vault's schema up to date and stop")
+    ap.add_argument("--edits", type=int, default=0, help="time this many one-note edits instead of searches")
+    args = ap.parse_args()
+    sys.path.insert(0, str(args.tree.resolve()))
+    from wikimem.api import open_vault
+
+    vault = open_vault(args.vault, embedder=args.embedder, store="postgres", database_url=args.database_url,
+                       vault_id=args.vault_id)
+    if args.build:
+        print(vault.index().summary())
+    elif args.edits:
+        rel = "zz-bench-edit.md"
+        seconds = []
+        for i in range(args.edits):
+            word = f"quokkafrob{i}x{''.join(c for c in args.vault_id if c.isalnum())}"
+            (args.vault / rel).write_text(f"# zz bench edit\n\nThe {word} command frobnicates a quokka.\n",
+                                          encoding="utf-8")
+            started = time.perf_counter()
+            vault.index(paths=[rel])
+            while rel not in [h.path for h in vault.search(word, limit=10).hits]:
+                time.sleep(0.01)
+            seconds.append(time.perf_counter() - started)
+        (args.vault / rel).unlink()
+        vault.index(paths=[rel])
+        print(f"edit to searchable median {statistics.median(seconds[1:]):.3f} s {[round(s, 3) for s in seconds]}")
+    else:
+        queries = [json.loads(line)["q"] for line in QUERIES.read_text(encoding="utf-8").splitlines() if line.strip()]
+        vault.search("warm", limit=10)
+        ms = []
+        for q in queries:
+            started = time.perf_counter()
+            vault.search(q, limit=10, mode=args.mode)
+            ms.append(1000 * (time.perf_counter() - started))
+        ms.sort()
+        print(f"{args.tree}: {args.mode} p50 {statistics.median(ms):.1f} ms, p95 {ms[int(0.95 * len(ms))]:.1f} ms")
+    vault.close()
+
+
+if __name__ == "__main__":
+    main()
