@@ -27,7 +27,7 @@ def vault(make_vault):
     ("http://example.org/x.md", UsageError, "URL"),
     ("RAW/x.md", ReadOnlyError, "immutable"),
     ("Raw/new.md", ReadOnlyError, "immutable"),
-    ("../outside.md", PathEscapeError, ""),
+    ("../outside.md", PathEscapeError, "escapes the vault"),
 ])
 def test_names_an_agent_cannot_write(vault, name, error, words):
     with pytest.raises(error, match=words):
