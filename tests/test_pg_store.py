@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from wikimem.api import open_vault
 from wikimem.cli import app
 from wikimem.errors import LockError
-from wikimem.stores import pg_tables
+from wikimem.stores import pg, pg_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 QUERIES = [q["q"] for q in json.loads((ROOT / "benchmarks/heldout-examples.json").read_text())["queries"]]
@@ -189,6 +189,14 @@ def test_a_vault_built_by_a_newer_wikimem_is_refused_not_rebuilt(both):
     assert line.startswith("fail") and "newer wikimem" in line and "NewerSchema" not in line
     assert remote.cache.connection().execute("SELECT count(*) FROM chunks").fetchone()[0] == chunks > 0
     assert remote.cache.meta()["schema_version"] == SCHEMA_VERSION + 1
+
+
+def test_status_names_the_database_as_the_stores_and_the_embedding_cache(both, pg_database):
+    _, remote, _ = both
+    info = remote.status()
+    where = pg.server_name(pg_database)
+    assert info["cache"] == f"PostgreSQL {where}, schema {remote.cache.schema} (vault id 'examples')"
+    assert info["shared_embedding_cache"] == where and info["state"] == "ok"
 
 
 def test_postgres_without_a_database_url_says_what_is_missing(tmp_path):

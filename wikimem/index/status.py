@@ -84,7 +84,9 @@ def _status(ctx, cache: Cache, info: dict[str, Any]) -> dict[str, Any]:
         "embedder": meta.get("embedder"),
         "configured_embedder": embedder_name,
         # where the team's embedding cache is (never its password); not asked: status stays offline
-        "shared_embedding_cache": _server(ctx.settings.embedding_cache_url),
+        # (a vault whose stores are on PostgreSQL keeps its embeddings in that database, shared)
+        "shared_embedding_cache": _server(ctx.settings.embedding_cache_url or (
+            ctx.settings.database_url if ctx.settings.store == "postgres" else "")),
         "cache_bytes": cache.size_bytes(),
         "last_build": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(meta["last_build"])) if meta.get("last_build") else None,
         "writer": f"pid {holder}" if holder else None,
