@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 from anyio.from_thread import start_blocking_portal
+from conftest import write_vault
 
 from wikimem.api import Vault
 
@@ -76,10 +77,7 @@ def serve(vault: Path, *flags: str):
 
 @pytest.fixture(scope="module")
 def vault(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("mcp") / "vault"
-    for rel, text in NOTES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
+    root = write_vault(tmp_path_factory.mktemp("mcp") / "vault", NOTES)
     outside = root.parent / "outside"
     outside.mkdir()
     (root / "escape").symlink_to(outside, target_is_directory=True)

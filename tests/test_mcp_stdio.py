@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import write_vault
 
 from wikimem.api import open_vault
 from wikimem.mcp.checks import check_arguments, result_problem, shown
@@ -64,10 +65,7 @@ def modern(rid, method, **params) -> str:
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("stdio") / "vault"
-    for rel, text in NOTES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
+    root = write_vault(tmp_path_factory.mktemp("stdio") / "vault", NOTES)
     vault = open_vault(root, embedder="fake")
     vault.index()
     vault.close()

@@ -81,8 +81,8 @@ class PgVectorIndex:
         self._db = db
         self.dim, self.kind = int(dim), kind
         self._version_of = version_of
-        # memo(key, compute): the cache's per-snapshot answers (``PgCache.memo``); counts asked
-        # outside a snapshot, or of a table being written, are asked every time
+        # memo(key, compute): the cache's per-snapshot answers (``PgCache.memo``), for whether
+        # the HNSW index exists; outside a snapshot it is asked every time
         self._memo = memo or (lambda key, compute: compute())
         # recorded(): (rows, held rows) as the last committed build recorded them, for a reader
         # (None for a writer, who counts): what a local reader's loaded index holds, without a
@@ -150,14 +150,14 @@ class PgVectorIndex:
         recorded = self._recorded()
         if recorded is not None:
             return recorded[0]
-        return self._memo((self.serial, "rows"), lambda: int(self.db.execute("SELECT count(*) FROM vecs").fetchone()[0]))
+        return int(self.db.execute("SELECT count(*) FROM vecs").fetchone()[0])
 
     @property
     def held_total(self) -> int:
         recorded = self._recorded()
         if recorded is not None:
             return recorded[1]
-        return self._memo((self.serial, "held"), lambda: int(self.db.execute("SELECT count(*) FROM vecs WHERE held").fetchone()[0]))
+        return int(self.db.execute("SELECT count(*) FROM vecs WHERE held").fetchone()[0])
 
     def ids(self) -> np.ndarray:
         rows = self.db.execute("SELECT vid FROM vecs ORDER BY held, vid").fetchall()
