@@ -13,6 +13,18 @@ FIXTURES = HERE / "fixtures"
 GOLDEN = HERE / "golden"
 EXAMPLES = HERE.parent / "examples"
 
+# What a user's commands leave inside a vault folder of the repo (the README's first command indexes
+# examples/ in place; a watcher or an Obsidian session leaves more): never copied into a test's vault,
+# so a test reads the vault as the repo holds it whatever ran before it.
+GENERATED = (".wikimem", ".trash", ".hypothesis", "__pycache__", "*.pyc", "workspace.json", "workspace-mobile.json",
+             "graph.json.bak", ".DS_Store")
+
+
+def copy_vault(source: Path, target: Path, *also_ignore: str) -> Path:
+    """Copy a vault folder of the repo (examples/, a fixture) into ``target`` without the generated files."""
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(*GENERATED, *also_ignore))
+    return target
+
 
 def write_vault(root: Path, files: dict[str, str | bytes]) -> Path:
     for rel, content in files.items():
@@ -37,7 +49,7 @@ def tricky_vault(tmp_path) -> Path:
     """The tricky-syntax fixture plus the files git should not carry: CRLF, BOM, non-UTF-8,
     binary, a 6 MB note, a symlink loop, an Obsidian config folder and an ignored folder."""
     root = tmp_path / "tricky"
-    shutil.copytree(FIXTURES / "tricky", root)
+    copy_vault(FIXTURES / "tricky", root)
     (root / "notes" / "crlf.md").write_bytes(b"---\r\ntitle: CRLF note\r\n---\r\n# CRLF\r\n\r\nLine [[Target]]\r\n")
     (root / "notes" / "bom.md").write_bytes(b"\xef\xbb\xbf# BOM note\n\nSee [[Target]].\n")
     (root / "notes" / "latin1.md").write_bytes("caf\xe9 [[Target]]\n".encode("latin-1"))

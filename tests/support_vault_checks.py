@@ -2,6 +2,7 @@
 search, status and parse of the public API still work (moved from test_hostile.py)."""
 import json
 import signal
+import time
 from contextlib import contextmanager
 
 from wikimem.api import open_vault
@@ -19,13 +20,18 @@ def deadline(seconds):
     """Fail instead of hanging forever (a FIFO read blocks until a writer appears)."""
     def boom(*_):
         raise Hung(f"still running after {seconds} s")
+    # pytest-timeout's own per-test alarm uses the same timer: put it back as it was afterwards
+    outer_left, _ = signal.getitimer(signal.ITIMER_REAL)
+    started = time.monotonic()
     old = signal.signal(signal.SIGALRM, boom)
-    signal.alarm(seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     finally:
-        signal.alarm(0)
+        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+        if outer_left:
+            signal.setitimer(signal.ITIMER_REAL, max(0.01, outer_left - (time.monotonic() - started)))
 
 
 def everything(root):

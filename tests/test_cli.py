@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from wikimem.cli import app
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, copy_vault
 
 runner = CliRunner()
 
@@ -51,9 +51,8 @@ def test_missing_vault_exit_code(tmp_path):
 
 
 def _copy_examples(tmp_path):
-    import shutil
     root = tmp_path / "examples"
-    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".wikimem"))
+    copy_vault(EXAMPLES, root)
     return root
 
 

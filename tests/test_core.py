@@ -279,10 +279,9 @@ def test_a_vault_without_transcripts_ranks_exactly_as_before_the_reshape(tmp_pat
     they share, not the last one's, which moves what is embedded for those chunks (held-aside
     MRR@10 unchanged at 0.957); scores are compared to a tolerance (another CPU's BLAS moved them
     in the 8th digit)."""
-    import shutil
-    from conftest import EXAMPLES, golden
+    from conftest import EXAMPLES, copy_vault, golden
     root = tmp_path / "examples"
-    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".wikimem", "transcripts"))
+    copy_vault(EXAMPLES, root, "transcripts")
     v = open_vault(root, embedder="fake")
     v.index()
     out = {}

@@ -3,13 +3,12 @@ examples/, --fix (idempotent, raw/ untouched, logged), options, suppression, CLI
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from conftest import EXAMPLES, FIXTURES, golden
+from conftest import EXAMPLES, FIXTURES, copy_vault, golden
 from wikimem.api import open_vault
 from wikimem.cli import app
 
@@ -19,7 +18,7 @@ runner = CliRunner()
 @pytest.fixture
 def lint_vault(tmp_path) -> Path:
     root = tmp_path / "vault"
-    shutil.copytree(FIXTURES / "lint" / "vault", root)
+    copy_vault(FIXTURES / "lint" / "vault", root)
     return root
 
 
@@ -51,7 +50,7 @@ def test_obsidian_headings_blocks_and_table_links_are_not_broken(lint_vault):
 
 def test_examples_have_no_broken_link_findings(tmp_path):
     root = tmp_path / "examples"
-    shutil.copytree(EXAMPLES, root)
+    copy_vault(EXAMPLES, root)
     findings = _lint(root, select=["WM1", "WM301", "WM403"]).findings
     assert findings == []
 
@@ -240,7 +239,7 @@ def test_memoised_mentions_follow_new_page_names(tmp_path):
 
 def test_query_citing_changed_text(tmp_path):
     root = tmp_path / "examples"
-    shutil.copytree(EXAMPLES, root)
+    copy_vault(EXAMPLES, root)
     v = open_vault(root, embedder="fake")
     try:
         v.index()

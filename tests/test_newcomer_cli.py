@@ -139,11 +139,10 @@ def test_lint_paths_are_relative_to_the_vault_from_outside_it(make_vault, monkey
 
 def test_a_default_lint_of_the_bundled_examples_is_quiet_and_passes(tmp_path, monkeypatch):
     """Issue 26 item 17: a healthy vault lints clean by default; --show-infos brings the suggestions."""
-    import shutil
-    from conftest import EXAMPLES
+    from conftest import EXAMPLES, copy_vault
     monkeypatch.setenv("WIKIMEM_EMBEDDER", "fake")
     root = tmp_path / "examples"
-    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".wikimem"))
+    copy_vault(EXAMPLES, root)
     quiet = runner.invoke(app, ["lint", str(root), "--json"])
     assert quiet.exit_code == 0, quiet.output
     data = json.loads(quiet.stdout)

@@ -5,12 +5,12 @@ two vaults in one database cannot read each other's rows."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import psycopg
 import pytest
 
+from conftest import copy_vault
 from wikimem.api import open_vault
 from wikimem.stores import pg_tables
 from wikimem.stores.filters import Filters
@@ -52,7 +52,7 @@ FILTERS = [
 @pytest.fixture(scope="module")
 def local_vault(tmp_path_factory):
     root = tmp_path_factory.mktemp("pglex") / "vault"
-    shutil.copytree(ROOT / "examples", root)
+    copy_vault(ROOT / "examples", root)
     for rel, text in CHINESE.items():
         (root / rel).write_text(text, encoding="utf-8")
     vault = open_vault(root, embedder="fake")

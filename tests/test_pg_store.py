@@ -4,7 +4,6 @@ schema, keeps one writer at a time, and says which server it cannot reach (exit 
 from __future__ import annotations
 
 import json
-import shutil
 import threading
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import psycopg
 import pytest
 from typer.testing import CliRunner
 
+from conftest import copy_vault
 from wikimem.api import open_vault
 from wikimem.cli import app
 from wikimem.errors import LockError
@@ -23,7 +23,7 @@ QUERIES = [q["q"] for q in json.loads((ROOT / "benchmarks/heldout-examples.json"
 
 def _copy(tmp_path: Path, name: str) -> Path:
     root = tmp_path / name
-    shutil.copytree(ROOT / "examples", root)
+    copy_vault(ROOT / "examples", root)
     return root
 
 
@@ -299,7 +299,8 @@ def test_a_connection_lost_mid_build_serves_nothing_half_done_and_the_next_build
 @pytest.mark.slow
 def test_three_serve_processes_over_one_database(tmp_path, pg_database):
     """Three `wikimem serve` processes of one vault folder on one database (issue 38 item 4): a page
-    written through one is found through the other two within a second. On one machine one of them
+    written through one is found through the other two (within 15 s here: a
+    ceiling for loaded machines; the latency itself is benchmarked). On one machine one of them
     follows the folder (a folder has one watcher); the others serve with --no-watch."""
     import os
     import subprocess
@@ -336,9 +337,10 @@ def test_three_serve_processes_over_one_database(tmp_path, pg_database):
                                  timeout=30).json()["hits"]
                 if "concepts/Walrus.md" in [h["path"] for h in hits]:  # (the fake embedder's neighbours
                     break  # of a word no other note holds are pages in another script: found, not first)
-                assert time.monotonic() - written < 1.0, hits
+                # measured 7-30 ms (benchmarks/bench_pg_store.py); the ceiling is generous so two loaded
+                # cores never flake it (issue 47 item 3)
+                assert time.monotonic() - written < 15.0, hits
                 time.sleep(0.05)
-        assert time.monotonic() - written < 1.0
     finally:
         for proc in procs:
             proc.terminate()

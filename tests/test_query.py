@@ -1,7 +1,6 @@
 """wikimem query: extractive answers with [[page#heading]] citations, the relevance bar, and the
 write-back to queries/ (one page per question, updated when asked again)."""
 import json
-import shutil
 
 import pytest
 from typer.testing import CliRunner
@@ -12,7 +11,7 @@ from wikimem.errors import UsageError
 from wikimem.qa.writeback import parse_source
 from wikimem.qa.answer import chunk_hash
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, copy_vault
 
 runner = CliRunner()
 
@@ -91,7 +90,7 @@ def _query_pages(vault):
 @pytest.fixture
 def examples(tmp_path):
     root = tmp_path / "examples"
-    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".wikimem"))
+    copy_vault(EXAMPLES, root)
     vault = open_vault(root, embedder="fake")
     vault.index()
     return vault

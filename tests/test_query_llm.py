@@ -1,14 +1,13 @@
 """LLM answers against fake Ollama and OpenAI-compatible servers on 127.0.0.1: a cited answer,
 an uncited one (flagged), and timeout / error / server down -> the extractive answer with a notice."""
 import json
-import shutil
 import time
 
 import pytest
 
 from wikimem.api import open_vault
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, copy_vault
 from fake_http import FakeJSONServer, free_port
 
 QUESTION = "Which FAISS index lets vectors be removed by id?"
@@ -50,7 +49,7 @@ def server():
 @pytest.fixture(scope="module")
 def vault(tmp_path_factory):
     root = tmp_path_factory.mktemp("llm") / "examples"
-    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".wikimem"))
+    copy_vault(EXAMPLES, root)
     v = open_vault(root, embedder="fake")
     v.index()
     return v
@@ -130,7 +129,7 @@ def test_llm_without_a_model_is_a_notice_not_a_crash(vault):
 
 def test_ingest_with_an_llm_links_known_names_and_lists_candidates(server, tmp_path):
     root = tmp_path / "v"
-    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".wikimem"))
+    copy_vault(EXAMPLES, root)
     v = open_vault(root, embedder="fake")
     v.index()
     src = tmp_path / "faiss-post.md"

@@ -57,3 +57,47 @@ def test_the_quick_start_has_exactly_two_commands_that_install_from_the_clone():
     assert blocks[0].startswith("pip install -e .") and "wikimem index examples" in blocks[0]
     assert blocks[1].strip() == 'pip install -e ".[test]" && pytest'
     assert "pip install 'wikimem[" not in README  # wikimem is installed from a clone, not from PyPI
+
+
+def _quick_start() -> list[str]:
+    start = README.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    return [b.strip() for b in re.findall(r"```bash\n(.*?)```", start, re.S)]
+
+
+def test_ci_runs_the_quick_start_commands_in_order_as_written():
+    """Issue 47 item 1: CI runs the README's first command before its second, exactly as written, so
+    the suite is run after a user's `wikimem index examples` left its cache in the clone."""
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    first, second = _quick_start()
+    assert first in ci and second in ci
+    assert ci.index(first) < ci.index(second)
+
+
+def test_fixture_copies_leave_out_what_a_users_commands_left_in_the_repo(tmp_path, monkeypatch):
+    """Issue 47 item 1: the README's first command indexes examples/ in place (and Obsidian or a
+    watcher leave more there); a test's copy of examples/ must be the vault as the repo holds it."""
+    from conftest import EXAMPLES, copy_vault
+    from wikimem.api import open_vault
+    from wikimem.cli import app as cli_app
+    from typer.testing import CliRunner
+    monkeypatch.setenv("WIKIMEM_EMBEDDER", "fake")
+    repo_examples = copy_vault(EXAMPLES, tmp_path / "repo" / "examples")
+    done = CliRunner().invoke(cli_app, ["index", str(repo_examples), "--quiet"])  # the README's first command
+    assert done.exit_code == 0, done.output
+    (repo_examples / ".trash").mkdir()
+    (repo_examples / ".trash" / "Deleted.md").write_text("# Deleted\n\nA note Obsidian moved to its bin.\n")
+    (repo_examples / ".obsidian").mkdir(exist_ok=True)
+    (repo_examples / ".obsidian" / "workspace.json").write_text("{}")
+    assert (repo_examples / ".wikimem").is_dir()
+    copy = copy_vault(repo_examples, tmp_path / "copy")
+    assert not (copy / ".wikimem").exists() and not (copy / ".trash").exists()
+    assert not (copy / ".obsidian" / "workspace.json").exists()
+    assert open_vault(copy, embedder="fake").status()["state"] == "no cache yet"
+
+
+def test_no_test_copies_a_repo_vault_by_hand():
+    """Every copy of examples/ or a fixture folder goes through conftest.copy_vault (issue 47 item 1)."""
+    by_hand = re.compile(r"shutil\.copytree\((?:EXAMPLES|FIXTURES|ROOT\s*/\s*\"examples\"|HERE)")
+    offenders = [p.name for p in sorted((ROOT / "tests").glob("*.py"))
+                 if p.name != "conftest.py" and by_hand.search(p.read_text(encoding="utf-8"))]
+    assert offenders == []

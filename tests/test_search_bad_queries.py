@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from wikimem.api import open_vault
-from wikimem.errors import WikimemError
+from wikimem.errors import UsageError
 
 from support_built_vault import built  # noqa: F401, F811 - the shared built-vault fixture
 
@@ -21,7 +21,5 @@ def test_a_query_that_is_not_valid_unicode_is_a_clear_error_or_searched(built, q
     # should be refused with a UsageError in search.filters.check_args, or cleaned and searched.
     root, _ = built
     vault = open_vault(root, embedder="fake")
-    try:
+    with pytest.raises(UsageError, match="not valid Unicode text"):
         vault.search(query)
-    except WikimemError:
-        pass

@@ -56,7 +56,9 @@ def test_stats_follow_an_edit(make_vault):
     assert "communities" not in s
     assert "queries/q.md" not in s["orphans"]["pages"]
     assert s["links"]["resolved"] == 5
-    assert s["embedding"]["coverage"] == 0 or s["embedding"]["embedder"] is None
+    # the embedder "none": no embedder named, no vectors, coverage 0 (not "unknown")
+    assert s["embedding"]["embedder"] is None
+    assert s["embedding"]["vectors"] == 0 and s["embedding"]["coverage"] == 0.0
 
 
 def test_stats_cli(make_vault):

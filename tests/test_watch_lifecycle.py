@@ -2,6 +2,7 @@
 moved or deleted under it (item 8), its own files in ``.wikimem/`` deleted under it (item 9)."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -131,6 +132,40 @@ def test_vault_deleted_stops_the_watcher_and_recreates_nothing(vault_root):
         assert until(lambda: not w.running, timeout=30), w.status()
         time.sleep(0.5)
         assert not vault_root.exists()
+        assert "moved or deleted" in w.status()["stopped_because"]
+    finally:
+        w.stop()
+        v.close()
+
+
+def test_a_slow_deletion_of_the_vault_is_not_taken_for_a_deleted_cache(vault_root):
+    """Issue 47: under load ``rm -rf vault`` outlasted the watcher's fixed grace after ``.wikimem``
+    went, and the watcher made its files again (and rebuilt its cache) inside the vault being
+    deleted. A deletion that keeps removing entries, however slowly, is waited out."""
+    v = open_vault(vault_root, embedder="fake")
+    w = v.watch(debounce_ms=50).start()
+    try:
+        assert w.wait_idle(60)
+        for _ in range(4):  # more entries to delete, slowly, after the cache folder
+            (vault_root / f"extra{_}").mkdir()
+            for i in range(3):
+                (vault_root / f"extra{_}" / f"n{i}.md").write_text(f"# N{i}\n")
+        assert w.wait_idle(60)
+        shutil.rmtree(vault_root / ".wikimem")
+        remade = False
+        for entry in sorted(vault_root.rglob("*"), key=lambda p: -len(p.parts)):
+            time.sleep(0.15)  # slower than the old grace allowed for the whole vault (0.5 s)
+            remade |= (vault_root / ".wikimem").exists()
+            if entry.is_dir():
+                with contextlib.suppress(OSError):
+                    entry.rmdir()
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    entry.unlink()
+        remade |= (vault_root / ".wikimem").exists()
+        _rmtree(vault_root)
+        assert until(lambda: not w.running, timeout=30), w.status()
+        assert not remade, "the watcher made its files again inside a vault being deleted"
         assert "moved or deleted" in w.status()["stopped_because"]
     finally:
         w.stop()

@@ -51,7 +51,7 @@ from ..errors import LockError, WikimemError
 from ..index.background import embed_pending
 from ..index.update import update
 from . import control
-from .events import (EVENT_TYPES, PLAIN_OBSERVER, Batch, Changes, EventHandler, PathFilter, expand,
+from .events import (CACHE_DIR, EVENT_TYPES, PLAIN_OBSERVER, Batch, Changes, EventHandler, PathFilter, expand,
                      pruning_observer_class)
 
 log = logging.getLogger(__name__)
@@ -65,6 +65,7 @@ LOCK_WAIT_S = 2.0  # for another process's writer (a manual `wikimem index`); th
 HEALTH_EVERY_S = 5.0  # idle wake-up to check the observer threads are alive and re-hash a slice of files
 RETAKE_GRACE_S = 2.0  # how long a failed lock retake waits to see whether the vault folder is going
 MOVED = "the vault folder {root} was moved or deleted (or replaced by another folder)"
+QUIET_MAX_S = 30.0  # the longest a lock retake waits for a vault folder whose entries keep vanishing
 HOLD_EVERY_S = 1.0  # idle wake-up to check the vault folder and the watcher's own files are still there
 VERIFY_FILES = 100  # files hashed per health pass (a 10k-note vault is re-hashed every ~8 minutes)
 VERIFY_BYTES = 8 * 1024 * 1024  # and at most this much read per pass
@@ -79,6 +80,21 @@ def _identity(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino
+
+
+def _entry_count(root: Path) -> int | None:
+    """Entries of the vault folder and of its subfolders one level down, the cache folder left out:
+    a cheap pulse of ``rm -rf vault`` (it empties folders depth first). None when the folder is gone."""
+    try:
+        top = [e for e in os.scandir(root) if e.name != CACHE_DIR]
+    except OSError:
+        return None
+    count = len(top)
+    for entry in top:
+        with contextlib.suppress(OSError):
+            if entry.is_dir(follow_symlinks=False):
+                count += sum(1 for _ in os.scandir(entry.path))
+    return count
 
 
 def _unwatchable(observer) -> int:
@@ -482,13 +498,33 @@ class Watcher:
                 return False
         return True
 
+    def _vault_going(self) -> bool:
+        """Whether the vault folder is being deleted: it goes, or its entries keep vanishing, within
+        the grace. A deletion slowed by a loaded machine can outlast any fixed grace (the race seen
+        under load: the watcher made its files again inside a vault ``rm -rf`` was still emptying), so
+        the wait goes on while the folder shrinks, and only a folder that holds still is taken for
+        "the cache folder alone was deleted" (at most ``QUIET_MAX_S``)."""
+        give_up_at = time.monotonic() + QUIET_MAX_S
+        before = _entry_count(self.root)
+        while True:
+            if before is None or self._vault_gone_within(RETAKE_GRACE_S / 4):
+                return True
+            if self._stop.is_set():
+                return False
+            now = _entry_count(self.root)
+            if now is None:
+                return True
+            if now >= before or time.monotonic() >= give_up_at:
+                return False
+            before = now
+
     def _check_own_files(self) -> bool:
         if not self._lock.intact():
             # ``rm -rf vault`` deletes the cache folder before the vault folder: making the lock
             # file again at once would race the rest of that deletion (rm then fails with "directory
             # not empty"; a FileNotFoundError killed this thread, seen under load). Give the
             # deletion a moment first, and a failed retake the time to show it was one.
-            if self._vault_gone_within(RETAKE_GRACE_S / 4):
+            if self._vault_going():
                 self._give_up(MOVED.format(root=self.root))
                 return False
             if self._stop.is_set():  # stopped meanwhile: make nothing again
