@@ -74,9 +74,9 @@ def chain_vault(tmp_path_factory):
 
 def test_lint_of_a_10k_supersede_chain_finishes(chain_vault):
     """WM302 walked from every page copying its trail at each step: cubic, never finished."""
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     report = chain_vault.lint(select=["WM30"])
-    elapsed = time.perf_counter() - t0
+    elapsed = time.thread_time() - t0
     codes = {f.code for f in report.findings} if hasattr(report, "findings") else set()
     assert "WM302" not in codes
     assert elapsed < 30, f"lint of a {CHAIN}-page chain took {elapsed:.1f} s"
@@ -84,9 +84,9 @@ def test_lint_of_a_10k_supersede_chain_finishes(chain_vault):
 
 def test_history_of_a_10k_supersede_chain_answers(chain_vault):
     """order_chain sorted every page at each step: 57 s for the first page of a 10k chain."""
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     h = chain_vault.history("p0.md")
-    elapsed = time.perf_counter() - t0
+    elapsed = time.thread_time() - t0
     assert [v.path for v in h.versions[:3]] == ["p0.md", "p1.md", "p2.md"]
     assert h.current == f"p{CHAIN - 1}.md" and len(h.versions) == CHAIN and len(h.changes) == CHAIN - 1
     assert elapsed < 30, f"history of a {CHAIN}-page chain took {elapsed:.1f} s"
@@ -98,9 +98,9 @@ def test_a_long_supersede_cycle_is_one_finding(tmp_path):
     (root / "p0.md").write_text('---\nsupersedes: "[[p4999]]"\n---\n# p0\n')  # the chain closes (the old walk: 34 s at 3,000 pages, cubic)
     v = open_vault(root, embedder="none")
     try:
-        t0 = time.perf_counter()
+        t0 = time.thread_time()
         findings = [f for f in v.lint(select=["WM302"]).findings if f.code == "WM302"]
-        assert time.perf_counter() - t0 < 30
+        assert time.thread_time() - t0 < 30
     finally:
         v.close()
     assert len(findings) == 1 and findings[0].path == "p0.md"
@@ -181,9 +181,9 @@ def test_forty_thousand_ignore_patterns_scan_fast(tmp_path):
     (root / "folder5" / "x.md").write_text("ignored folder")
     (root / "a.tmp7").write_text("ignored by a suffix")
     (root / ".wikimemignore").write_text("\n".join(_ignore_lines(40_000) + ["!notes/n1.md", "notes/n1.md"]) + "\n")
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     paths = [f.path for f in VaultFiles(root).scan().files]
-    elapsed = time.perf_counter() - t0
+    elapsed = time.thread_time() - t0
     assert elapsed < 4, f"scan with 40k ignore patterns took {elapsed:.1f} s"  # 12.8 s before
     assert "notes/n0.md" in paths and "notes/n1.md" not in paths
     for gone in ("notes/old-2-x.md", "draft-4.md", "folder5/x.md", "a.tmp7"):
@@ -192,7 +192,7 @@ def test_forty_thousand_ignore_patterns_scan_fast(tmp_path):
 
 def test_a_hundred_thousand_patterns_match_in_constant_time():
     rules = IgnoreRules(_ignore_lines(100_000) + ["*.bak", "!keep.bak", "deep/*/x?.md"])
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     for i in range(2000):
         assert not rules.ignored(f"notes/n{i}.md", False)
         assert rules.ignored(f"draft-{4 * (i % 1000)}.md", False)
@@ -201,7 +201,7 @@ def test_a_hundred_thousand_patterns_match_in_constant_time():
     assert rules.ignored("deep/a/x1.md", False) and not rules.ignored("deep/a/x12.md", False)
     assert rules.ignored("deep/a/b/x1.md", False)  # fnmatch's * crosses folders, as it always did here
     assert rules.ignored("notes/old-6-anything.md", False) and not rules.ignored("other/old-6-a.md", False)
-    assert time.perf_counter() - t0 < 10
+    assert time.thread_time() - t0 < 10
 
 
 def test_a_long_frontmatter_line_without_a_colon_is_read_fast():
@@ -209,9 +209,9 @@ def test_a_long_frontmatter_line_without_a_colon_is_read_fast():
     frontmatter finds its keys' lines with it) was quadratic in a line's spaces: 12 s for 80k."""
     from wikimem.parse.frontmatter import _key_spans
     raw = "title: T\n" + "a" + " " * 200_000 + "b\nstatus: draft\n"
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     assert _key_spans(raw) == {"title": (0, 2), "status": (2, 3)}
-    assert time.perf_counter() - t0 < 5
+    assert time.thread_time() - t0 < 5
 
 
 def test_links_to_many_blocks_of_one_page_resolve_in_linear_time():
@@ -223,9 +223,9 @@ def test_links_to_many_blocks_of_one_page_resolve_in_linear_time():
         big = parse_page("big.md", "".join(f"## line {i}\n\npara ^b{i}\n\n" for i in range(n)))
         src = parse_page("src.md", "".join(f"[[big#^b{i}]] [[big#line {i}]] [[big#^nope{i}]]\n" for i in range(n)))
         r = Resolver(["big.md", "src.md"], {"big.md": big, "src.md": src})
-        t0 = time.perf_counter()
+        t0 = time.thread_time()
         links = r.resolve_page(src).links
-        elapsed = time.perf_counter() - t0
+        elapsed = time.thread_time() - t0
         assert [l.anchor_ok for l in links[:3]] == [True, True, False]
         return elapsed
 
@@ -243,6 +243,6 @@ def test_lint_prose_stripping_is_linear_in_its_input(unit):
     import time
     from wikimem.lint.text import strip_markup
     text = unit * (1_000_000 // len(unit))
-    started = time.perf_counter()
+    started = time.thread_time()
     strip_markup(text)
-    assert time.perf_counter() - started < 15.0
+    assert time.thread_time() - started < 15.0

@@ -1,8 +1,8 @@
 """The check used to judge watch mode, through the command line exactly as a user types it:
 ``wikimem index .``, ``wikimem watch --daemon``, an appended line found by ``wikimem search TOKEN
 --mode lexical --json``, a rename and a delete followed, ``wikimem watch --stop``. The 2 s budget
-from write to searchable is asserted without the CLI's own start-up (which alone can take seconds
-on a loaded 2-core machine) in ``test_appended_line_is_searchable_within_2_s_of_the_write``."""
+from write to searchable is a benchmark's figure (benchmarks/bench_watch.py); here a generous
+ceiling without the CLI's own start-up, in ``test_appended_line_is_searchable_soon_after_the_write``."""
 from __future__ import annotations
 
 import json
@@ -98,11 +98,12 @@ def test_index_daemon_search_rename_delete_stop(vault):
     assert "no watcher is running" in again.stdout
 
 
-def test_appended_line_is_searchable_within_2_s_of_the_write(vault):
-    """The 2 s budget measured without the CLI search's own start-up: a search process started
-    before the write keeps asking (the API, the same cache files the CLI reads). Best of three
-    appends: one slow moment of a loaded machine does not fail it, a watcher that is always slower
-    than 2 s does."""
+def test_appended_line_is_searchable_soon_after_the_write(vault):
+    """Write to searchable without the CLI search's own start-up: a search process started before
+    the write keeps asking (the API, the same cache files the CLI reads). Best of three appends
+    under a 20 s ceiling, 10x the 2 s budget (issue 47 item 3: no tight wall-clock bound on two
+    loaded cores); the budget itself is measured by benchmarks/bench_watch.py. A watcher that only
+    finds edits by its periodic full reconcile, or never, still fails."""
     wikimem(vault, "index", ".")
     wikimem(vault, "watch", "--daemon")
     try:
@@ -125,10 +126,10 @@ def test_appended_line_is_searchable_within_2_s_of_the_write(vault):
                 proc.stdin.write(token + "\n")
                 proc.stdin.flush()
                 times.append(float(proc.stdout.readline()))
-                if times[-1] < 2.0:
+                if times[-1] < 2.0:  # the budget met once: enough
                     break
             print(f"write to searchable: {', '.join(f'{t:.2f}' for t in times)} s")
-            assert min(times) < 2.0, times
+            assert min(times) < 20.0, times
         finally:
             proc.stdin.close()
             proc.wait(30)
