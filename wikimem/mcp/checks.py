@@ -4,9 +4,10 @@ The stdio server (stdio.py) does not import the SDK or pydantic, so it checks wh
 models checked, from the schemas those models published (listing.json):
 
 - ``check_arguments``: a ``tools/call``'s arguments, with pydantic's lax coercions ("5" is the integer 5,
-  "yes" is true, 3.0 is 3) and its error text, header and lines alike ("1 validation error for
-  searchArguments / top_k / Input should be ... [type=..., input_value=..., input_type=...]"), minus
-  pydantic's link to its documentation. Before that, as the SDK does, a JSON text given for an argument
+  "yes" is true, 3.0 is 3), which clients rely on; the error text is wikimem's own, one line naming
+  each wrong argument ("invalid arguments: top_k must be an integer (got 'many')"), not pydantic's
+  (its wording is no part of the protocol: tests compare the two servers' answers as parsed JSON, the
+  error texts only for being there). Before that, as the SDK does, a JSON text given for an argument
   that is not a plain string is parsed (an agent sending ``tags: '["a"]'``).
 - ``result_problem``: why a structured result does not match its tool's output schema, or None (the SDK
   validated each typed result; a mismatch is an error result, never a wrong answer sent as fine).
@@ -35,12 +36,9 @@ class _Invalid(Exception):
 
 
 def shown(value: Any) -> str:
-    """A value as pydantic shows it in an error: its repr, cut to 25 + 24 bytes around "..." when longer than 50."""
+    """A given value in an error: its repr, cut in the middle past 60 characters."""
     text = repr(value)
-    raw = text.encode("utf-8", "surrogatepass")
-    if len(raw) <= 50:
-        return text
-    return (raw[:25].decode("utf-8", "ignore") + "..." + raw[-24:].decode("utf-8", "ignore"))
+    return text if len(text) <= 60 else text[:30] + "..." + text[-27:]
 
 
 def _number(value: float) -> str:
@@ -55,27 +53,27 @@ def _scalar(schema: dict[str, Any], value: Any) -> Any:
         if any(type(value) is type(o) and value == o for o in options):
             return value
         names = [repr(o) for o in options]
-        expected = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
-        raise _Invalid("literal_error", f"Input should be {expected}")
+        expected = names[0] if len(names) == 1 else f"one of {', '.join(names)}"
+        raise _Invalid("literal_error", f"must be {expected}")
     if kind == "string":
         if isinstance(value, str):
             return value
-        raise _Invalid("string_type", "Input should be a valid string")
+        raise _Invalid("string_type", "must be a string")
     if kind == "integer":
         if isinstance(value, int):
             return int(value)
         if isinstance(value, float):
             if not math.isfinite(value):
-                raise _Invalid("finite_number", "Input should be a finite number")
+                raise _Invalid("finite_number", "must be a finite number")
             if value.is_integer():
                 return int(value)
-            raise _Invalid("int_from_float", "Input should be a valid integer, got a number with a fractional part")
+            raise _Invalid("int_from_float", "must be a whole number")
         if isinstance(value, str):
             text = value.strip()
             if INT_TEXT.fullmatch(text):
                 return int(text.partition(".")[0])
-            raise _Invalid("int_parsing", "Input should be a valid integer, unable to parse string as an integer")
-        raise _Invalid("int_type", "Input should be a valid integer")
+            raise _Invalid("int_parsing", "must be an integer")
+        raise _Invalid("int_type", "must be an integer")
     if kind == "number":
         if isinstance(value, (int, float)):
             return float(value)
@@ -83,16 +81,16 @@ def _scalar(schema: dict[str, Any], value: Any) -> Any:
             try:
                 return float(value.strip())
             except ValueError:
-                raise _Invalid("float_parsing", "Input should be a valid number, unable to parse string as a number") \
+                raise _Invalid("float_parsing", "must be a number") \
                     from None
-        raise _Invalid("float_type", "Input should be a valid number")
+        raise _Invalid("float_type", "must be a number")
     if kind == "boolean":
         if isinstance(value, bool):
             return value
         if isinstance(value, int):
             if value in (0, 1):
                 return bool(value)
-            raise _Invalid("bool_parsing", "Input should be a valid boolean, unable to interpret input")
+            raise _Invalid("bool_parsing", "must be true or false")
         if isinstance(value, float) and value in (0.0, 1.0):
             return bool(value)
         if isinstance(value, str):
@@ -100,12 +98,12 @@ def _scalar(schema: dict[str, Any], value: Any) -> Any:
                 return True
             if value.lower() in _FALSE:
                 return False
-            raise _Invalid("bool_parsing", "Input should be a valid boolean, unable to interpret input")
-        raise _Invalid("bool_type", "Input should be a valid boolean")
+            raise _Invalid("bool_parsing", "must be true or false")
+        raise _Invalid("bool_type", "must be true or false")
     if kind == "object":
         if isinstance(value, dict):
             return value
-        raise _Invalid("dict_type", "Input should be a valid dictionary")
+        raise _Invalid("dict_type", "must be an object")
     raise AssertionError(f"unsupported schema {schema}")  # the generator refuses such schemas
 
 
@@ -113,10 +111,10 @@ def _bounds(schema: dict[str, Any], value: Any) -> None:
     if isinstance(value, str):
         if "maxLength" in schema and len(value) > schema["maxLength"]:
             n = schema["maxLength"]
-            raise _Invalid("string_too_long", f"String should have at most {n} character{'' if n == 1 else 's'}")
+            raise _Invalid("string_too_long", f"must be at most {n} character{'' if n == 1 else 's'} long")
         if "minLength" in schema and len(value) < schema["minLength"]:
             n = schema["minLength"]
-            raise _Invalid("string_too_short", f"String should have at least {n} character{'' if n == 1 else 's'}")
+            raise _Invalid("string_too_short", f"must be at least {n} character{'' if n == 1 else 's'} long")
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return
@@ -126,7 +124,7 @@ def _bounds(schema: dict[str, Any], value: Any) -> None:
             ("minimum", "greater_than_equal", "greater than or equal to", lambda v, b: v >= b),
             ("exclusiveMinimum", "greater_than", "greater than", lambda v, b: v > b)):
         if key in schema and not holds(value, schema[key]):
-            raise _Invalid(kind, f"Input should be {words} {_number(schema[key])}")
+            raise _Invalid(kind, f"must be {words} {_number(schema[key])}")
 
 
 def _validate(schema: dict[str, Any], value: Any, loc: tuple, errors: list) -> Any:
@@ -137,7 +135,7 @@ def _validate(schema: dict[str, Any], value: Any, loc: tuple, errors: list) -> A
     try:
         if schema.get("type") == "array":
             if not isinstance(value, (list, tuple)):
-                raise _Invalid("list_type", "Input should be a valid list")
+                raise _Invalid("list_type", "must be a list")
             items = schema.get("items", {})
             return [_validate(items, item, (*loc, i), errors) for i, item in enumerate(value)]
         checked = _scalar(schema, value)
@@ -167,7 +165,7 @@ def _pre_parse(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, A
 
 def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     """(the arguments as the tool receives them, None), or ({}, the error text) when they do not fit
-    ``schema`` (the arguments model's JSON schema; its "title" names it in the text, as pydantic does)."""
+    ``schema`` (the arguments model's JSON schema)."""
     given = _pre_parse(schema, arguments)
     errors: list = []
     out: dict[str, Any] = {}
@@ -177,14 +175,12 @@ def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> tuple[
             value = _validate(field, given[name], (name,), errors)
             out[name] = value
         elif name in required:
-            errors.append(((name,), "missing", "Field required", given))
+            errors.append(((name,), "missing", "is required", given))
     if not errors:
         return out, None
-    lines = [f"{len(errors)} validation error{'' if len(errors) == 1 else 's'} for {schema.get('title', 'Arguments')}"]
-    for loc, kind, message, value in errors:
-        lines.append(".".join(str(part) for part in loc))
-        lines.append(f"  {message} [type={kind}, input_value={shown(value)}, input_type={type(value).__name__}]")
-    return {}, "\n".join(lines)
+    wrong = [f"{'.'.join(str(part) for part in loc)} {message}" + ("" if kind == "missing" else f" (got {shown(value)})")
+             for loc, kind, message, value in errors]
+    return {}, "invalid arguments: " + "; ".join(wrong)
 
 
 def result_problem(schema: dict[str, Any], value: Any, where: str = "result") -> str | None:

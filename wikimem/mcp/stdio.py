@@ -2,7 +2,7 @@
 
 Importing the MCP SDK took 1.2-1.5 s of every start (it builds ~580 pydantic models for two protocol
 versions) before the client could list a tool. This loop answers as the SDK's stdio server did --
-the same results, errors and era rules, compared byte for byte with it in tests/test_mcp_stdio.py --
+the same results, errors and era rules, compared as parsed JSON with it in tests/test_mcp_stdio.py --
 with the transport of wire.py, the request checks of surface.py, the methods of protocol.py and the
 lists of listing.json:
 

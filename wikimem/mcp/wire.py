@@ -2,53 +2,32 @@
 
 While the server runs, file descriptor 1 points at stderr and 0 at the null device (as the SDK's
 transport does): a stray print, or a library writing to fd 1, cannot corrupt the protocol, and a
-child process reads end of input. Messages are written as the SDK writes them (compact, UTF-8,
-NaN as null, tiny floats as pydantic-core spells them), so the bytes on the wire are the same.
+child process reads end of input. Messages are compact UTF-8 JSON, NaN and infinities as null (JSON
+has no spelling for them); numbers as Python writes them (1e-05): a client parses JSON, it does not
+compare bytes.
 """
 from __future__ import annotations
 
 import io
 import json
 import os
-import re
 import sys
 import threading
 from typing import Any, BinaryIO, Callable, Iterator
 
 from ..model import json_safe  # NaN and infinities as null, as the SDK's JSON writer sends them
 
-# a JSON string (skipped whole) or a number whose exponent Python pads with a zero (1e-05, 2e-06)
-_PADDED_EXPONENT = re.compile(r'"(?:[^"\\]|\\.)*"|(-?[0-9]+(?:\.[0-9]+)?)e-0([5-9])')
-
-
-def _as_the_sdk_writes_floats(text: str) -> str:
-    """Tiny floats as the SDK's JSON writer (pydantic-core) writes them: 0.00001 for 1e-05, 2e-6 for 2e-06."""
-    if "e-0" not in text:
-        return text
-
-    def fix(match: re.Match) -> str:
-        mantissa, digit = match.group(1), match.group(2)
-        if mantissa is None:
-            return match.group(0)
-        if digit == "5":
-            from decimal import Decimal
-            return format(Decimal(f"{mantissa}e-5"), "f")
-        return f"{mantissa}e-{digit}"
-    return _PADDED_EXPONENT.sub(fix, text)
-
-
 def encode(message: dict[str, Any]) -> bytes:
-    """One message as one line: compact JSON, UTF-8, numbers written as the SDK writes them."""
+    """One message as one line: compact JSON, UTF-8."""
     try:
         text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
     except ValueError:
         text = json.dumps(json_safe(message), ensure_ascii=False, separators=(",", ":"), default=str)
-    text = _as_the_sdk_writes_floats(text)
     try:
         return text.encode("utf-8") + b"\n"
     except UnicodeEncodeError:  # a lone surrogate: escaped instead, still valid JSON
         text = json.dumps(json_safe(message), separators=(",", ":"), default=str)
-        return _as_the_sdk_writes_floats(text).encode("ascii") + b"\n"
+        return text.encode("ascii") + b"\n"
 
 
 class Wire:
