@@ -158,3 +158,23 @@ def test_the_mcp_bridge_answers_an_error_when_the_serve_is_gone(tmp_path):
     assert answers[0]["id"] == 7 and "went away" in answers[0]["error"]["message"]
     assert answers[1]["error"]["code"] == -32700
     assert relay.gone.is_set()
+
+
+def test_the_options_that_take_a_value_are_the_typer_apps():
+    """launch.py keeps its own list (a forwarded start imports no typer); every option of a forwarded
+    command that takes a value must be on it, or its value is read as the vault (issue 47 item 5:
+    ``--as-of`` and ``--chunks`` were missing)."""
+    import typer
+
+    from wikimem.cli import app
+    from wikimem.launch import VALUE_OPTIONS
+    from wikimem.serve.protocol import FORWARDED
+    commands = typer.main.get_command(app).commands
+    takes_value = {opt for name in FORWARDED for p in commands[name].params
+                   if getattr(p, "param_type_name", "") == "option" and not p.is_flag and not p.count
+                   for opt in (*p.opts, *p.secondary_opts)}
+    assert takes_value - VALUE_OPTIONS == set()
+    flags = {opt for name in FORWARDED for p in commands[name].params
+             if getattr(p, "param_type_name", "") == "option" and (p.is_flag or p.count)
+             for opt in (*p.opts, *p.secondary_opts)}
+    assert VALUE_OPTIONS & flags == set()  # a flag on the list would swallow the next word

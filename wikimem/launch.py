@@ -16,10 +16,11 @@ from .serve.protocol import DISPLAY_ENV, FORWARDED, PROTOCOL, receive, send, sho
 
 CONNECT_TIMEOUT_S = 0.5
 VAULT_MARKERS = (".wikimem", "SCHEMA.md", ".obsidian")  # as core.VAULT_MARKERS (kept light here)
-# options that take a value, of the forwarded commands (a value is not the command or a vault)
+# options that take a value, of the forwarded commands (a value is not the command or a vault); kept
+# here so a forwarded start imports no typer, and checked against the typer app by tests/test_forward.py
 VALUE_OPTIONS = {"--vault", "-V", "--limit", "-k", "--k", "--mode", "--folder", "--type", "--tag", "--since",
                  "--until", "--community", "--format", "--depth", "-d", "--fanout", "--min-weight", "--heading",
-                 "--llm", "--llm-model", "--llm-url", "--llm-timeout", "--server", "--token"}
+                 "--llm", "--llm-model", "--llm-url", "--llm-timeout", "--server", "--token", "--as-of", "--chunks"}
 
 
 def forwardable(argv: list[str]) -> str | None:
