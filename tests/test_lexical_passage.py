@@ -24,6 +24,19 @@ def test_a_lexical_hit_points_at_the_matching_paragraph_and_its_heading(make_vau
     assert hit.snippet().startswith("Choose which folders")
 
 
+def test_a_heading_right_above_its_paragraph_is_not_the_passage(make_vault):
+    """Issue 47 item 6: in a short note (one chunk) whose heading has no blank line below it, a
+    lexical hit said line 1, and its snippet began with the raw ``## Deep part``."""
+    note = "# Zq note\nIntro line.\n\nFiller paragraph one.\n\n## Deep part\nThe word zqxatomic lives here.\n"
+    v = open_vault(make_vault({"SCHEMA.md": "# S\n", "Zq note.md": note}), embedder="none")
+    v.index()
+    hit = v.search("zqxatomic", mode="lexical").hits[0]
+    assert hit.path == "Zq note.md" and hit.line == 7
+    assert hit.heading_path[-1] == "Deep part" and hit.uri.endswith("%23Deep%20part")
+    assert hit.snippet().startswith("The word zqxatomic") and "##" not in hit.snippet()
+    assert lexical_passage("# T\nIntro.\n\n## H\nBody zq.", "intro") is None  # under the first heading: none
+
+
 def test_the_first_paragraph_needs_no_passage_and_a_query_of_no_words_none():
     text = "Alpha beta gamma.\n\nDelta epsilon."
     assert lexical_passage(text, "alpha") is None

@@ -196,8 +196,18 @@ def lexical_passage(text: str, query: str) -> str | None:
         lines = block.splitlines()
         if len(lines) > 1 and all(re.match(r"^\s*(?:[-*+]|\d+[.)])\s", line) for line in lines if line.strip()):
             pieces.extend(lines)  # a list: each item is a piece
-        else:
-            pieces.append(block)
+            continue
+        run: list[str] = []  # a heading right above its paragraph (no blank line) is a piece of its own:
+        for line in lines:  # the passage is the paragraph, the heading is where it lives
+            if _HEADING_ONLY.match(line):
+                if run:
+                    pieces.append("\n".join(run))
+                pieces.append(line)
+                run = []
+            else:
+                run.append(line)
+        if run:
+            pieces.append("\n".join(run))
     best, best_found = None, 0
     for i, piece in enumerate(pieces):
         if _HEADING_ONLY.match(piece) and "\n" not in piece.strip():
