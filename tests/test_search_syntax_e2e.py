@@ -167,3 +167,25 @@ def test_hits_print_path_line_and_vimgrep(vault, monkeypatch):
     assert line.startswith("projects/launch.md:13:1:") and "decided the budget" in line
     bad = runner.invoke(app, ["search", "x", "--vault", str(vault), "--format", "xml"])
     assert bad.exit_code == 2
+
+
+def test_an_excluded_word_leaves_out_the_whole_note(make_vault):
+    """Issue 47 item 7: ``encryption -sync`` left out only the chunks holding "sync"; a Sync page
+    whose first section is about encryption came first. As in Obsidian, the note is left out."""
+    from wikimem.api import open_vault
+    filler = " ".join(f"word{i}" for i in range(120))
+    root = make_vault({
+        "Sync security.md": f"# Sync security\n\n## Encryption\n\nEnd-to-end encryption with AES-256 keys. {filler}\n\n"
+                            f"## Devices\n\nSync keeps every device the same. {filler}\n",
+        "Vault encryption.md": "# Vault encryption\n\nEncryption of a vault on disk is up to your device.\n",
+        "Publish.md": "# Publish\n\nPublish shows notes on the web; no encryption there.\n"})
+    v = open_vault(root, embedder="fake", chunk_max=400, chunk_min=100)
+    v.index()
+    first = v.search("AES-256", mode="lexical").hits[0]
+    assert first.path == "Sync security.md" and "sync" not in first.text.lower().replace("sync security", "")
+    for mode in ("hybrid", "lexical"):
+        paths = [h.path for h in v.search("encryption -sync", mode=mode).hits]
+        assert "Sync security.md" not in paths, (mode, paths)
+        assert "Vault encryption.md" in paths and "Publish.md" in paths
+        assert [h.path for h in v.search("encryption -aes", mode=mode).hits].count("Sync security.md") == 0
+    assert "Sync security.md" in [h.path for h in v.search("encryption", mode="lexical").hits]

@@ -178,7 +178,7 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
         more, page_ok = conditions.valid_only(more, page_ok, versions.valid_on(filters.as_of), set(versions.pages))
     if more:
         filters = replace(filters, **more)
-    text_ok = conditions.text_check(parsed)
+    text_ok = conditions.text_check(parsed, cache.manifest)
     if parsed.groups and parsed.only_filters:
         hits = _with_versions(_listing(ctx, filters, limit, page_ok, text_ok, parsed), versions)
         return SearchResult(raw, mode, tuple(hits), tuple(degraded), 1.0,

@@ -66,11 +66,24 @@ def valid_only(more: dict[str, Any], page_ok: Callable[[str], bool] | None, vali
     return _as_filter(admitted, every - admitted)
 
 
-def text_check(parsed: ParsedQuery) -> Callable[[Chunk], bool] | None:
-    """The text conditions as a check on a chunk (its heading path counts as one more line)."""
+def text_check(parsed: ParsedQuery, manifest=None) -> Callable[[Chunk], bool] | None:
+    """The text conditions as a check on a chunk (its heading path counts as one more line); a lone
+    ``-word`` is checked against the chunk's whole note (read from ``manifest``, once a note), as
+    Obsidian leaves out every note holding the word, not only the chunks that do."""
     if not parsed.on_text:
         return None
-    return lambda chunk: parsed.text_matches(chunk.text, heading=" > ".join(chunk.heading_path))
+    if manifest is None or not parsed.has_excludes:
+        return lambda chunk: parsed.text_matches(chunk.text, heading=" > ".join(chunk.heading_path))
+    excluded: dict[str, bool] = {}
+
+    def note_out(chunk: Chunk) -> bool:
+        if chunk.path not in excluded:
+            body = manifest.page_body(chunk.path)
+            excluded[chunk.path] = parsed.note_excluded(body if body is not None else chunk.text, chunk.title or "")
+        return excluded[chunk.path]
+
+    return lambda chunk: (parsed.text_matches(chunk.text, heading=" > ".join(chunk.heading_path), excludes=False)
+                          and not note_out(chunk))
 
 
 def recent_pages(manifest, filters) -> list[tuple[str, str]]:

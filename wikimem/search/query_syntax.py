@@ -129,13 +129,26 @@ class ParsedQuery:
         """Every tag, path, file and property condition holds for this page."""
         return all(any(all(_page_holds(c, facts) for c in m) for m in g) for g in self.groups if _on_page(g))
 
-    def text_matches(self, text: str, heading: str = "") -> bool:
+    def text_matches(self, text: str, heading: str = "", excludes: bool = True) -> bool:
         """Every phrase, exclude, OR group, line: and section: condition holds for this text (a
-        chunk's or a page body); ``heading`` (say the heading path) counts as one more line."""
+        chunk's or a page body); ``heading`` (say the heading path) counts as one more line.
+        ``excludes=False`` leaves out the lone ``-word``/``-"phrase"`` conditions, which are about
+        the whole note (``note_excluded``)."""
         full = f"{heading}\n{text}" if heading else text
         hay, lines = _norm(full), [_norm(line) for line in full.splitlines()]
         return all(any(all(_text_holds(c, hay, lines) for c in m) for m in g)
-                   for g in self.groups if not _on_page(g))
+                   for g in self.groups if not _on_page(g) and (excludes or not _exclude(g)))
+
+    @property
+    def has_excludes(self) -> bool:
+        return any(_exclude(g) for g in self.groups)
+
+    def note_excluded(self, body: str, title: str = "") -> bool:
+        """A lone ``-word`` or ``-"phrase"`` holds for the note as a whole, as in Obsidian: a note
+        that holds the word anywhere (its title too) is left out, not only its chunks that do."""
+        full = f"{title}\n{body}" if title else body
+        hay = _norm(full)
+        return not all(_text_holds(g[0][0], hay, []) for g in self.groups if _exclude(g))
 
     def explain(self) -> list[str]:
         """How the query was read, a line each: the ranked text, each condition, then notes."""
@@ -366,6 +379,12 @@ def _norm(text: str) -> str:
 
 def _on_page(group: Group) -> bool:
     return any(c.kind in PAGE_KINDS for m in group for c in m)
+
+
+def _exclude(group: Group) -> bool:
+    """A group that is one negated word or phrase: ``-word``, ``-"a phrase"``."""
+    return len(group) == 1 and len(group[0]) == 1 and group[0][0].kind in ("word", "phrase") \
+        and group[0][0].negated and not group[0][0].terms
 
 
 def _text_holds(clause: Clause, hay: str, lines: list[str]) -> bool:
