@@ -242,3 +242,37 @@ def test_history_lists_a_pages_commits_when_the_vault_is_in_a_git_repository(tmp
     monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))  # no git binary: nothing added, nothing fails
     assert v.history("notes/a.md").versions[0].commits == () and not v.history("notes/a.md").git
     v.close()
+
+
+def test_as_of_leaves_out_pages_made_after_the_date_by_any_evidence(make_vault):
+    """Issue 47 item 8: a query page asked today ranked first for ``--as-of`` yesterday. A page is
+    dated by its ``created``, else ``asked``, else the log.md line that wrote it, else git."""
+    import datetime as dt
+    import subprocess
+    root = make_vault({
+        "SCHEMA.md": "# S\n",
+        "concepts/Compost.md": "---\ncreated: 2026-01-01\n---\n# Compost\n\nCompost wants three parts brown "
+                               "to one part green.\n",
+        "notes/Logged.md": "# Logged\n\nA compost note an agent wrote, dated only by the log.\n",
+        "notes/Committed.md": "# Committed\n\nA compost note dated only by git.\n",
+        "notes/Undated.md": "# Undated\n\nA compost note with no date anywhere.\n",
+        "log.md": "# Log\n\n- 2026-06-01 10:00 · write · notes/Logged.md\n"})
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@e", "-C", str(root)]
+    subprocess.run(git[:-2] + ["init", "-q", str(root)], check=True)
+    subprocess.run(git + ["add", "notes/Committed.md"], check=True)
+    env = {"GIT_AUTHOR_DATE": "2026-08-01T12:00:00", "GIT_COMMITTER_DATE": "2026-08-01T12:00:00", "PATH": "/usr/bin:/bin"}
+    subprocess.run(git + ["commit", "-q", "-m", "add"], check=True, env=env)
+    v = open_vault(root, embedder="fake")
+    v.index()
+    asked = v.query("How much brown does compost want?")
+    assert asked.page and asked.page.startswith("queries/")
+    yesterday = (dt.date.today() - dt.timedelta(days=1)).isoformat()
+
+    def found(as_of):
+        return {h.path for h in v.search("compost", as_of=as_of, limit=20).hits}
+    assert asked.page in found(dt.date.today().isoformat())
+    assert asked.page not in found(yesterday)  # asked today
+    assert "notes/Logged.md" not in found("2026-05-31") and "notes/Logged.md" in found("2026-06-01")
+    assert "notes/Committed.md" not in found("2026-07-31") and "notes/Committed.md" in found("2026-08-01")
+    assert {"concepts/Compost.md", "notes/Undated.md"} <= found("2026-02-01")
+    assert "notes/Undated.md" in found("2020-01-01")  # no evidence: valid from the start of time

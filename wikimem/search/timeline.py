@@ -1,7 +1,9 @@
 """When each page was true: validity read from the vault, for ``--as-of`` and version chains.
 
-A page is valid from its ``created`` date (else from the moment it superseded an older page, else
-from the start of time) until it was superseded. The end comes from, in order:
+A page is valid from its ``created`` date, else its ``asked`` date (a query page), else the first
+line of log.md that wrote it, else the first git commit that added it (whichever of the two is
+earlier), else the moment it superseded an older page, else the start of time; until it was
+superseded. The end comes from, in order:
 
 1. the old page's frontmatter ``superseded_on`` (``supersede`` writes it beside ``superseded_by``);
 2. the dated ``supersede · OLD → NEW`` line ``log.md`` holds for a supersede made before that key
@@ -21,13 +23,14 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from ..errors import UsageError
 
 LOG_PAGE = "log.md"
 _LOG_SUPERSEDE = re.compile(r"^\s*-\s*(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}:\d{2}(?::\d{2})?))?\s*·\s*supersede\s*·\s*"
                             r"(.+?)\s*→\s*(.+?)\s*(?:·\s*by\s.*)?$")
+_LOG_WRITE = re.compile(r"^\s*-\s*(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}:\d{2}))?\s*·\s*[^·]+?\s*·\s*(.+?)\s*(?:·\s*by\s.*)?$")
 _MOMENT = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?)?")
 
 
@@ -137,11 +140,37 @@ def log_supersedes(log_text: str | None) -> dict[tuple[str, str], str]:
     return out
 
 
-def build_timeline(facts: Iterable[tuple[str, Any, Any, Any]], supersedes: Iterable[tuple[str, str]],
-                   log_text: str | None = None) -> Timeline:
-    """``facts``: (path, created, status, superseded_on) per note (``Manifest.validity_facts``);
-    ``supersedes``: (new, old) resolved pairs (the graph's supersedes edges)."""
-    rows = {path: (moment(created), str(status or "") == "superseded", moment(on)) for path, created, status, on in facts}
+def log_writes(log_text: str | None) -> dict[str, str]:
+    """Path -> the moment of the first log.md line whose subject is that path (a write: query,
+    remember, ingest, write...): evidence the page existed by then."""
+    out: dict[str, str] = {}
+    for line in (log_text or "").splitlines():
+        m = _LOG_WRITE.match(line)
+        if m:
+            day, clock, detail = m.groups()
+            out.setdefault(detail.strip(), f"{day}T{clock}:00" if clock else f"{day}T00:00:00")
+    return out
+
+
+def build_timeline(facts: Iterable[tuple], supersedes: Iterable[tuple[str, str]],
+                   log_text: str | None = None, first_added: Callable[[], dict[str, str]] | None = None) -> Timeline:
+    """``facts``: (path, created, status, superseded_on[, asked]) per note (``Manifest.validity_facts``);
+    ``supersedes``: (new, old) resolved pairs (the graph's supersedes edges); ``first_added``: asked
+    only when some page has no date of its own, for path -> the git commit that added it."""
+    rows: dict[str, tuple[str | None, bool, str | None]] = {}
+    undated: list[str] = []
+    for path, created, status, on, *more in facts:
+        start = moment(created) or (moment(more[0]) if more else None)
+        if start is None:
+            undated.append(path)
+        rows[path] = (start, str(status or "") == "superseded", moment(on))
+    if undated:  # evidence outside the page: log.md's first line for it, the commit that added it
+        logged_at = log_writes(log_text)
+        added = (first_added() if first_added is not None else None) or {}
+        for path in undated:
+            found = [m for m in (logged_at.get(path), moment(added.get(path))) if m]
+            if found:
+                rows[path] = (min(found), *rows[path][1:])
     older: dict[str, list[str]] = {}
     newer: dict[str, list[str]] = {}
     for new, old in supersedes:
@@ -181,7 +210,12 @@ def timeline(cache) -> Timeline:
     kept = cache.runtime.kept("timeline", key)
     if kept is None:
         edges = [(src, dst) for src, dst, _ in manifest.page_edges(("supersedes",))]
-        kept = build_timeline(manifest.validity_facts(), edges, manifest.page_body(LOG_PAGE))
+        root = cache.dir.parent
+
+        def first_added() -> dict[str, str]:
+            from ..vault.git import first_added as added
+            return added(root)
+        kept = build_timeline(manifest.validity_facts(), edges, manifest.page_body(LOG_PAGE), first_added)
         cache.runtime.keep("timeline", key, kept)
     return kept
 

@@ -59,11 +59,13 @@ class ManifestSearch:
         front = "json_extract(page, '$.frontmatter.data')" if frontmatter else "NULL"
         return self.db.execute(f"SELECT path, title, tags, {front} FROM files WHERE note=1").fetchall()
 
-    def validity_facts(self) -> list[tuple[str, Any, Any, Any]]:
-        """(path, ``created`` as the page record holds it, status, frontmatter ``superseded_on``) of
-        every note: what ``search.timeline`` dates versions from (with the supersedes edges)."""
+    def validity_facts(self) -> list[tuple[str, Any, Any, Any, Any]]:
+        """(path, ``created`` as the page record holds it, status, frontmatter ``superseded_on`` and
+        ``asked``) of every note: what ``search.timeline`` dates versions from (with the supersedes
+        edges)."""
         return self.db.execute("SELECT path, json_extract(page, '$.created'), status, "
-                               "json_extract(page, '$.frontmatter.data.superseded_on') FROM files "
+                               "json_extract(page, '$.frontmatter.data.superseded_on'), "
+                               "json_extract(page, '$.frontmatter.data.asked') FROM files "
                                "WHERE note=1 AND page IS NOT NULL").fetchall()
 
     def page_recency(self, filters: Filters | None) -> list[tuple[str, Any, Any]]:

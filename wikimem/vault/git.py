@@ -115,3 +115,24 @@ def _numstat(stats: str, rel: str) -> tuple[int, int, str]:
         added += int(a) if a.isdigit() else 0
         removed += int(r) if r.isdigit() else 0
     return added, removed, path
+
+
+def first_added(root: Path, prefix: str | None = None) -> dict[str, str]:
+    """Vault-relative path -> the author date of the commit that first added it (renames not
+    followed: a renamed file is dated from its rename), for every file git added under the vault.
+    One ``git log`` for the whole vault; {} without git or a repository."""
+    prefix = repository_prefix(root) if prefix is None else prefix
+    if prefix is None:
+        return {}
+    out = _git(root, "log", "--diff-filter=A", "--no-renames", "--name-only", "--no-color", "-z", "--relative",
+               f"--format={_SEP}%aI", "--", ".")
+    if not out:
+        return {}
+    first: dict[str, str] = {}
+    for block in out.split(_SEP)[1:]:  # newest first: the oldest commit that added a path wins
+        date, _, names = block.partition("\n")
+        for name in names.split("\0"):
+            name = name.strip("\n")
+            if name:
+                first[name] = date.strip()
+    return first
