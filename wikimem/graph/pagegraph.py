@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -213,8 +214,10 @@ def resolve_page(ctx, name: str, manifest: Manifest | None = None) -> str:
     the list of pages."""
     manifest = manifest if manifest is not None else manifest_of(ctx)
     wanted = clean_name(name)
-    exact = page_infos(manifest, (wanted, wanted + ".md"))
-    for candidate in (wanted, wanted + ".md"):
+    forms = list(dict.fromkeys(f for w in (wanted, *(unicodedata.normalize(n, wanted) for n in ("NFC", "NFD")))
+                               for f in (w, w + ".md")))  # either Unicode form typed finds the file
+    exact = page_infos(manifest, forms)
+    for candidate in forms:
         if candidate in exact:
             return candidate
     rows = manifest.page_names()

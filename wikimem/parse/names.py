@@ -8,6 +8,7 @@ error listing them, never a guess.
 """
 from __future__ import annotations
 
+import unicodedata
 from typing import Iterable, Mapping
 
 from ..errors import AmbiguousPageError, PageNotFoundError
@@ -33,8 +34,24 @@ def find_page(name: str, pages: Mapping[str, tuple[str, Iterable[str]]], what: s
     for candidate in (wanted, wanted + ".md"):
         if candidate in pages:
             return candidate
+    if not wanted.isascii():  # typed in the other Unicode form (a macOS file name is decomposed)
+        composed = unicodedata.normalize("NFC", wanted)
+        forms = {unicodedata.normalize("NFC", path): path for path in sorted(pages, reverse=True)}
+        for candidate in (composed, composed + ".md"):
+            if candidate in forms:
+                return forms[candidate]
+        if any(not p.isascii() and not unicodedata.is_normalized("NFC", p) for p in pages):
+            pages = {unicodedata.normalize("NFC", path): (unicodedata.normalize("NFC", title or ""),
+                                                          tuple(unicodedata.normalize("NFC", a) for a in aliases))
+                     for path, (title, aliases) in pages.items()}
+            return forms.get(_find(composed, name, pages, what), "")
+        wanted = composed
+    return _find(wanted, name, pages, what)
+
+
+def _find(wanted: str, name: str, pages: Mapping[str, tuple[str, Iterable[str]]], what: str) -> str:
     resolver = Resolver(pages, {}, {path: tuple(aliases) for path, (_, aliases) in pages.items()})
-    low = wanted.lower()
+    low = unicodedata.normalize("NFC", wanted).lower()
     # a path or file name, as a wikilink finds it (not aliases yet: a title comes before them)
     path_hits = resolver.lower.get(low) or resolver.lower.get(low + ".md")
     if path_hits:
@@ -44,7 +61,8 @@ def find_page(name: str, pages: Mapping[str, tuple[str, Iterable[str]]], what: s
         if ties:
             raise _ambiguous(name, ties, what)
         return found
-    titles = sorted(path for path, (title, _) in pages.items() if (title or "").strip().lower() == low)
+    titles = sorted(path for path, (title, _) in pages.items()
+                    if unicodedata.normalize("NFC", (title or "").strip()).lower() == low)
     if len(titles) == 1:
         return titles[0]
     if titles:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import unicodedata
 from dataclasses import dataclass, field, replace
 from typing import Any, Collection, Mapping
 
@@ -374,6 +375,9 @@ def _text_cnf(items: list[_Item]) -> CNF | None:
 
 # -- matching -------------------------------------------------------------------------------------
 def _norm(text: str) -> str:
+    """Spaces collapsed, case folded, composed form (NFC): ``café`` typed either way matches."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFC", text)
     return " ".join(text.split()).casefold()
 
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import re
 import threading
+import unicodedata
 
 import snowballstemmer
 
-ANALYZER = "snowball-english-1"  # part of the cache schema: a different analyzer means a rebuild
+ANALYZER = "snowball-english-2-nfc"  # part of the cache schema: a different analyzer means a rebuild
 
 _HAN_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _RUN = re.compile(rf"[{_HAN_CLASS}]+|[^\W_{_HAN_CLASS}]+", re.UNICODE)
@@ -60,8 +61,12 @@ def stem(word: str) -> str:
 
 def tokens(text: str) -> list[str]:
     """Text -> index tokens in order (stop words removed). rjieba (whose dictionary takes ~0.1 s
-    to load) is only imported once Han text is actually met."""
+    to load) is only imported once Han text is actually met. Text is read in Unicode's composed
+    form (NFC) first: "café" typed with a combining accent (macOS file names, some keyboards) is the
+    same word as the precomposed one, not "cafe" plus a dropped mark."""
     out: list[str] = []
+    if not text.isascii() and not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
     for m in _RUN.finditer(text):
         run = m.group(0)
         if _HAN.match(run):
