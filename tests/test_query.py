@@ -266,3 +266,17 @@ def test_a_query_page_like_an_earlier_one_is_reported_and_superseded_on_request(
     old = out["similar"][0]["path"]
     assert any(f"supersedes {old}" in n for n in out["notices"]), out["notices"]
     assert v.read_page(old)["frontmatter"]["status"] == "superseded"
+
+
+@pytest.mark.parametrize("question", ["What does the -force flag do?", "What does path: mean for the force flag?",
+                                      'Does "-force" overwrite tag:#files?'])
+def test_a_question_is_never_read_as_search_syntax(make_vault, question):
+    """Issue 47 item 10: ``-force`` excluded every note holding "force" (no answer), ``path:`` filtered."""
+    root = make_vault({"SCHEMA.md": "# S\n",
+                       "cli/Flags.md": "# Flags\n\nThe -force flag overwrites existing files without asking first.\n",
+                       "Other.md": "# Other\n\nA note about gardens and compost heaps.\n"})
+    v = open_vault(root, embedder="fake")
+    v.index()
+    answer = v.query(question, write=False)
+    assert answer.answered and "overwrites existing files" in answer.text, answer
+    assert [c.path for c in answer.citations] == ["cli/Flags.md"]

@@ -38,8 +38,9 @@ def citation(hit: Hit, heading: str | None = None, block: str | None = None) -> 
 def retrieve(ctx, question: str, k: int, filters: dict[str, Any]) -> tuple[list[Hit], tuple[str, ...]]:
     """The top ``k`` chunks (at most two per page), leaving out earlier answers (queries/), so an
     answer is built from notes, never from a previous answer, and the vault's own index, log and
-    schema."""
-    result = search(ctx, question, limit=k + 6, per_page=2, **filters)
+    schema. A question is text, never search syntax: "What does the -force flag do?" must not leave
+    out every note that says "force", nor "path:" filter anything (``literal``)."""
+    result = search(ctx, question, limit=k + 6, per_page=2, literal=True, **filters)
     hits = [h for h in result.hits if not h.path.startswith(QUERY_FOLDER + "/") and h.type != "query"
             and h.path not in VAULT_FILES]
     return hits[:k], tuple(result.notices) + tuple(f"search degraded: {d}" for d in result.degraded)
