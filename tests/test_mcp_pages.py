@@ -111,3 +111,37 @@ def test_wikilink_and_excerpt():
     text = "word " * 200
     cut = excerpt(text)
     assert len(cut) <= 301 and cut.endswith("…") and "  " not in cut
+
+
+@pytest.mark.parametrize("ch", list('|#^?:"<>[]'))
+def test_a_new_note_name_a_link_cannot_carry_is_refused(vault, ch):
+    """Issue 47 item 11: MCP write_page made notes whose [[link]] breaks, or that Obsidian refuses."""
+    with pytest.raises(UsageError, match="cannot hold"):
+        guards.check_note_path(vault, f"notes/A{ch}B.md")
+
+
+def test_an_existing_note_of_such_a_name_can_still_be_replaced(vault):
+    (vault.root / "notes" / "Odd: name.md").write_text("# Odd\n")  # a person's file, made outside wikimem
+    assert guards.check_note_path(vault, "notes/Odd: name.md") == "notes/Odd: name.md"
+
+
+@pytest.mark.parametrize("sep", ["\u2028", "\u2029"])
+def test_a_line_or_paragraph_separator_in_a_name_is_refused(vault, sep):
+    with pytest.raises(UsageError, match="line break"):
+        guards.check_note_path(vault, f"notes/A{sep}B.md")
+
+
+@pytest.mark.parametrize("folder", ["Notes", "NOTES"])
+def test_a_new_folder_that_twins_an_existing_one_is_refused(vault, folder):
+    """Issue 47 item 11: ``Concepts/`` beside ``concepts/`` was made (one folder on macOS/Windows)."""
+    with pytest.raises(ConflictError, match="a folder named notes"):
+        vault.write_page(f"{folder}/Fresh.md", "# Fresh\n\nA new note.\n")
+    assert not (vault.root / folder).exists()
+
+
+def test_a_new_folder_in_the_other_unicode_form_is_refused(vault):
+    import unicodedata
+    (vault.root / unicodedata.normalize("NFC", "Café")).mkdir()
+    with pytest.raises(ConflictError, match="Unicode form"):
+        vault.write_page(unicodedata.normalize("NFD", "Café") + "/Fresh.md", "# Fresh\n")
+    vault.write_page(unicodedata.normalize("NFC", "Café") + "/Fresh.md", "# Fresh\n")  # the folder itself: fine

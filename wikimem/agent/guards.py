@@ -19,6 +19,11 @@ MAX_WRITE_BYTES = 1024 * 1024  # 1 MiB: far above any note, far below anything t
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")  # file:///x, http://..., obsidian://...
 
 
+# What Obsidian refuses in a file name (: * ? " < > | and the path separators) or what cuts a
+# [[link]] to it (# heading, ^ block, | shown text, [ ] the brackets): a new note is never named so.
+LINK_BREAKERS = frozenset('|#^?:"<>[]*')
+
+
 def check_note_path(ctx, rel: str) -> str:
     """A vault-relative ``.md`` path outside raw/, or an error saying why not. Refused too, each
     with its reason: names no one would see (a hidden file or folder: never indexed, hidden in
@@ -41,6 +46,11 @@ def check_note_path(ctx, rel: str) -> str:
     if not parts or parts[-1].startswith(".") or not parts[-1][:-3].strip(" ."):
         raise UsageError(f"{rel}: a note needs a name (a name starting with a dot is hidden: never indexed, "
                          "not shown in Obsidian)")
+    if not ctx.files.abspath(rel).exists():
+        bad = sorted({ch for part in parts for ch in part if ch in LINK_BREAKERS})
+        if bad:
+            raise UsageError(f"{rel}: a new note's name cannot hold {' '.join(bad)} (Obsidian refuses these in file "
+                             "names, or a [[link]] to the note would break there); rename it without them")
     if "/".join(parts).lower() == "log.md":
         raise UsageError("log.md is append-only: wikimem adds an entry for every write; agents cannot replace it")
     return rel

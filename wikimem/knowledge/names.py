@@ -30,7 +30,7 @@ def check_name(rel: str) -> str:
             raise UsageError(f"{shown!r}: a name with a bidirectional control character (U+{ord(ch):04X}) reads "
                              "differently from what it is; rename it without one")
         category = unicodedata.category(ch)
-        if category == "Cc":
+        if category == "Cc" or category in ("Zl", "Zp"):  # U+2028/U+2029 break a line as \n does
             raise UsageError(f"{shown!r}: a name with a line break, tab or other control character cannot be written")
         if category == "Cf" and ch not in "\u200c\u200d":  # ZWNJ/ZWJ are part of some scripts' spelling
             raise UsageError(f"{shown!r}: a name with an invisible format character (U+{ord(ch):04X}) cannot be "

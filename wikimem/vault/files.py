@@ -448,6 +448,8 @@ class VaultFiles:
         symlink swapped in after the checks above cannot send the write outside the vault, and a
         symlinked note is written where it points); by path elsewhere."""
         from . import safe_write
+        if expected_sha256 is None:
+            self._check_folder_twins(rel)
         twin_check = (lambda: self._check_twin(rel, path)) if expected_sha256 is None else None
         if safe_write.supported():
             safe_write.write_in_vault(self.root, rel_parts(rel), data, expected_sha256=expected_sha256,
@@ -484,6 +486,23 @@ class VaultFiles:
         self._check_unchanged(rel, path, None)
         self._write(rel, path, data, None, allow_raw=True)
         return sha256_bytes(data)
+
+    def _check_folder_twins(self, rel: str) -> None:
+        """A new note's folders that do not exist yet must not be a case or Unicode twin of one that
+        does (``Concepts/`` beside ``concepts/``: one folder on macOS and Windows, two here, and a
+        synced vault then holds two notes of one name)."""
+        folder = self.root
+        for part in rel_parts(rel)[:-1]:
+            below = folder / part
+            if below.exists():
+                folder = below
+                continue
+            twin = _normalisation_twin(below) or _case_twin(below)
+            if twin is not None:
+                raise ConflictError(f"{rel}: a folder named {shown_name(twin)} is already there, the same name "
+                                    f"as {shown_name(part)} in another case or Unicode form (macOS and Windows "
+                                    "would take them for one folder); write into it instead")
+            return
 
     @staticmethod
     def _check_twin(rel: str, path: Path) -> None:
