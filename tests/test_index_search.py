@@ -241,3 +241,23 @@ def test_a_result_carries_the_query_as_typed(vault):
     of the hybrid path reused the name of the query's."""
     for mode in ("hybrid", "vector", "lexical"):
         assert vault.search("gamma rays", mode=mode).query == "gamma rays"
+
+
+def test_a_search_without_a_watcher_says_what_changed_on_disk(make_vault):
+    """Issue 47 item 13: a note deleted since the last build was returned (exit 0, no word)."""
+    from typer.testing import CliRunner
+
+    from wikimem.cli import app
+    root = make_vault({"SCHEMA.md": "# S\n", "alpha.md": "# A\n\nzebra crossing\n", "b.md": "# B\n\nzebra stripes\n"})
+    v = open_vault(root, embedder="fake")
+    v.index()
+    (root / "alpha.md").unlink()
+    (root / "b.md").write_text("# B\n\nzebra stripes, and a longer text now\n")
+    for mode in ("hybrid", "lexical"):
+        result = v.search("zebra", mode=mode)
+        assert [h.path for h in result.hits] == ["b.md"], mode
+        assert any("alpha.md was deleted since the last build" in n for n in result.notices)
+        assert any("b.md was changed since the last build" in n for n in result.notices)
+    assert [h.path for h in v.search("path:alpha").hits] == []  # a listing too
+    out = CliRunner().invoke(app, ["search", "zebra", "--vault", str(root)], env={"WIKIMEM_EMBEDDER": "fake"})
+    assert "alpha.md was deleted since the last build" in out.output and "alpha.md:" not in out.output

@@ -20,6 +20,7 @@ answer comes from what there is, and says so — never silently, never a crash.
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import time
 from dataclasses import replace
@@ -180,7 +181,8 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
         filters = replace(filters, **more)
     text_ok = conditions.text_check(parsed, cache.manifest)
     if parsed.groups and parsed.only_filters:
-        hits = _with_versions(_listing(ctx, filters, limit, page_ok, text_ok, parsed), versions)
+        hits = _as_on_disk(ctx, _with_versions(_listing(ctx, filters, limit, page_ok, text_ok, parsed), versions),
+                           notices)
         return SearchResult(raw, mode, tuple(hits), tuple(degraded), 1.0,
                             (time.perf_counter() - started) * 1000, tuple(notices), read)
     n = max(settings.candidates, limit * max(per_page, 1) * 2)
@@ -271,9 +273,46 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
         # hits may be the nearest of nothing (a typo, a word the vault does not have); a query in a
         # script no hit is written in is a cross-language search, where this is how it works
         notices.append("no note contains the query's words; these are only the nearest in meaning")
+    hits = _as_on_disk(ctx, hits, notices)
     took = (time.perf_counter() - started) * 1000
     return SearchResult(raw, mode, tuple(hits), tuple(degraded), coverage if mode != "lexical" else 1.0,
                         took, tuple(notices), read)
+
+
+def _as_on_disk(ctx, hits: list[Hit], notices: list[str]) -> list[Hit]:
+    """The hits checked against the files (a stat each, ~10): a note deleted since the last build
+    is left out, one changed is kept (its text as indexed) and both are said, so a search with no
+    watcher running never answers from a note that is gone without a word."""
+    if not hits:
+        return hits
+    paths = sorted({h.path for h in hits})
+    try:
+        recorded = ctx.cache.manifest.file_states(paths)
+    except (sqlite3.Error, OSError):
+        return hits
+    gone, changed = [], []
+    for path in paths:
+        try:
+            st = os.stat(ctx.root.joinpath(*path.split("/")))
+        except FileNotFoundError:
+            gone.append(path)
+            continue
+        except OSError:
+            continue
+        row = recorded.get(path)
+        if row is not None and (st.st_size, st.st_mtime_ns) != (row[1], row[2]):
+            changed.append(path)
+    hint = "run `wikimem index` (or keep `wikimem watch` running)"
+    if gone:
+        notices.append(f"{_listed(gone)} deleted since the last build: left out; {hint}")
+    if changed:
+        notices.append(f"{_listed(changed)} changed since the last build: shown as indexed then; {hint}")
+    return [h for h in hits if h.path not in gone] if gone else hits
+
+
+def _listed(paths: list[str]) -> str:
+    return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "") + \
+        (" was" if len(paths) == 1 else " were")
 
 
 def _without_padding(query: str, hits: list[Hit], found: dict) -> list[Hit]:
