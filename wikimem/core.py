@@ -61,7 +61,22 @@ def default_vault_path(path: str | os.PathLike[str] | None) -> Path:
             break
     raise UsageError(f"{root} is not in a vault (neither it nor a folder above it has .wikimem/, SCHEMA.md or "
                      ".obsidian/); name the vault (--vault PATH or the vault argument) or set WIKIMEM_VAULT, "
-                     "or run `wikimem init .` to make this folder one")
+                     f"or {_first_step(root)}")
+
+
+def _first_step(root: Path) -> str:
+    """A folder that already holds notes is someone's vault (a team's, a synced one) that has never
+    been indexed: ``index`` uses it as it is. ``init`` would scaffold SCHEMA.md, index.md, log.md
+    and the wiki's folders into it, so it is only suggested for a folder without notes."""
+    try:
+        with os.scandir(root) as entries:
+            holds_notes = any(e.name.lower().endswith(".md") or (e.is_dir() and not e.name.startswith("."))
+                              for e in entries)
+    except OSError:
+        holds_notes = False
+    if holds_notes:
+        return "run `wikimem index .` to index the notes here as a vault (nothing in them is changed)"
+    return "run `wikimem init .` to make this folder a new vault"
 
 
 def client_cwd() -> Path:
