@@ -149,3 +149,31 @@ def test_a_default_lint_of_the_bundled_examples_is_quiet_and_passes(tmp_path, mo
     assert [f for f in data["findings"] if f["severity"] != "info"] == []
     shown = runner.invoke(app, ["lint", str(root), "--show-infos", "--json"])
     assert shown.exit_code == 0 and any(f["severity"] == "info" for f in json.loads(shown.stdout)["findings"])
+
+
+def test_query_and_supersede_say_what_they_create_in_a_plain_folder_of_notes(tmp_path, monkeypatch):
+    """Issue 47 item 14: in a folder of notes with no .obsidian/, status suggests `wikimem index .`
+    (init would scaffold the team's vault), and query and supersede say when they create log.md,
+    index.md or queries/."""
+    monkeypatch.setenv("WIKIMEM_EMBEDDER", "fake")
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "Compost.md").write_text("# Compost\n\nCompost wants three parts brown to one part green.\n")
+    (root / "Compost v2.md").write_text("# Compost v2\n\nCompost wants two parts brown to one part green.\n")
+    monkeypatch.chdir(root)
+    status = runner.invoke(app, ["status"])
+    assert status.exit_code == 2 and "wikimem index ." in status.output and "wikimem init ." not in status.output
+    assert runner.invoke(app, ["index", "."]).exit_code == 0
+    asked = runner.invoke(app, ["query", "How much brown does compost want?"])
+    assert asked.exit_code == 0, asked.output
+    assert "this vault had no log.md, index.md, queries/: created them" in " ".join(asked.output.split())
+    again = runner.invoke(app, ["query", "How much green does compost want?"])
+    assert "this vault had no" not in again.output  # said once, when made
+    (root / "log.md").unlink()
+    done = runner.invoke(app, ["supersede", "Compost", "Compost v2"])
+    assert done.exit_code == 0, done.output
+    assert "this vault had no log.md: created it" in " ".join(done.output.split())
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.chdir(empty)
+    assert "wikimem init ." in runner.invoke(app, ["status"]).output

@@ -19,7 +19,7 @@ from ..model import Page
 from ..parse import frontmatter as fm
 from ..parse.names import find_page
 from ..vault.files import is_raw_path
-from .writer import LOG_FILE, append_log, refresh_cache, update_frontmatter, write_page
+from .writer import LOG_FILE, append_log, created_notice, missing_scaffold, refresh_cache, update_frontmatter, write_page
 
 if TYPE_CHECKING:
     from ..core import Context
@@ -232,6 +232,7 @@ def supersede(ctx: Context, old: str, new: str, *, old_sha256: str | None = None
                              "| as the shown text, # as a heading, ^ as a block); rename the page first "
                              "(MCP move_page updates the links to it)")
     new_page = pages[new]
+    missing = missing_scaffold(ctx)
     old_link = f"[[{_link_name(old, pages)}]]"
     existing = fm.as_list(new_page.frontmatter.get("supersedes"))
     value: Any = old_link if not existing else [*existing, old_link]
@@ -252,6 +253,9 @@ def supersede(ctx: Context, old: str, new: str, *, old_sha256: str | None = None
     warning = refresh_cache(ctx, [old, new, LOG_FILE])
     if warning:
         warnings.append(warning)
+    made = created_notice(ctx, missing)
+    if made:
+        warnings.append(made)
     return SupersedeResult(old, new, True, warnings)
 
 

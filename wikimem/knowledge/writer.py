@@ -276,6 +276,29 @@ def log_line(operation: str, detail: str, now: _dt.datetime | None = None) -> st
     return f"- {now:%Y-%m-%d %H:%M} · {_log_field(operation)} · {_log_field(detail)}{by}"
 
 
+def missing_scaffold(ctx, *names: str) -> list[str]:
+    """Which of the vault files and folders wikimem keeps (``log.md``, ``index.md``, and ``names``
+    such as ``queries/``) are not there yet: a plain folder of notes has none of them."""
+    out = []
+    for name in (LOG_FILE, INDEX_FILE, *names):
+        try:
+            if not ctx.files.abspath(name.rstrip("/")).exists():
+                out.append(name)
+        except WikimemError:
+            continue
+    return out
+
+
+def created_notice(ctx, missing: list[str]) -> str | None:
+    """What of ``missing`` (``missing_scaffold`` before a write) the write made, said to the user:
+    a vault that had no log.md learns that wikimem now keeps one, and why."""
+    made = [name for name in missing if ctx.files.abspath(name.rstrip("/")).exists()]
+    if not made:
+        return None
+    return (f"this vault had no {', '.join(made)}: created {'them' if len(made) > 1 else 'it'} "
+            "(wikimem logs each write in log.md, lists pages in index.md and files answers in queries/)")
+
+
 def append_log(ctx, operation: str, detail: str) -> str:
     """Append one dated line to log.md (created from the vault template when missing)."""
     line = log_line(operation, detail)

@@ -326,6 +326,9 @@ def write_back(ctx, answer: Answer, supersede: bool = False) -> Answer:
     An answer quoting a secret from a note is still given, but not filed (the writer refuses it)."""
     from ..knowledge.secrets import SecretError
 
+    from ..knowledge.writer import created_notice, missing_scaffold
+
+    missing = missing_scaffold(ctx, QUERY_FOLDER + "/")
     try:
         try:
             written = _write_back(ctx, answer)
@@ -339,6 +342,9 @@ def write_back(ctx, answer: Answer, supersede: bool = False) -> Answer:
 
         done = supersede_most_similar(ctx, written.page, written.similar)
         written = replace(written, notices=written.notices + (done,))
+    made = created_notice(ctx, missing)
+    if made:
+        written = replace(written, notices=written.notices + (made,))
     return written
 
 
