@@ -292,15 +292,37 @@ def render_note(text: str, site: Site, path: str) -> str:
 
 def plain_text(excerpt_md: str) -> str:
     """A search hit's excerpt as a reader sees it: no ``##``, no table pipes, no ``**``; links as
-    their shown text (``[[Page#^id|shown]]`` as "shown", ``[[Page#H]]`` as "Page › H")."""
-    tokens = markdown().parse(excerpt_md, {"site": None, "path": ""})
-    parts: list[str] = []
-    for tok in tokens:
-        if tok.type == "inline":
-            parts.append("".join(_child_text(c) for c in tok.children or []))
-        elif tok.type in ("fence", "code_block", "math_block"):
-            parts.append(tok.content)
+    their shown text (``[[Page#^id|shown]]`` as "shown", ``[[Page#H]]`` as "Page › H"). Search gives
+    excerpts on one line (a table's rows run together), so a one-line excerpt is cleaned of block
+    syntax by pattern before its inline Markdown is read."""
+    env = {"site": None, "path": ""}
+    if "\n" in excerpt_md.strip():
+        parts: list[str] = []
+        for tok in markdown().parse(excerpt_md, env):
+            if tok.type == "inline":
+                parts.append("".join(_child_text(c) for c in tok.children or []))
+            elif tok.type in ("fence", "code_block", "math_block"):
+                parts.append(tok.content)
+    else:
+        inline = markdown().parseInline(_flat_clean(plain_links(excerpt_md)), env)
+        parts = ["".join(_child_text(c) for c in (inline[0].children if inline else []) or [])]
     return re.sub(r"\s+", " ", " ".join(p.strip() for p in parts if p.strip())).strip()
+
+
+_FLAT = ((re.compile(r"\|?[ \t]*:?-{3,}:?[ \t]*(?=\|)"), ""),  # a table's delimiter row
+         (re.compile(r"[ \t]*(?:\|[ \t]*)+"), " · "),  # cell separators
+         (re.compile(r"(^|\s)#{1,6}(?=\s)"), r"\1"),  # heading marks
+         (re.compile(r"(^|\s)>(?=\s)"), r"\1"),  # quote marks
+         (re.compile(r"\[![^\]\s]+\][+-]?"), ""),  # a callout's type
+         (re.compile(r"(^|\s)(?:[-*+]|\d{1,3}[.)])[ \t]+\[[xX]\](?=\s)"), r"\1☑"),
+         (re.compile(r"(^|\s)(?:[-*+]|\d{1,3}[.)])[ \t]+\[ \](?=\s)"), r"\1☐"),
+         (re.compile(r"(^|\s)[-*+](?=\s)"), r"\1"))  # list marks
+
+
+def _flat_clean(text: str) -> str:
+    for pattern, repl in _FLAT:
+        text = pattern.sub(repl, text)
+    return text.strip(" ·")
 
 
 def _child_text(tok) -> str:
