@@ -253,3 +253,38 @@ def test_a_superseded_page_links_to_what_replaced_it(site):
         banner = re.search(r'<p class="superseded" id="superseded">(.*?)</p>', old, re.S)
         assert banner and 'href="/v/wiki/page/notes/New%20Plan.md">New Plan</a>' in banner.group(1)
         assert 'id="superseded"' not in client.get("/v/wiki/page/notes/New Plan.md").text
+
+
+# -- the renderer on its own ------------------------------------------------------------------------------------
+class _Notes:
+    """A ``render.Site`` over a dict of notes (no server): names resolve to ``NAME.md``."""
+    vault = "v"
+
+    def __init__(self, notes: dict[str, str]):
+        self.notes = notes
+
+    def resolve(self, target, source, relative=False):
+        target = target.strip()
+        return target + ".md" if target + ".md" in self.notes else (target if target in self.notes else None)
+
+    def read(self, path):
+        from wikimem.errors import UsageError
+        if path not in self.notes:
+            raise UsageError(f"{path}: no such note")
+        return path[:-3], self.notes[path]
+
+
+def test_one_page_draws_at_most_max_embeds_notes_however_they_fan_out():
+    from wikimem.serve.render import MAX_EMBEDS, render_note
+    fan = "\n\n".join(f"![[Leaf {i}]]" for i in range(10))
+    notes = {"Top.md": "\n\n".join("![[Mid]]" for _ in range(10)), "Mid.md": fan}
+    notes.update({f"Leaf {i}.md": f"leaf {i} text" for i in range(10)})
+    html = render_note(notes["Top.md"], _Notes(notes), "Top.md")
+    assert html.count('<div class="embed"') == MAX_EMBEDS  # 10 x 11 asked for
+    assert 'title="too many embeds in one page: not drawn"' in html
+
+
+def test_a_wikilink_with_an_escaped_pipe_in_a_table_cell():
+    from wikimem.serve.render import render_note
+    html = render_note("| a | b |\n|---|---|\n| [[Leaf\\|shown]] | x |\n", _Notes({"Leaf.md": "leaf"}), "T.md")
+    assert '<a class="wikilink" href="/v/v/page/Leaf.md">shown</a>' in html and "<td> x </td>" not in html

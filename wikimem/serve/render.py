@@ -7,7 +7,7 @@ highlights, tasks, footnotes, math as text).
 What the page may show is decided by a ``Site``: it resolves a link as Obsidian does and reads an
 embedded note through the same rules as a page read (no dot folders, nothing ``.wikimemignore``
 hides), so an embed never shows what its own page would refuse. Embeds are cut at ``MAX_DEPTH``
-and where they would repeat one already open (a cycle).
+and where they would repeat one already open (a cycle), and past ``MAX_EMBEDS`` in one page.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from . import mdrules
 from .mdrules import esc
 
 MAX_DEPTH = 3
+MAX_EMBEDS = 40  # notes drawn inline in one page: fan-out times depth could otherwise be millions
 IMAGE = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".avif", ".bmp", ".ico", ".svg")
 AUDIO = (".mp3", ".wav", ".m4a", ".ogg", ".oga", ".flac", ".3gp", ".webm")
 VIDEO = (".mp4", ".ogv", ".mov", ".mkv")
@@ -83,7 +84,8 @@ def _wikilink_rule(state, silent: bool) -> bool:
         return False
     if not silent:
         token = state.push("wikilink", "", 0)
-        token.meta = {"target": found.group(1), "alias": found.group(2), "embed": found.group(0).startswith("!")}
+        target = found.group(1).rstrip("\\")  # [[A\|B]] in a table: the backslash escapes the pipe
+        token.meta = {"target": target, "alias": found.group(2), "embed": found.group(0).startswith("!")}
     state.pos = found.end()
     return True
 
@@ -201,9 +203,11 @@ def embed(renderer, env: dict[str, Any], path: str | None, name: str, anchor: st
         return media(site.vault, path, alt, width, height)
     key = (path, anchor.strip().lower())
     link = page_url(site.vault, path, anchor if anchor and not anchor.startswith("^") else None)
-    if key in env.get("open", ()) or env.get("depth", 0) >= MAX_DEPTH:
-        why = "embeds itself" if key in env.get("open", ()) else "embedded too deep"
-        return f'<a class="embed-cut" href="{esc(link)}" title="{why}: not drawn again">{esc(shown)}</a>'
+    counter = env.setdefault("counter", [0])
+    why = ("embeds itself" if key in env.get("open", ()) else "embedded too deep" if env.get("depth", 0) >= MAX_DEPTH
+           else "too many embeds in one page" if counter[0] >= MAX_EMBEDS else None)
+    if why:
+        return f'<a class="embed-cut" href="{esc(link)}" title="{why}: not drawn">{esc(shown)}</a>'
     try:
         title, text = site.read(path)
         part = excerpt(text, anchor)
@@ -212,7 +216,6 @@ def embed(renderer, env: dict[str, Any], path: str | None, name: str, anchor: st
         if not isinstance(exc, (WikimemError, OSError, ValueError)):
             raise
         return f'<span class="missing embed-missing" title="not shown">{esc(shown)}</span>'
-    counter = env.setdefault("counter", [0])
     counter[0] += 1
     inner_env = {"site": site, "path": path, "depth": env.get("depth", 0) + 1, "open": env.get("open", ()) + (key,),
                  "prefix": f"e{counter[0]}-", "counter": counter}
