@@ -28,6 +28,7 @@ def site(make_vault, tmp_path):
         root = make_vault({**files, **(extra or {})}, name="wiki")
         (tmp_path / "outside.png").write_bytes(png(2, 2, (1, 2, 3)))
         os.symlink(tmp_path / "outside.png", root / "attachments" / "out.png")
+        os.symlink(root / ".obsidian", root / "attachments" / "dotlink")  # inside the vault, into a dot folder
         cfg = ServeConfig(port=PORT, rate=0.0)
         pairs, store, cfg = plan([], [f"wiki={root}"], cfg, TokenStore(tmp_path / "tokens.json"))
         hosts = start_hosts(pairs, watch=False, embedder="none")
@@ -86,6 +87,7 @@ def test_an_svg_is_served_as_an_image_only_never_as_a_page_that_runs_script(site
     ("/v/wiki/file/.obsidian/secret.png", 400, "dot folders"),
     ("/v/wiki/file/private/hidden.png", 400, ".wikimemignore"),
     ("/v/wiki/file/attachments/out.png", 400, "symlink"),  # a symlink leading out of the vault
+    ("/v/wiki/file/attachments/dotlink/secret.png", 400, "dot folders"),  # a symlink into .obsidian
     ("/v/wiki/file/..%2Foutside.png", 400, "escapes the vault"),
     ("/v/wiki/file/attachments/%2E%2E/%2E%2E/outside.png", 400, "escapes the vault"),
     ("/v/wiki/file/attachments/notes.txt", 404, "not an attachment"),  # not a kind of file the page shows
@@ -168,7 +170,7 @@ def test_callouts_highlights_tasks_footnotes_and_math(site):
         assert "<mark>highlighted words</mark>" in body and "==" not in body
         assert '<li class="task"><input type="checkbox" class="task-box" disabled data-task=" "> open task' in body
         assert '<li class="task done"><input type="checkbox" class="task-box" disabled checked' in body
-        assert '<a href="#fn1" id="fnref1">[1]</a>' in body and '<li id="fn1"><p>The footnote\'s source.</p>' in body
+        assert '<a href="#fn1" id="fnref1">[1]</a>' in body and '<li id="fn1"><p>The footnote\'s source. <a href="#fnref1"' in body
         assert "[^src]" not in body and "inline footnote text" in body
         assert '<span class="math" title="TeX">a_b_c</span>' in body  # not turned into emphasis
         assert '<div class="math math-block" title="TeX">\\sum_i x_i</div>' in body

@@ -302,6 +302,8 @@ def render_footnote_block(self, tokens, idx, options, env) -> str:
             body = self.render(notes["defs"].get(label) or [], options, env)
         back = f' <a href="#{prefix}fnref{n}" class="footnote-back" aria-label="back">↩</a>' \
             if label in notes["order"] else ""
+        if back and body.endswith("</p>\n"):  # the way back ends the note's last line, not a line of its own
+            body, back = body[:-len("</p>\n")] + back + "</p>\n", ""
         items.append(f'<li id="{prefix}fn{n}">{body}{back}</li>')
     return f'<section class="footnotes"><hr><ol>{"".join(items)}</ol></section>\n'
 

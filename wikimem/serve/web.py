@@ -44,7 +44,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.2rem .4rem}
 .callout-example{--c:#7048c4;--bg:#efe9fb}.callout-quote{--c:#666;--bg:#f1f1f1}
 li.task{list-style:none;margin-left:-1.3rem}li.task.done{color:#777;text-decoration:line-through}
 .math{font-family:ui-monospace,monospace;background:#f5f5f5;padding:0 .2rem}.math-block{display:block;padding:.5rem;white-space:pre-wrap}
-.footnotes{font-size:.9rem;color:#444}.tree li{margin:.1rem 0}.count{color:#888;font-size:.85rem}
+.footnotes{font-size:.9rem;color:#444}blockquote{border-left:3px solid #ccc;margin:1rem 0;padding:0 1rem;color:#555}.tree li{margin:.1rem 0}.count{color:#888;font-size:.85rem}
 """
 
 
