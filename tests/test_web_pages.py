@@ -290,3 +290,35 @@ def test_a_wikilink_with_an_escaped_pipe_in_a_table_cell():
     from wikimem.serve.render import render_note
     html = render_note("| a | b |\n|---|---|\n| [[Leaf\\|shown]] | x |\n", _Notes({"Leaf.md": "leaf"}), "T.md")
     assert '<a class="wikilink" href="/v/v/page/Leaf.md">shown</a>' in html and "<td> x </td>" not in html
+
+
+def test_a_heading_embed_matches_the_heading_as_obsidian_does():
+    from wikimem.serve.render import render_note
+    notes = {"FAQ.md": "# FAQ\n\n## What is it?\n\nIt is a wiki.\n\n## `hasTag()`\n\nA function.\n\n## Next\n\nno\n"}
+    html = render_note("![[FAQ#What is it]]\n\n![[FAQ#hasTag]]", _Notes(notes), "T.md")
+    assert "It is a wiki." in html and "A function." in html and "no</p>" not in html
+    assert "embed-missing" not in html
+
+
+def test_attachments_need_the_token_the_page_needs(make_vault, tmp_path):
+    store = TokenStore(tmp_path / "tokens.json")
+    token = store.add("ann", "wiki", "read")
+    other = store.add("bob", "elsewhere", "read")
+    root = make_vault(FILES, name="wiki")
+    cfg = ServeConfig(port=PORT, rate=0.0)
+    pairs, store, cfg = plan([], [f"wiki={root}"], cfg, store)
+    hosts = start_hosts(pairs, watch=False, embedder="none")
+    try:
+        assert hosts["wiki"].session.ready.wait(30)
+        client = TestClient(Server(hosts, store, cfg).app(), base_url=f"http://127.0.0.1:{PORT}")
+        with client:
+            url = "/v/wiki/file/attachments/logo.png"
+            assert client.get(url).status_code == 401
+            assert client.get(url, headers={"Authorization": f"Bearer {other}"}).status_code == 404
+            r = client.get(url, headers={"Authorization": f"Bearer {token}"})
+            assert r.status_code == 200 and r.content.startswith(b"\x89PNG")
+            client.cookies.set("wikimem_token", token)  # the web page's sign-in cookie draws its images
+            assert client.get(url).status_code == 200
+    finally:
+        for host in hosts.values():
+            host.stop()

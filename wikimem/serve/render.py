@@ -234,8 +234,12 @@ def excerpt(text: str, anchor: str) -> str:
         return block_text(body, anchor[1:].strip())
     from ..agent.pages import section_span
     from ..parse import parse_page
+    from ..parse.resolve import norm_heading
     page = parse_page("embed.md", body)
     lines = body.split("\n")
+    if "#" not in anchor.strip("#"):  # one heading: matched as Obsidian does ("What is it" finds "What is it?")
+        wanted = norm_heading(anchor)
+        anchor = next((h.text for h in page.headings if norm_heading(h.text) == wanted), anchor)
     start, end, _chain = section_span(lines, page.headings, anchor)  # UsageError: no such heading
     return "\n".join(lines[start:end])
 
