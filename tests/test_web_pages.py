@@ -322,3 +322,15 @@ def test_attachments_need_the_token_the_page_needs(make_vault, tmp_path):
     finally:
         for host in hosts.values():
             host.stop()
+
+
+def test_an_attachment_added_while_serving_is_drawn_after_the_next_build(site):
+    client, root, host = site()
+    with client:
+        assert 'class="embed-image"' not in client.get("/v/wiki/page/notes/Heading Only.md").text
+        (root / "attachments" / "deep" / "later.png").parent.mkdir()
+        (root / "attachments" / "deep" / "later.png").write_bytes(png(3, 3, (0, 0, 255)))
+        (root / "notes" / "Heading Only.md").write_text("# Heading Only\n\n![[later.png]]\n")
+        host.vault.index(wait=10)  # what the watcher does on the event
+        body = _article(client.get("/v/wiki/page/notes/Heading Only.md").text)
+        assert 'src="/v/wiki/file/attachments/deep/later.png"' in body

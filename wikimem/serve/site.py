@@ -67,14 +67,14 @@ def _resolver(vault):
         manifest = vault.ctx.cache.manifest
         meta = manifest.meta()
         key = (meta.get("links_token"), meta.get("generation"))
+        with _LOCK:
+            kept = _RESOLVERS.get(id(vault))
+            if kept is not None and kept[0] == key and key[0] is not None:
+                return kept[1]
+        resolver = Resolver(manifest.file_paths(), {}, aliases=manifest.aliases())
     except Exception:  # noqa: BLE001 - no cache yet: links show as missing until the first build
         log.debug("no manifest for link resolution", exc_info=True)
         return None
-    with _LOCK:
-        kept = _RESOLVERS.get(id(vault))
-        if kept is not None and kept[0] == key and key[0] is not None:
-            return kept[1]
-    resolver = Resolver(manifest.file_paths(), {}, aliases=manifest.aliases())
     with _LOCK:
         _RESOLVERS[id(vault)] = (key, resolver)
     return resolver
