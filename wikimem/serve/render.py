@@ -159,6 +159,8 @@ def _image(self, tokens, idx, options, env):
     if local is None:  # a remote image is not fetched (the CSP allows none): its link instead
         if re.match(r"^\s*https?:", src, re.I):
             return f'<a class="external-image" href="{esc(src)}">{esc(alt or src)}</a>'
+        if re.match(r"^data:image/(png|gif|jpeg|webp);", src, re.I):  # what markdown-it lets through
+            return f'<img src="{esc(src)}" alt="{esc(alt)}">'
         return f'<span class="missing">{esc(alt or src)}</span>'
     site: Site = env["site"]
     path = site.resolve(local, env["path"], relative=True)
