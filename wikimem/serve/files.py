@@ -48,10 +48,10 @@ def check(ctx, rel: str) -> Path:
     full = ctx.files.abspath("/".join(parts))  # PathEscapeError: "..", absolute, a symlink leading out
     real = full.resolve()
     inside = real.relative_to(ctx.files.root.resolve()).parts  # a symlink inside may not lead into .git
+    rules = IgnoreRules.load(ctx.files.root)
     for spelled in (parts, list(inside)):
         if any(p.startswith(".") for p in spelled):
             raise UsageError(f"{rel}: files in dot folders and hidden files are not part of the wiki")
-        rules = IgnoreRules.load(ctx.files.root)
         for depth in range(1, len(spelled) + 1):
             if rules.ignored("/".join(spelled[:depth]), depth < len(spelled)):
                 raise UsageError(f"{rel}: hidden by .wikimemignore; it is not part of the wiki")
