@@ -173,60 +173,12 @@ class Server:
 
     # -- the web page ---------------------------------------------------------------------------------
     async def web(self, request):
-        import anyio
-        from starlette.responses import HTMLResponse, RedirectResponse
+        from .site import respond
+        return await respond(self, request)
 
-        from . import web
-        signed_in = bool(getattr(request.scope["wikimem.token"], "name", ""))
-        headers = {"Content-Security-Policy": web.CSP, "X-Content-Type-Options": "nosniff",
-                   "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
-        name = request.path_params.get("name")
-        try:
-            if name is None:
-                seen = self.visible(request.scope)
-                if len(seen) == 1:
-                    return RedirectResponse(f"/v/{seen[0].name}/", 303)
-                return HTMLResponse(web.vaults_page([h.state() for h in seen], signed_in), headers=headers)
-            host = self.host_for(request.scope, name, write=False)
-            path = request.path_params.get("path")
-            query = request.query_params.get("q", "").strip()
-            if path is not None:
-                page = await anyio.to_thread.run_sync(lambda: self._page_view(host, path))
-                return HTMLResponse(web.note_page(name, page["page"], page["html"], page["related"], page["obsidian"],
-                                                  signed_in), headers=headers)
-            if query:
-                result = await anyio.to_thread.run_sync(lambda: host.tools.search(query, top_k=20))
-                return HTMLResponse(web.results_page(name, query, result, signed_in), headers=headers)
-            from ..mcp.tools import plain
-            recent = await anyio.to_thread.run_sync(lambda: plain(host.tools.recent("30d", limit=30)))
-            return HTMLResponse(web.home_page(name, recent, signed_in), headers=headers)
-        except Exception as exc:  # noqa: BLE001 - an error page, never a traceback
-            error = api_error(exc)
-            known = name if error.code != "not_found" else None  # a missing page keeps its vault's search box
-            return HTMLResponse(web.error_page(error.status, error.message, known),
-                                status_code=error.status, headers=headers)
-
-    def _page_view(self, host: VaultHost, path: str) -> dict[str, Any]:
-        from . import web
-        page = host.tools.read_page(path, backlinks=True)
-        rel = page["path"]
-        links: dict[str, str] = {}
-        try:
-            parsed = host.vault.pages([rel], refresh=False).get(rel)
-            for link in parsed.links if parsed is not None else ():
-                if link.resolved:
-                    links[link.target.strip().casefold()] = link.resolved
-        except Exception:  # noqa: BLE001 - a page still shows with its links unresolved
-            log.debug("links of %s not resolved", rel, exc_info=True)
-        related: list[dict[str, Any]] = []
-        try:
-            related = host.tools.related(rel, limit=8).get("related", [])
-        except Exception:  # noqa: BLE001 - no vectors yet: no related list
-            pass
-        rendered = web.render_markdown(web.body_of(page["content"]), host.name, rel,
-                                       lambda target: links.get(target.strip().casefold()))
-        return {"page": page, "html": rendered, "related": related,
-                "obsidian": web.obsidian_url(host.root.name, rel)}
+    async def attachment(self, request):
+        from .site import attachment
+        return await attachment(self, request)
 
     async def login(self, request):
         from starlette.responses import HTMLResponse, RedirectResponse
@@ -262,6 +214,8 @@ class Server:
         routes = [Route("/health", self.health), Route("/openapi.json", self.openapi), Route("/v1/vaults", self.vaults),
                   Route("/", self.web), Route("/v/{name}/", self.web), Route("/v/{name}/page/{path:path}", self.web),
                   Route("/login", self.login, methods=["GET", "POST"]), Route("/logout", self.logout)]
+        routes += [Route("/v/{name}/file/{file:path}", self.attachment), Route("/v/{name}/folder/{folder:path}", self.web),
+                   Route("/v/{name}/tag/{tag:path}", self.web)]  # the web page's attachments and browsing
         for op in OPERATIONS:
             routes.append(Route(f"/v1/vaults/{{name}}{op.path}", _bind(self.operation, op), methods=[op.http],
                                 name=f"{op.http.lower()}_{op.method}"))

@@ -1,6 +1,8 @@
 """The web page of ``wikimem serve``, for teammates who do not run Obsidian: search (the same
-operators), hits with their heading and passage, pages rendered from Markdown with working
-``[[wikilinks]]``, backlinks, related pages and recent changes.
+operators), hits with their heading and passage as plain text, notes drawn as Obsidian draws them
+(``render``: embeds, attachments, callouts, highlights, tasks, footnotes), backlinks, related pages,
+what replaced a superseded page, a home page (the vault's ``Home.md``/``index.md``, else its folder
+tree), folder and tag pages, and recent changes.
 
 Server-rendered HTML with no script at all. A note is untrusted input: Markdown is rendered with
 raw HTML off (a ``<script>`` or ``<img onerror>`` in a note is shown as text), every value that
@@ -10,11 +12,14 @@ no script, so even a mistake here would run nothing.
 from __future__ import annotations
 
 import html
-import re
 from typing import Any, Callable
 from urllib.parse import quote, urlencode
 
-CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; "
+from .render import hide_block_ids, page_url, plain_links, plain_text, render_note, slug, strip_frontmatter
+
+__all__ = ["CSP", "body_of", "layout", "page_url", "plain_links", "plain_text", "render_markdown", "slug"]
+
+CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; media-src 'self'; form-action 'self'; "
        "base-uri 'none'; frame-ancestors 'none'")
 STYLE = """
 body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:1.5rem auto;padding:0 1rem;color:#222}
@@ -26,7 +31,20 @@ header form{flex:1;display:flex;gap:.4rem}header input[type=search]{flex:1;font-
 aside{border-top:1px solid #ddd;margin-top:2rem;padding-top:.5rem}aside li{margin:.15rem 0}
 pre{background:#f5f5f5;padding:.6rem;overflow:auto}code{background:#f5f5f5;padding:0 .2rem}
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.2rem .4rem}
-.error{color:#a33}
+.error{color:#a33}img{max-width:100%;height:auto}mark{background:#fff3a3;padding:0 .1rem}
+.superseded{background:#fff4e5;border:1px solid #f0b46c;padding:.5rem .8rem;border-radius:4px}
+.embed{border-left:3px solid #8aa4d6;background:#f7f9fc;margin:1rem 0;padding:.3rem .9rem .3rem 1rem}
+.embed-title{font-size:.85rem;color:#666}.embed-cut{font-style:italic}
+.callout{border-left:4px solid var(--c);background:var(--bg);border-radius:4px;margin:1rem 0;padding:.5rem .9rem}
+.callout-title{font-weight:600;color:var(--c)}details.callout>summary{cursor:pointer}
+.callout-content>:first-child{margin-top:.3rem}.callout-content>:last-child{margin-bottom:.2rem}
+.callout-note{--c:#2f6fd6;--bg:#e8f0fd}.callout-abstract{--c:#0a8f9c;--bg:#e3f6f7}.callout-tip{--c:#0b8a5b;--bg:#e2f6ee}
+.callout-success{--c:#2d8a2d;--bg:#e6f5e6}.callout-question{--c:#b07a00;--bg:#fdf3dc}
+.callout-warning{--c:#c75f00;--bg:#fdeedf}.callout-danger{--c:#c92a2a;--bg:#fde5e5}
+.callout-example{--c:#7048c4;--bg:#efe9fb}.callout-quote{--c:#666;--bg:#f1f1f1}
+li.task{list-style:none;margin-left:-1.3rem}li.task.done{color:#777;text-decoration:line-through}
+.math{font-family:ui-monospace,monospace;background:#f5f5f5;padding:0 .2rem}.math-block{display:block;padding:.5rem;white-space:pre-wrap}
+.footnotes{font-size:.9rem;color:#444}blockquote{border-left:3px solid #ccc;margin:1rem 0;padding:0 1rem;color:#555}.tree li{margin:.1rem 0}.count{color:#888;font-size:.85rem}
 """
 
 
@@ -34,17 +52,16 @@ def esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def page_url(vault: str, path: str, heading: str | None = None) -> str:
-    url = f"/v/{quote(vault, safe='')}/page/{quote(path, safe='/')}"
-    return url + ("#" + quote(slug(heading), safe="") if heading else "")
-
-
 def search_url(vault: str, query: str) -> str:
     return f"/v/{quote(vault, safe='')}/?{urlencode({'q': query})}"
 
 
-def slug(text: str) -> str:
-    return re.sub(r"[^\w]+", "-", text.strip().lower()).strip("-") or "section"
+def folder_url(vault: str, folder: str) -> str:
+    return f"/v/{quote(vault, safe='')}/folder/{quote(folder, safe='/')}"
+
+
+def tag_url(vault: str, tag: str) -> str:
+    return f"/v/{quote(vault, safe='')}/tag/{quote(tag, safe='/')}"
 
 
 def layout(title: str, body: str, vault: str | None = None, query: str = "", signed_in: bool = False) -> str:
@@ -61,77 +78,25 @@ def layout(title: str, body: str, vault: str | None = None, query: str = "", sig
             f'<header><a href="/"><b>wikimem</b></a>{box}{out}</header><main>{body}</main></body></html>')
 
 
-# -- Markdown with wikilinks ------------------------------------------------------------------------
-_WIKILINK = re.compile(r"!?\[\[([^\[\]\n|]*?)(?:\|([^\[\]\n]*?))?\]\]")
-
-
-def markdown_renderer():
-    """markdown-it (CommonMark + tables + strikethrough) with raw HTML off and a ``[[wikilink]]``
-    inline rule; headings get ids so ``[[Page#Heading]]`` lands on its section."""
-    from markdown_it import MarkdownIt
-
-    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(["table", "strikethrough"])
-
-    def wikilink(state, silent):
-        if not state.src.startswith(("[[", "![["), state.pos):
-            return False
-        found = _WIKILINK.match(state.src, state.pos)
-        if not found:
-            return False
-        if not silent:
-            token = state.push("wikilink", "", 0)
-            token.meta = {"target": found.group(1), "alias": found.group(2)}
-        state.pos = found.end()
-        return True
-
-    md.inline.ruler.before("link", "wikilink", wikilink)
-
-    def heading_open(self, tokens, idx, options, env):
-        inline = tokens[idx + 1] if idx + 1 < len(tokens) else None
-        if inline is not None and inline.type == "inline":
-            tokens[idx].attrSet("id", slug(inline.content))
-        return self.renderToken(tokens, idx, options, env)
-
-    def render_wikilink(self, tokens, idx, options, env):
-        target, alias = tokens[idx].meta["target"], tokens[idx].meta["alias"]
-        name, _, heading = target.partition("#")
-        shown = alias or (name if heading.startswith("^") else target.replace("#", " › "))
-        resolve: Callable[[str], str | None] = env.get("resolve", lambda _n: None)
-        path = env.get("self_path") if not name else resolve(name)
-        if path is None:
-            return f'<span class="missing" title="no such page">{esc(shown)}</span>'
-        return f'<a class="wikilink" href="{esc(page_url(env["vault"], path, heading.split("#")[-1] or None))}">{esc(shown)}</a>'
-
-    def link_open(self, tokens, idx, options, env):  # Markdown links: no javascript: or data: URLs
-        href = tokens[idx].attrGet("href") or ""
-        if re.match(r"^\s*(javascript|data|vbscript):", href, re.I):
-            tokens[idx].attrSet("href", "#")
-        return self.renderToken(tokens, idx, options, env)
-
-    md.add_render_rule("heading_open", heading_open)
-    md.add_render_rule("wikilink", render_wikilink)
-    md.add_render_rule("link_open", link_open)
-    return md
-
-
-_MD = None
-
-
 def render_markdown(text: str, vault: str, self_path: str, resolve: Callable[[str], str | None]) -> str:
-    global _MD
-    if _MD is None:
-        _MD = markdown_renderer()
-    return _MD.render(text, {"vault": vault, "self_path": self_path, "resolve": resolve})
+    """``text`` as HTML with links resolved by ``resolve(name)`` (no embedded notes drawn): for
+    callers without a served vault; the web page itself renders through ``render.render_note``."""
+    class _Names:
+        def __init__(self):
+            self.vault = vault
+
+        def resolve(self, target, source, relative=False):
+            return source if not target.strip() else resolve(target)
+
+        def read(self, path):
+            from ..errors import UsageError
+            raise UsageError("no notes to embed")
+    return render_note(text, _Names(), self_path)
 
 
-def _body(text: str) -> str:
-    """A note's text without its frontmatter block."""
-    if text.startswith("---\n"):
-        end = text.find("\n---", 4)
-        if end != -1:
-            after = text.find("\n", end + 4)
-            return text[after + 1:] if after != -1 else ""
-    return text
+def body_of(text: str) -> str:
+    """What the page shows of a note: no frontmatter, no ``^block-id`` markers (Obsidian hides them)."""
+    return hide_block_ids(strip_frontmatter(text))
 
 
 # -- the pages -------------------------------------------------------------------------------------
@@ -141,7 +106,7 @@ def vaults_page(vaults: list[dict[str, Any]], signed_in: bool) -> str:
     return layout("vaults", f"<h1>Vaults</h1><ul>{items or '<li>none you may see</li>'}</ul>", signed_in=signed_in)
 
 
-def home_page(vault: str, recent: dict[str, Any], signed_in: bool) -> str:
+def _recent(vault: str, recent: dict[str, Any]) -> str:
     rows = []
     for change in recent.get("changes", [])[:30]:
         path = change.get("path", "")
@@ -151,18 +116,78 @@ def home_page(vault: str, recent: dict[str, Any], signed_in: bool) -> str:
                     f'<span class="meta">{esc(change.get("kind", ""))} · '
                     f'{esc(str(change.get("when", "")).replace("T", " "))}</span>'
                     f'{"<br>" + esc(summary) if summary else ""}</li>')
-    body = f'<h1>{esc(vault)}</h1><h2>Recent changes</h2><ul id="recent">{"".join(rows) or "<li>nothing lately</li>"}</ul>'
+    return f'<h2>Recent changes</h2><ul id="recent">{"".join(rows) or "<li>nothing lately</li>"}</ul>'
+
+
+def _tree(vault: str, folders: dict[str, int]) -> str:
+    """Folders (two levels, as taxonomy counts them) with their note counts, nested."""
+    top: dict[str, list[str]] = {}
+    for folder in folders:
+        if folder != ".":
+            top.setdefault(folder.split("/")[0], []).append(folder)
+    items = []
+    if folders.get("."):
+        items.append(f'<li><a href="{esc(folder_url(vault, ""))}">(top level)</a> '
+                     f'<span class="count">{folders["."]}</span></li>')
+    for name in sorted(top):
+        subs = "".join(f'<li><a href="{esc(folder_url(vault, f))}">{esc(f.split("/", 1)[1])}</a> '
+                       f'<span class="count">{folders[f]}</span></li>' for f in sorted(top[name]) if f != name)
+        items.append(f'<li><a href="{esc(folder_url(vault, name))}">{esc(name)}</a> '
+                     f'<span class="count">{folders.get(name, 0)}</span>{"<ul>" + subs + "</ul>" if subs else ""}</li>')
+    return f'<ul class="tree" id="folders">{"".join(items) or "<li>no notes yet</li>"}</ul>'
+
+
+def _tags(vault: str, tags: dict[str, int], limit: int = 60) -> str:
+    shown = list(tags.items())[:limit]
+    return ('<p id="tags">' + " · ".join(f'<a href="{esc(tag_url(vault, t))}">#{esc(t)}</a> '
+                                         f'<span class="count">{n}</span>' for t, n in shown) + "</p>") if shown else ""
+
+
+def home_page(vault: str, view: dict[str, Any], signed_in: bool) -> str:
+    """The vault's Home.md / index.md when it has one, else its folder tree; then tags and recent changes."""
+    taxonomy = view.get("taxonomy") or {}
+    browse = (f'<h2>Folders</h2>{_tree(vault, taxonomy.get("folders") or {})}'
+              f'{"<h2>Tags</h2>" + _tags(vault, taxonomy["tags"]) if taxonomy.get("tags") else ""}')
+    home = view.get("home")
+    if home:
+        body = (f'<p class="meta">{esc(vault)} · <a href="{esc(page_url(vault, home["path"]))}">{esc(home["path"])}</a>'
+                f'</p>{_title_unless_h1(home["title"], home["html"])}<article id="content">{home["html"]}</article>'
+                f'<aside>{browse}{_recent(vault, view.get("recent") or {})}</aside>')
+    else:
+        body = (f'<h1>{esc(vault)}</h1><p class="meta">{esc(taxonomy.get("notes", 0))} pages</p>{browse}'
+                f'{_recent(vault, view.get("recent") or {})}')
     return layout(vault, body, vault, signed_in=signed_in)
 
 
-def plain_links(text: str) -> str:
-    """An excerpt as a reader sees it: ``[[Page#^id|shown]]`` as "shown", ``[[Page#H]]`` as "Page › H"."""
-    def shown(found: re.Match) -> str:
-        if found.group(2):
-            return found.group(2)
-        name, _, anchor = found.group(1).partition("#")
-        return name + (f" › {anchor}" if anchor and not anchor.startswith("^") else "")
-    return _WIKILINK.sub(shown, text)
+def _page_list(vault: str, pages: list[dict[str, Any]]) -> str:
+    return "".join(f'<li><a href="{esc(page_url(vault, p["path"]))}">{esc(p.get("title") or p["path"])}</a>'
+                   f'{" <span class=meta>" + esc(p["status"]) + "</span>" if p.get("status") not in (None, "active") else ""}'
+                   f'</li>' for p in pages)
+
+
+def folder_page(vault: str, view: dict[str, Any], signed_in: bool) -> str:
+    folder = view["folder"]
+    crumbs = ['<a href="/v/' + esc(quote(vault, safe="")) + '/">' + esc(vault) + "</a>"]
+    parts = folder.split("/") if folder else []
+    for i, part in enumerate(parts):
+        crumbs.append(f'<a href="{esc(folder_url(vault, "/".join(parts[:i + 1])))}">{esc(part)}</a>')
+    subs = "".join(f'<li><a href="{esc(folder_url(vault, f))}">{esc(f.rsplit("/", 1)[-1])}/</a> '
+                   f'<span class="count">{n}</span></li>' for f, n in view["subfolders"])
+    more = (f'<p class="meta">{view["shown"]} of {view["total"]} notes listed</p>'
+            if view["total"] > view["shown"] else "")
+    body = (f'<p class="meta">{" / ".join(crumbs)}</p><h1>{esc(folder or "(top level)")}</h1>'
+            f'<p class="meta">{esc(view["total"])} pages</p>{more}'
+            f'{"<h2>Folders</h2><ul class=tree id=subfolders>" + subs + "</ul>" if subs else ""}'
+            f'<h2>Pages</h2><ul id="pages">{_page_list(vault, view["pages"]) or "<li>none here</li>"}</ul>')
+    return layout(folder or vault, body, vault, signed_in=signed_in)
+
+
+def tag_page(vault: str, view: dict[str, Any], signed_in: bool) -> str:
+    more = f'<p class="meta">{len(view["pages"])} of {view["total"]} listed</p>' if view["total"] > len(view["pages"]) else ""
+    body = (f'<h1>#{esc(view["tag"])}</h1><p class="meta">{esc(view["total"])} pages '
+            f'· <a href="{esc(search_url(vault, "tag:" + view["tag"]))}">search within</a></p>{more}'
+            f'<ul id="pages">{_page_list(vault, view["pages"]) or "<li>no page has this tag</li>"}</ul>')
+    return layout("#" + view["tag"], body, vault, signed_in=signed_in)
 
 
 def results_page(vault: str, query: str, result: dict[str, Any], signed_in: bool) -> str:
@@ -173,27 +198,41 @@ def results_page(vault: str, query: str, result: dict[str, Any], signed_in: bool
         anchor = heading.split(" > ")[-1] if heading else None
         hits.append(f'<div class="hit"><a class="hit-title" href="{esc(page_url(vault, hit["path"], anchor))}">'
                     f'{i}. {esc(hit.get("title") or hit["path"])}</a><div class="where">{esc(where)}</div>'
-                    f'<p>{esc(plain_links(hit.get("excerpt", "")))}</p></div>')
+                    f'<p>{esc(plain_text(hit.get("excerpt", "")))}</p></div>')
     notes = "".join(f'<p class="meta">{esc(n)}</p>' for n in result.get("notices", []))
     body = (f'<h1>Search: {esc(query)}</h1>{notes}'
             f'<div id="hits">{"".join(hits) or "<p>no results</p>"}</div>')
     return layout(f"search {query}", body, vault, query, signed_in=signed_in)
 
 
-def note_page(vault: str, page: dict[str, Any], rendered: str, related: list[dict[str, Any]], obsidian: str,
-              signed_in: bool) -> str:
+def _title_unless_h1(title: str, rendered: str) -> str:
+    """The page's title as its heading, unless its text already opens with that H1."""
+    if rendered.lstrip().startswith("<h1") and f">{esc(title)}</h1>" in rendered.split("\n", 1)[0]:
+        return ""
+    return f'<h1 class="page-title">{esc(title)}</h1>'
+
+
+def note_page(vault: str, view: dict[str, Any], signed_in: bool) -> str:
+    page, rendered = view["page"], view["html"]
     backlinks = "".join(f'<li><a href="{esc(page_url(vault, b["path"]))}">{esc(b.get("title") or b["path"])}</a></li>'
                         for b in page.get("backlinks") or [])
     near = "".join(f'<li><a href="{esc(page_url(vault, r["path"]))}">{esc(r.get("title") or r["path"])}</a></li>'
-                   for r in related)
-    meta = f'<p class="meta">{esc(page["path"])} · {esc(page.get("type") or "note")}'
+                   for r in view.get("related") or [])
+    folder = page["path"].rsplit("/", 1)[0] if "/" in page["path"] else ""
+    meta = (f'<p class="meta"><a href="{esc(folder_url(vault, folder))}">{esc(folder or "(top level)")}</a> / '
+            f'{esc(page["path"].rsplit("/", 1)[-1])} · {esc(page.get("type") or "note")}')
     if page.get("status") and page["status"] != "active":
         meta += f' · {esc(page["status"])}'
-    meta += f' · <a href="{esc(obsidian)}">open in Obsidian</a></p>'
-    body = (f'{meta}<article id="content">{rendered}</article>'
+    tags = " ".join(f'<a href="{esc(tag_url(vault, t))}">#{esc(t)}</a>' for t in page.get("tags") or [])
+    meta += (f" · {tags}" if tags else "") + f' · <a href="{esc(view["obsidian"])}">open in Obsidian</a></p>'
+    replaced = view.get("replaced")
+    banner = (f'<p class="superseded" id="superseded">Superseded: this page was replaced by '
+              f'<a href="{esc(page_url(vault, replaced["path"]))}">{esc(replaced["title"])}</a>.</p>') if replaced else ""
+    title = page.get("title") or page["path"]
+    body = (f'{meta}{banner}{_title_unless_h1(title, rendered)}<article id="content">{rendered}</article>'
             f'<aside><h3>Backlinks</h3><ul id="backlinks">{backlinks or "<li>none</li>"}</ul>'
             f'<h3>Related</h3><ul id="related">{near or "<li>none</li>"}</ul></aside>')
-    return layout(page.get("title") or page["path"], body, vault, signed_in=signed_in)
+    return layout(title, body, vault, signed_in=signed_in)
 
 
 def login_page(problem: str = "") -> str:
@@ -213,11 +252,3 @@ def error_page(status: int, message: str, vault: str | None = None) -> str:
 def obsidian_url(root_name: str, path: str) -> str:
     stem = path[:-3] if path.lower().endswith(".md") else path
     return f"obsidian://open?{urlencode({'vault': root_name, 'file': stem}, quote_via=quote)}"
-
-
-_BLOCK_ID = re.compile(r"[ \t]\^([A-Za-z0-9-]+)[ \t]*$", re.M)
-
-
-def body_of(text: str) -> str:
-    """What the page shows of a note: no frontmatter, no ``^block-id`` markers (Obsidian hides them)."""
-    return _BLOCK_ID.sub("", _body(text.replace("\r\n", "\n")))
