@@ -119,3 +119,13 @@ def test_recent_cli(vault, monkeypatch):
     assert data["total"] >= 5 and {"path", "when", "kind", "summary"} <= set(data["changes"][0])
     bad = runner.invoke(app, ["recent", "-V", str(vault.root), "--since", "soon"])
     assert bad.exit_code == 2 and "Traceback" not in bad.output
+
+
+def test_related_on_a_page_with_only_frontmatter_says_it_has_no_text(make_vault):
+    """Issue 47 item 15: it said "run `wikimem index`", which never helps."""
+    v = open_vault(make_vault({"Only.md": "---\ntitle: Only\ntags: [x]\n---\n", "B.md": "# B\n\nSome text.\n"}),
+                   embedder="fake")
+    v.index()
+    report = v.related("Only.md")
+    assert report.related == () and report.degraded == ("no_text",)
+    assert "no text to compare" in report.notices[0] and "wikimem index" not in report.notices[0]

@@ -73,3 +73,42 @@ class AmbiguousPageError(UsageError):
 class DiskFullError(WikimemError):
     """The disk (or the cache's file system) is full or failing: the cache is not damaged and must
     not be deleted or rebuilt because of it (a rebuild would need more room still)."""
+
+
+# What to do about the operating system errors a user can fix (CLI, MCP and serve say the same).
+_OS_HINTS = {
+    "ENOSPC": "the disk is full: free some space and run the command again (the vault is untouched; the cache "
+              "in .wikimem/ can be deleted and rebuilt)",
+    "EROFS": "the file system is read-only: run wikimem where the vault can be written, or use commands that "
+             "only read (search, status, lint) once the cache exists",
+    "EACCES": "permission denied: run as a user who can write the vault",
+    "EPERM": "permission denied: run as a user who can write the vault",
+    "EDQUOT": "the disk quota is exceeded: free some space and run the command again",
+}
+
+
+def os_hint(exc: OSError) -> str | None:
+    """The hint for ``exc``'s errno, or None."""
+    import errno
+    return next((hint for name, hint in _OS_HINTS.items() if getattr(errno, name, None) == exc.errno), None)
+
+
+def describe_os_error(exc: BaseException) -> str:
+    """An operating system or SQLite error in words a person (or an agent) can act on, never only
+    ``[Errno 28] No space left on device``: what happened, on which file, and what to do."""
+    import sqlite3
+    if isinstance(exc, OSError):
+        where = f" ({exc.filename})" if exc.filename else ""
+        hint = os_hint(exc)
+        what = exc.strerror or str(exc)
+        return f"{what}{where}: {hint}" if hint else f"{what}{where}"
+    if isinstance(exc, sqlite3.Error):
+        text = str(exc).lower()
+        if "disk is full" in text or "no space left" in text:
+            return f"the cache cannot be written: {_OS_HINTS['ENOSPC']}"
+        if "readonly" in text or "read-only" in text:
+            return ("the cache in .wikimem/ is read-only here: searches still answer from it; to write, run "
+                    "wikimem as a user who can write .wikimem/ (or on a writable copy of the vault)")
+        if "disk i/o error" in text:
+            return "the disk failed while reading or writing the cache: check the disk, then run the command again"
+    return f"{type(exc).__name__}: {exc}"

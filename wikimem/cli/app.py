@@ -193,14 +193,8 @@ def _fail(message: str, code: int) -> typer.Exit:
 
 def _os_hint(exc: OSError) -> str:
     """What to do about the operating system errors a user can fix."""
-    import errno
-    hints = {errno.ENOSPC: "the disk is full: free some space and run the command again (the vault is untouched; "
-                           "the cache in .wikimem/ can be deleted and rebuilt)",
-             errno.EROFS: "the file system is read-only: run wikimem where the vault can be written, or use "
-                          "commands that only read (search, status, lint) once the cache exists",
-             errno.EACCES: "permission denied: run as a user who can write the vault",
-             errno.EDQUOT: "the disk quota is exceeded: free some space and run the command again"}
-    hint = hints.get(exc.errno)
+    from ..errors import os_hint
+    hint = os_hint(exc)
     return f" ({hint})" if hint else ""
 
 

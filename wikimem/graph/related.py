@@ -72,6 +72,9 @@ def related(ctx: "Context", page: str, *, limit: int = DEFAULT_LIMIT, include_li
     info = page_infos(manifest, [start])
     title = info[start].title if start in info else start
     found, why = page_matrix(ctx.cache)
+    if not manifest.chunk_ids_of_page(start):  # only frontmatter (or nothing): no text, so no vector, ever
+        return RelatedReport(start, title, (), (f"{start} has no text to compare (only frontmatter, or empty): "
+                                                "add some text to it to find the pages near it",), ("no_text",))
     if found is None or start not in found.row:
         reason = why or f"{start} has no vectors yet: run `wikimem index` (or let the watcher catch up)"
         return RelatedReport(start, title, (), (reason,), ("vectors_missing",))

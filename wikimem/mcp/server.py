@@ -9,13 +9,14 @@ import functools
 import inspect
 import json
 import logging
+import sqlite3
 import threading
 import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .. import __version__
-from ..errors import LockError, WikimemError
+from ..errors import LockError, WikimemError, describe_os_error
 
 if TYPE_CHECKING:
     from .tools import Tools
@@ -148,7 +149,10 @@ def run_tool(fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any], wait_f
             return render(plain(_when_unlocked(fn, args, kwargs) if wait_for_lock else fn(*args, **kwargs)))
     except WikimemError as exc:
         raise ToolFailure(f"{type(exc).__name__}: {exc}") from None
-    except (OSError, ValueError, TypeError) as exc:
+    except (OSError, sqlite3.Error) as exc:  # a full disk, a read-only cache: in words, not "[Errno 28]"
+        log.warning("tool %s failed: %s", fn.__name__, exc)
+        raise ToolFailure(describe_os_error(exc)) from None
+    except (ValueError, TypeError) as exc:
         log.warning("tool %s failed: %s", fn.__name__, exc)
         raise ToolFailure(f"{type(exc).__name__}: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - the server must survive anything a tool does

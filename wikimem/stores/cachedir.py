@@ -295,10 +295,26 @@ class CacheDir:
         db.execute("BEGIN IMMEDIATE")
         try:
             yield db
-        except BaseException:
-            db.execute("ROLLBACK")
+        except BaseException as exc:
+            # SQLite rolls a transaction back by itself on some errors (a full disk: SQLITE_FULL);
+            # a ROLLBACK then fails with "cannot rollback - no transaction is active", which hid
+            # the full disk and was taken for a damaged cache (issue 47 item 15)
+            self._rollback_quietly(db)
+            if isinstance(exc, sqlite3.Error):
+                raise_if_not_damage(exc)
             raise
-        db.execute("COMMIT")
+        try:
+            db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._rollback_quietly(db)
+            raise_if_not_damage(exc)
+            raise
+
+    @staticmethod
+    def _rollback_quietly(db: sqlite3.Connection) -> None:
+        if db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
