@@ -73,3 +73,10 @@ class AmbiguousPageError(UsageError):
 class DiskFullError(WikimemError):
     """The disk (or the cache's file system) is full or failing: the cache is not damaged and must
     not be deleted or rebuilt because of it (a rebuild would need more room still)."""
+
+
+class DatabaseUnavailable(WikimemError):
+    """The database a setting names cannot be reached (or refused us); says which, never the password.
+    (Here, not in stores.pg, so the server maps it to 503 without importing the stores.)"""
+
+    exit_code = 2
