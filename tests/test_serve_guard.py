@@ -213,3 +213,40 @@ def test_a_malformed_database_url_is_one_line_and_exit_2(make_vault, monkeypatch
         assert result.exit_code == 2, result.output
         assert "not a database URL" in result.output and "wikimem bug" not in result.output
         assert "pw-secret" not in result.output and len(result.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("origin, scheme, host, same", [
+    ("http://127.0.0.1:8765", "http", "127.0.0.1:8765", True),
+    ("http://LOCALHOST:8765", "http", "localhost:8765", True),
+    ("http://[::1]:8765", "http", "[::1]:8765", True),
+    ("https://wiki.example", "https", "wiki.example", True),  # behind a TLS proxy: port 443 both sides
+    ("https://wiki.example:443", "https", "wiki.example", True),
+    ("null", "http", "127.0.0.1:8765", False),
+    ("http://localhost", "http", "localhost:8765", False),
+    ("https://localhost:8765", "http", "localhost:8765", False),
+    ("http://localhost:8766", "http", "localhost:8765", False),
+    ("http://127.0.0.1:8765", "http", "localhost:8765", False),  # another name is another origin
+    ("http://[::1]:8765", "http", "127.0.0.1:8765", False),
+    ("http://127.0.0.1:notaport", "http", "127.0.0.1:8765", False),
+    ("http://user@127.0.0.1:8765", "http", "127.0.0.1:8765", False),
+    ("http://127.0.0.1:8765/path", "http", "127.0.0.1:8765", False),
+    ("", "http", "127.0.0.1:8765", False),
+])
+def test_same_origin_is_scheme_host_and_port(origin, scheme, host, same):
+    from wikimem.serve.guard import same_origin
+    assert same_origin(origin, scheme, host) is same
+
+
+def test_the_address_limiter_forgets_idle_addresses():
+    from wikimem.serve.guard import RateLimiter
+    limiter = RateLimiter(1.0, 2, keys=100)
+    for i in range(1000):  # a flood of addresses, one request each
+        assert limiter.take(f"10.0.{i // 256}.{i % 256}") == 0.0
+    assert len(limiter._buckets) <= 100
+
+
+def test_an_address_limit_is_per_ipv4_address_and_per_ipv6_64():
+    from wikimem.serve.guard import _address
+    assert _address({"client": ("2001:db8::1", 1)}) == _address({"client": ("2001:db8::abcd:2", 1)})
+    assert _address({"client": ("2001:db8::1", 1)}) != _address({"client": ("2001:db8:0:1::1", 1)})
+    assert _address({"client": ("::ffff:10.0.0.1", 1)}) == "10.0.0.1" != _address({"client": ("::ffff:10.0.0.2", 1)})

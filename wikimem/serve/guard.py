@@ -251,8 +251,21 @@ def _media_type(headers: dict[str, str]) -> str:
 
 
 def _address(scope) -> str:
+    """The key of a client's address limit: its IPv4 address, or its IPv6 /64 (one host's share)."""
     client = scope.get("client")
-    return str(client[0]) if client else "local"
+    if not client:
+        return "local"
+    address = str(client[0])
+    if ":" in address:
+        import ipaddress
+        try:
+            ip = ipaddress.IPv6Address(address.split("%", 1)[0])
+        except ValueError:
+            return address
+        if ip.ipv4_mapped is not None:  # a dual-stack socket's IPv4 client
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return address
 
 
 async def _too_many(send, message: str, wait: float) -> None:
