@@ -120,13 +120,20 @@ def test_no_forward_variable_and_commands_that_write_run_in_process(warm):
 
 
 def test_the_warm_process_refuses_what_it_would_not_answer_the_same_way():
+    from wikimem.serve.protocol import settings_digest
     here = {k: v for k, v in os.environ.items() if k.startswith("WIKIMEM_")}  # a store chosen by the environment
-    good = {"protocol": PROTOCOL, "version": __version__, "argv": ["search", "x"], "settings": here}
+    good = {"protocol": PROTOCOL, "version": __version__, "argv": ["search", "x"], "salt": "s1",
+            "settings_sha256": settings_digest(here, "s1")}
     assert refusal(good) is None
     assert "runs wikimem" in refusal({**good, "version": "0.0.1"})
     assert refusal({**good, "argv": ["index"]})
     assert refusal({**good, "argv": ["search", 3]})
-    assert "settings differ" in refusal({**good, "settings": {**here, "WIKIMEM_EMBEDDER": "fake"}})
+    other = {**here, "WIKIMEM_EMBEDDER": "fake"}
+    assert "settings differ" in refusal({**good, "settings_sha256": settings_digest(other, "s1")})
+    assert "settings differ" in refusal({**good, "salt": "s2"})  # the digest is of the salt it names
+    assert "settings differ" in refusal({k: v for k, v in good.items() if k != "settings_sha256"})
+    # a token, the vault, the tokens file: they do not change an answer, so they may differ
+    assert refusal({**good, "settings_sha256": settings_digest({**here, "WIKIMEM_TOKEN": "x"}, "s1")}) is None
 
 
 def test_a_vault_given_as_a_relative_path_from_another_folder_is_forwarded(warm):
@@ -140,7 +147,8 @@ def test_a_peer_of_another_user_is_not_answered(warm, monkeypatch):
     """The socket is 0600, and the warm side also checks the peer's uid (SO_PEERCRED): a process of
     another user gets no answer (here: this process pretends to be another user)."""
     import wikimem.cli.forward as forward
-    monkeypatch.setattr(forward.os, "getuid", lambda: os.getuid() + 4242)
+    me = os.getuid()
+    monkeypatch.setattr(forward.os, "getuid", lambda: me + 4242)
     result, _ = _probe(["search", "alpha"], warm)
     assert result["code"] is None  # not answered: the client runs the command itself
 
@@ -178,3 +186,114 @@ def test_the_options_that_take_a_value_are_the_typer_apps():
              if getattr(p, "param_type_name", "") == "option" and (p.is_flag or p.count)
              for opt in (*p.opts, *p.secondary_opts)}
     assert VALUE_OPTIONS & flags == set()  # a flag on the list would swallow the next word
+
+
+class FakeWarm:
+    """A socket at ``.wikimem/serve.sock`` answered by whoever bound it (here: the test): it keeps
+    every byte a client sends and answers any request with output of its choosing."""
+
+    def __init__(self, root: Path):
+        import struct
+        import threading
+
+        from wikimem.serve.protocol import short_address
+        self.struct = struct
+        (root / ".wikimem").mkdir(exist_ok=True)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        address, fd = short_address(root / ".wikimem" / "serve.sock")
+        try:
+            self.sock.bind(address)
+        finally:
+            if fd is not None:
+                os.close(fd)
+        self.sock.listen(4)
+        self.sock.settimeout(0.1)
+        self.received = b""
+        self.connections = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        from wikimem.serve.protocol import send
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            with conn:
+                conn.settimeout(5)
+                data = b""
+                try:
+                    while len(data) < 4 or len(data) < 4 + self.struct.unpack(">I", data[:4])[0]:
+                        chunk = conn.recv(1 << 16)
+                        if not chunk:
+                            break
+                        data += chunk
+                except OSError:
+                    pass
+                self.received += data
+                if len(data) > 4:
+                    send(conn, {"code": 0, "stdout": "the fake's output\n", "stderr": ""})
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(timeout=5)
+        self.sock.close()
+
+
+@pytest.fixture
+def fake_warm(make_vault, monkeypatch):
+    root = make_vault(FILES)
+    monkeypatch.chdir(root)
+    fake = FakeWarm(root)
+    yield root, fake
+    fake.close()
+
+
+def test_the_client_sends_a_digest_of_its_settings_never_their_values(fake_warm, monkeypatch, capsys):
+    from wikimem import launch
+    _root, fake = fake_warm
+    monkeypatch.setenv("WIKIMEM_DATABASE_URL", "postgresql://ann:hunter2-db-pass@db.internal/team")
+    monkeypatch.setenv("WIKIMEM_LLM_API_KEY", "sk-very-secret-key")
+    assert launch.forward(["search", "alpha"]) == 0  # this user's own socket: answered
+    assert "the fake's output" in capsys.readouterr().out
+    assert fake.received and b"settings_sha256" in fake.received
+    for value in (b"hunter2-db-pass", b"sk-very-secret-key", b"db.internal", b"WIKIMEM_"):
+        assert value not in fake.received, value
+
+
+def test_a_socket_owned_by_another_user_gets_nothing(fake_warm, monkeypatch, capsys):
+    from wikimem import launch
+    _root, fake = fake_warm
+    me = os.getuid()
+    monkeypatch.setattr(launch.os, "getuid", lambda: me + 4242)  # the socket is not this "user"'s
+    assert launch.forward(["search", "alpha"]) is None  # run here instead
+    assert launch.mcp_bridge(["mcp"]) is None
+    assert fake.connections == 0 and fake.received == b""
+    assert "fake" not in capsys.readouterr().out
+
+
+def test_a_peer_running_as_another_user_gets_nothing(fake_warm, monkeypatch):
+    """The file can be this user's and the process behind it another's (a socket swapped in after
+    the look): the peer's uid (SO_PEERCRED) is asked before a byte is sent."""
+    from wikimem import launch
+    _root, fake = fake_warm
+    assert launch.peer_uid is not None
+    me = os.getuid()
+    monkeypatch.setattr(launch, "peer_uid", lambda sock: me + 4242)
+    assert launch.forward(["search", "alpha"]) is None
+    fake.close()
+    assert fake.received == b""
+
+
+def test_a_socket_in_a_folder_others_may_write_is_not_trusted(fake_warm):
+    from wikimem import launch
+    root, fake = fake_warm
+    os.chmod(root / ".wikimem", 0o777)
+    try:
+        assert launch.forward(["search", "alpha"]) is None
+        assert fake.connections == 0 and fake.received == b""
+    finally:
+        os.chmod(root / ".wikimem", 0o755)

@@ -91,7 +91,7 @@ def test_bad_input_is_a_json_error_never_a_traceback(serve):
         assert r.status_code == 400 and "top_k" in r.json()["error"]
         r = client.get("/v1/vaults/one/search")
         assert r.status_code == 400 and "query: required" in r.json()["error"]
-        r = client.post("/v1/vaults/one/write", content=b'{"path": "\xff"}')
+        r = client.post("/v1/vaults/one/write", content=b'{"path": "\xff"}', headers={"content-type": "application/json"})
         assert r.status_code == 400 and "UTF-8" in r.json()["error"]
         r = client.get("/v1/vaults/one/page", params={"path": "concepts/Nope.md"})
         assert r.status_code == 404 and "error" in r.json()
@@ -293,10 +293,10 @@ def test_the_web_page_needs_a_login_when_tokens_are_required_and_keeps_it_in_an_
     with client:
         r = client.get("/v/one/", headers={"accept": "text/html"}, follow_redirects=False)
         assert r.status_code == 303 and r.headers["location"] == "/login"
-        bad = client.post("/login", content=b"token=wm_nope", headers={"content-type": "application/x-www-form-urlencoded"})
+        form = {"content-type": "application/x-www-form-urlencoded", "origin": BASE}  # as the browser sends it
+        bad = client.post("/login", content=b"token=wm_nope", headers=form)
         assert bad.status_code == 401
-        ok = client.post("/login", content=f"token={token}".encode(), follow_redirects=False,
-                         headers={"content-type": "application/x-www-form-urlencoded"})
+        ok = client.post("/login", content=f"token={token}".encode(), follow_redirects=False, headers=form)
         cookie = ok.headers["set-cookie"]
         assert "httponly" in cookie.lower() and "samesite=strict" in cookie.lower()
         page = client.get("/v/one/", params={"q": "alpha"})

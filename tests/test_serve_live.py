@@ -198,3 +198,29 @@ def test_a_local_wikimem_mcp_is_answered_by_the_warm_serve(make_vault, tmp_path)
         assert kept.structured_content["path"] in log and "· by" not in log.splitlines()[-1]
         names, _found, kept = asyncio.run(session_of(["mcp", str(root), "--read-only"], use))
         assert "write_page" not in names and "remember" not in names and kept is None
+
+
+def test_sigterm_cleans_up_like_ctrl_c_the_socket_and_the_pid_file_go(make_vault, tmp_path):
+    """`kill PID` (what systemd and docker send) stops serve as Ctrl-C does: .wikimem/serve.sock and
+    watch.pid removed, so the next `doctor` and the next serve find nothing left behind."""
+    root = make_vault(FILES, name="v")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_") or k in ("WIKIMEM_STORE", "WIKIMEM_DATABASE_URL")}
+    env["WIKIMEM_TOKENS"] = str(tmp_path / "tokens.json")
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "wikimem"), "serve", str(root), "--port", str(port)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    sock, pidfile = root / ".wikimem" / "serve.sock", root / ".wikimem" / "watch.pid"
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}")
+        deadline = time.monotonic() + 30
+        while not (sock.exists() and pidfile.exists()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sock.exists() and pidfile.exists()
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode in (0, -signal.SIGTERM), proc.stderr.read().decode()[-2000:]
+    assert not sock.exists() and not pidfile.exists()

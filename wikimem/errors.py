@@ -112,3 +112,10 @@ def describe_os_error(exc: BaseException) -> str:
         if "disk i/o error" in text:
             return "the disk failed while reading or writing the cache: check the disk, then run the command again"
     return f"{type(exc).__name__}: {exc}"
+
+
+class DatabaseUnavailable(WikimemError):
+    """The database a setting names cannot be reached (or refused us); says which, never the password.
+    (Here, not in stores.pg, so the server maps it to 503 without importing the stores.)"""
+
+    exit_code = 2

@@ -2,17 +2,36 @@
 (``serve``, ``watch`` or ``mcp``) is answered by that process over its Unix socket; anything else,
 or any trouble on the way (no socket, a stale one, another version, ``WIKIMEM_NO_FORWARD=1``), runs
 the command here as always. Only the standard library is imported before that choice.
+
+The socket is trusted only when it is this user's: the socket file and its folder owned by this
+user (the folder writable by no one else), and the process that accepted the connection running as
+this user (``SO_PEERCRED``), all checked before a byte is sent; otherwise the command runs here. A
+socket another user bound in a folder they can write would otherwise receive the command line and
+the working folder, and choose the output and the exit code. The ``WIKIMEM_*`` settings are never
+sent, only a salted digest of them for the warm process to compare with its own.
 """
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import sys
 import time
 from pathlib import Path
 
 from .caller import own_seconds
-from .serve.protocol import DISPLAY_ENV, FORWARDED, PROTOCOL, receive, send, short_address, socket_path
+from .serve.protocol import (
+    DISPLAY_ENV,
+    FORWARDED,
+    PROTOCOL,
+    peer_uid,
+    receive,
+    send,
+    settings_digest,
+    short_address,
+    socket_path,
+    untrusted_socket,
+)
 
 CONNECT_TIMEOUT_S = 0.5
 VAULT_MARKERS = (".wikimem", "SCHEMA.md", ".obsidian")  # as core.VAULT_MARKERS (kept light here)
@@ -95,8 +114,7 @@ def forward(argv: list[str]) -> int | None:
         return None
     from . import __version__
     request = {"protocol": PROTOCOL, "version": __version__, "argv": argv, "cwd": str(cwd),
-               "env": {k: os.environ[k] for k in DISPLAY_ENV if k in os.environ},
-               "settings": {k: v for k, v in os.environ.items() if k.startswith("WIKIMEM_")},
+               "env": {k: os.environ[k] for k in DISPLAY_ENV if k in os.environ}, **_settings(),
                "stdout_tty": sys.stdout.isatty(), "stderr_tty": sys.stderr.isatty(), "started": _started()}
     if sys.stdout.isatty() and "COLUMNS" not in request["env"]:
         try:
@@ -109,6 +127,12 @@ def forward(argv: list[str]) -> int | None:
     _write(sys.stdout, answer.get("stdout", ""))
     _write(sys.stderr, answer.get("stderr", ""))
     return answer["code"]
+
+
+def _settings() -> dict[str, str]:
+    """The ``WIKIMEM_*`` settings as the warm process is told them: a salted digest, never a value."""
+    salt = secrets.token_hex(16)
+    return {"salt": salt, "settings_sha256": settings_digest(os.environ, salt)}
 
 
 def _write(stream, text: str) -> None:
@@ -125,7 +149,8 @@ def _ask(root: Path, request: dict, timeout: float | None = 10.0) -> dict | None
     """One request to the warm process holding ``root`` -> its answer, or None (no one answers).
     ``timeout``: for the answer, once connected (None: as long as the command takes)."""
     path = socket_path(root)
-    if not path.exists():
+    uid = os.getuid()
+    if not path.exists() or untrusted_socket(path, uid):
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -136,6 +161,8 @@ def _ask(root: Path, request: dict, timeout: float | None = 10.0) -> dict | None
         finally:
             if fd is not None:
                 os.close(fd)
+        if peer_uid(sock) != uid:  # another user's process answers: tell it nothing
+            return None
         sock.settimeout(timeout)
         send(sock, request)
         return receive(sock)
@@ -175,8 +202,8 @@ def mcp_bridge(argv: list[str]) -> int | None:
         return None
     from . import __version__
     answer = _ask(root, {"protocol": PROTOCOL, "version": __version__, "kind": "mcp", "read_only": read_only,
-                         "settings": {k: v for k, v in os.environ.items() if k.startswith("WIKIMEM_")}})
-    if not answer or "url" not in answer:
+                         **_settings()})
+    if not answer or not str(answer.get("url", "")).startswith("http://") or not isinstance(answer.get("token"), str):
         return None
     from .serve.bridge import relay
     sys.stderr.write(f"wikimem mcp: answered by the warm `wikimem serve` at {answer['url']} ({answer['scope']})\n")

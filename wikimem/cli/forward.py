@@ -22,12 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..serve.protocol import FORWARDED, PROTOCOL, SOCKET_NAME, receive, send, short_address
+from ..serve.protocol import FORWARDED, PROTOCOL, SOCKET_NAME, receive, same_settings, send, short_address
 
 log = logging.getLogger(__name__)
-
-# settings a command reads from the environment: a client whose differ is not answered with ours
-IGNORED_ENV = {"WIKIMEM_VAULT", "WIKIMEM_NO_FORWARD", "WIKIMEM_TOKEN", "WIKIMEM_TOKENS"}
 
 
 class RoutedStream(io.TextIOBase):
@@ -110,9 +107,7 @@ def _other_client(request: dict[str, Any]) -> str | None:
     wikimem version, other ``WIKIMEM_*`` settings; None when it would."""
     if request.get("protocol") != PROTOCOL or request.get("version") != __version__:
         return f"the warm process runs wikimem {__version__}, this command {request.get('version')}"
-    ours = {k: v for k, v in os.environ.items() if k.startswith("WIKIMEM_") and k not in IGNORED_ENV}
-    theirs = {k: v for k, v in (request.get("settings") or {}).items() if k not in IGNORED_ENV}
-    if ours != theirs:
+    if not same_settings(request, os.environ):  # the client sends a salted digest, never the values
         return "this command's WIKIMEM_* settings differ from the warm process's"
     return None
 

@@ -250,6 +250,9 @@ def stale_pages(ctx, paths: Iterable[str] | None = None, refresh: bool = True) -
 
 
 def review(ctx, paths: Iterable[str] | None = None) -> Review:
+    paths = None if paths is None else list(paths)
+    for rel in paths or ():
+        ctx.files.abspath(rel)  # PathEscapeError for "..", absolute paths, symlinks out: as every other route
     stale, checked = stale_pages(ctx, paths)
     return Review(stale, checked)
 

@@ -23,7 +23,17 @@ from urllib.parse import parse_qs
 from .. import __version__
 from .guard import COOKIE, BodyTooLarge, Guard, RateLimiter
 from .hosts import VaultHost
-from .operations import OPERATIONS, ApiError, Operation, api_error, body_arguments, openapi, query_arguments, validate
+from .operations import (
+    OPERATIONS,
+    ApiError,
+    Operation,
+    api_error,
+    body_arguments,
+    hide_paths,
+    openapi,
+    query_arguments,
+    validate,
+)
 from .tokens import TokenStore
 
 log = logging.getLogger(__name__)
@@ -42,6 +52,9 @@ class ServeConfig:
     max_body: int = DEFAULT_MAX_BODY
     rate: float = 20.0  # requests a second per token
     burst: int = 60
+    # per client address, for logins and requests without a valid token (a guesser gets 429s)
+    stranger_rate: float = 1.0
+    stranger_burst: int = 20
 
 
 def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None):
@@ -50,10 +63,16 @@ def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None):
     return Response(body, status_code=status, media_type="application/json", headers=headers)
 
 
-def _error(exc: BaseException):
+def _error(exc: BaseException, roots: dict[str, Any] | None = None):
+    """``exc`` as a JSON answer; ``roots`` (the served vaults' folders by name): the caller is a
+    teammate's token, who is told no path of this machine (the log keeps the whole message)."""
     error = api_error(exc)
     if error.status >= 500 and error.status not in (503, 507):
         log.error("request failed: %s", error.message)
+    if roots is not None:
+        if error.status >= 500:
+            log.warning("answered %s: %s", error.status, error.message)
+        error = hide_paths(error, roots)
     return _json(error.body(), error.status, error.headers)
 
 
@@ -98,6 +117,14 @@ class Server:
             raise ApiError(503, problem, "vault_gone")
         return host
 
+    def hidden_from(self, scope) -> dict[str, Any] | None:
+        """The served vaults' folders when the caller holds a teammate's token (not this machine's
+        user: no token on loopback, or a bridged local `wikimem mcp`), to keep out of what it is told."""
+        from .guard import Anonymous, Local
+        if isinstance(scope.get("wikimem.token"), (Anonymous, Local)):
+            return None
+        return {name: host.root for name, host in self.hosts.items()}
+
     def visible(self, scope) -> list[VaultHost]:
         who = scope["wikimem.token"]
         return [h for name, h in self.hosts.items() if who.allows(name, False)[0]]
@@ -128,14 +155,14 @@ class Server:
                     AUTHOR.reset(reset)
             return _json(await anyio.to_thread.run_sync(call, limiter=self._limiter(op.writes)))
         except ApiError as exc:
-            return _error(exc)
+            return _error(exc, self.hidden_from(request.scope))
         except Exception as exc:  # noqa: BLE001 - every failure is a JSON answer, never a traceback
             error = api_error(exc)
             if error.status == 500:  # a bug: its traceback goes to the server's log, not to the client
                 log.error("%s %s failed", op.http, op.path, exc_info=True)
             if error.status == 409 and host is not None and args.get("path"):
                 error.extra["current_sha256"] = _current_sha(host, args["path"])
-            return _error(error)
+            return _error(error, self.hidden_from(request.scope))
 
     async def vaults(self, request):
         from .guard import Anonymous, Local
@@ -233,7 +260,8 @@ class Server:
                 try:
                     return await server.mcp(scope, receive, send)
                 except ApiError as exc:
-                    return await _send_error(send, exc)
+                    roots = server.hidden_from(scope)
+                    return await _send_error(send, hide_paths(exc, roots) if roots is not None else exc)
             try:
                 await starlette(scope, receive, send)
             except BodyTooLarge as exc:
@@ -241,7 +269,8 @@ class Server:
 
         return Guard(root, store=self.store, require_token=self.config.require_token,
                      allowed_hosts=self.allowed_hosts(), max_body=self.config.max_body,
-                     limiter=RateLimiter(self.config.rate, self.config.burst), local=self.local)
+                     limiter=RateLimiter(self.config.rate, self.config.burst), local=self.local,
+                     served=set(self.hosts), strangers=RateLimiter(self.config.stranger_rate, self.config.stranger_burst))
 
     def allowed_hosts(self) -> set[str]:
         """The Host names a request may carry: loopback's, the bound address, --allow-host, and on a
@@ -282,6 +311,8 @@ async def _read_json(request) -> Any:
         return json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise ApiError(400, "the request body is not UTF-8", "bad_request") from None
+    except RecursionError:
+        raise ApiError(400, "the request body is nested too deeply", "bad_request") from None
     except ValueError as exc:
         raise ApiError(400, f"malformed JSON: {exc}", "bad_request") from None
 
@@ -359,6 +390,16 @@ def run(pairs, store: TokenStore, config: ServeConfig, *, watch: bool = True,
     """Serve until SIGINT/SIGTERM (uvicorn finishes the requests in flight; every write is atomic,
     so a stop mid-write leaves the old file or the new one, never half of one). ``on_open(vault,
     mcp_endpoint)`` for each vault once it is held; what it returns is ``stop()``ped at the end."""
+    from .stopping import sigterm_unwinds
+    with sigterm_unwinds() as stopped:
+        _serve(pairs, store, config, watch=watch, announce=announce, on_open=on_open, overrides=overrides)
+    if stopped():  # cleaned up: now end as SIGTERM asked (a supervisor sees the signal, not an error)
+        import signal
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.raise_signal(signal.SIGTERM)
+
+
+def _serve(pairs, store: TokenStore, config: ServeConfig, *, watch: bool, announce, on_open, overrides) -> None:
     import uvicorn
 
     hosts = start_hosts(pairs, watch=watch, **overrides)

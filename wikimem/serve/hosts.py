@@ -59,12 +59,25 @@ class VaultHost:
         self.name = name
         self.vault = open_vault(root, **overrides)
         self.root = self.vault.root
+        self._refuse_newer()
         self.tools = Tools(self.vault)
         self.watch = watch
         self.session = self.vault.warm_session(watch=False)  # the watcher is started here, first, to refuse a second
         self.watcher = None
         self.mcp: dict[str, Any] = {}  # "read" | "write" -> (MCPServer, its ASGI app)
         self.lock = threading.Lock()
+
+    def _refuse_newer(self) -> None:
+        """A vault whose cache a newer wikimem wrote is not served (each request would be refused):
+        said at start, one line, as `index` and `search` say it."""
+        from ..stores.pg import NewerSchema
+        try:
+            self.vault.cache.manifest_problem()
+        except NewerSchema:
+            self.vault.close()
+            raise
+        except Exception:  # noqa: BLE001 - any other problem: the warm-up reports it, as before
+            log.debug("cache of %s not checked at start", self.name, exc_info=True)
 
     def start(self) -> None:
         """Take the vault: its watcher (LockError names who holds it), then the warm-up in the background."""

@@ -9,6 +9,8 @@ writes?). The OpenAPI document is generated from it.
 from __future__ import annotations
 
 import inspect
+import re
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, get_args, get_origin
@@ -18,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from ..errors import (
     AmbiguousPageError,
     ConflictError,
+    DatabaseUnavailable,
     DiskFullError,
     EmbedderError,
     IndexStaleError,
@@ -88,7 +91,7 @@ class ApiError(Exception):
 _STATUS: tuple[tuple[type[BaseException], int], ...] = (
     (PageNotFoundError, 404), (AmbiguousPageError, 400), (ConflictError, 409), (ReadOnlyError, 403),
     (PathEscapeError, 400), (UsageError, 400), (LockError, 503), (IndexStaleError, 503), (EmbedderError, 503),
-    (DiskFullError, 507), (VaultError, 503), (NoteReadError, 400), (WikimemError, 400),
+    (DiskFullError, 507), (VaultError, 503), (DatabaseUnavailable, 503), (NoteReadError, 400), (WikimemError, 400),
 )
 
 
@@ -105,12 +108,37 @@ def api_error(exc: BaseException) -> ApiError:
             elif isinstance(exc, NoteReadError) and isinstance(exc.__cause__, FileNotFoundError):
                 status = 404  # no such page
             error = ApiError(status, str(exc), type(exc).__name__)
-            if status == 503:
+            if status == 503 and type(exc).__name__ != "NewerSchema":  # an upgrade, not a retry, mends that
                 error.headers["Retry-After"] = "2"
             return error
+    driver = sys.modules.get("psycopg")  # a connection that broke under a read (the database restarted, went)
+    if driver is not None and isinstance(exc, driver.OperationalError):
+        from ..stores.pg import redact
+        error = ApiError(503, f"the database cannot be reached now: {' '.join(redact(str(exc)).split())}",
+                         "DatabaseUnavailable")
+        error.headers["Retry-After"] = "2"
+        return error
     if isinstance(exc, (OSError, ValueError, TypeError)):
         return ApiError(400, f"{type(exc).__name__}: {exc}", type(exc).__name__)
     return ApiError(500, f"internal error ({type(exc).__name__}: {exc}); the server is still running", "internal")
+
+
+# an absolute path in a message: a slash not inside a word, a relative path or a URL, up to a space or quote
+_SERVER_PATH = re.compile(r"(?<![\w.:/\\~-])/[^\s\"'<>()]+")
+
+
+def hide_paths(error: ApiError, roots: dict[str, Any]) -> ApiError:
+    """``error`` as a teammate's token gets it: no path of this machine (a served vault's folder is
+    named by the vault's name; any other absolute path, such as the token file or the database's
+    socket folder, is left out). The full message stays in the server's log."""
+    def clean(text: str) -> str:
+        for name, root in sorted(roots.items(), key=lambda item: -len(str(item[1]))):
+            text = text.replace(str(root), f"vault {name!r}")
+        return _SERVER_PATH.sub("[a path on the server]", text)
+    hidden = ApiError(error.status, clean(error.message), error.code,
+                      **{k: clean(v) if isinstance(v, str) else v for k, v in error.extra.items()})
+    hidden.headers = dict(error.headers)
+    return hidden
 
 
 def _problem(error: dict[str, Any]) -> str:

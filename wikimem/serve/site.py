@@ -162,7 +162,7 @@ async def respond(server, request):
     import anyio
     from starlette.responses import HTMLResponse, RedirectResponse
 
-    from .operations import api_error
+    from .operations import api_error, hide_paths
     signed_in = bool(getattr(request.scope["wikimem.token"], "name", ""))
     params = request.path_params
     name = params.get("name")
@@ -193,6 +193,8 @@ async def respond(server, request):
         return answer(web.home_page(name, await run(lambda: home_view(host)), signed_in))
     except Exception as exc:  # noqa: BLE001 - an error page, never a traceback
         error = api_error(exc)
+        roots = server.hidden_from(request.scope)
+        error = hide_paths(error, roots) if roots is not None else error  # no server path to a teammate
         known = name if error.code != "not_found" else None  # a missing page keeps its vault's search box
         return HTMLResponse(web.error_page(error.status, error.message, known), status_code=error.status,
                             headers=HEADERS)
@@ -201,7 +203,7 @@ async def respond(server, request):
 async def attachment(server, request):
     """``/v/NAME/file/PATH``: an attachment, read-only; a refusal is a JSON error like the API's."""
     from . import files
-    from .operations import ApiError, api_error
+    from .operations import ApiError, api_error, hide_paths
     try:
         host = server.host_for(request.scope, request.path_params["name"], write=False)
         return await files.respond(host, request.path_params["file"])
@@ -209,5 +211,8 @@ async def attachment(server, request):
         error = ApiError(404, str(exc), "not_found")
     except Exception as exc:  # noqa: BLE001 - a JSON error, never a traceback
         error = api_error(exc)
+    roots = server.hidden_from(request.scope)
+    if roots is not None:
+        error = hide_paths(error, roots)
     from .app import _error
     return _error(error)

@@ -15,22 +15,20 @@ import time
 from typing import Any, Callable, Iterator, Mapping
 from urllib.parse import urlsplit
 
-from ..errors import ConfigError, WikimemError
+from ..errors import ConfigError, DatabaseUnavailable, WikimemError  # noqa: F401 (DatabaseUnavailable re-exported)
 
 CONNECT_TIMEOUT_S = 5
-
-
-class DatabaseUnavailable(WikimemError):
-    """The database a setting names cannot be reached (or refused us); says which, never the password."""
-
-    exit_code = 2
 
 
 def redact(url: str) -> str:
     """``url`` with its password replaced by ``***`` (URL form and libpq's ``key=value`` form)."""
     text = str(url or "")
     if "://" in text:
-        parts = urlsplit(text)
+        try:
+            parts = urlsplit(text)
+            parts.password  # noqa: B018 - raises for a malformed netloc
+        except ValueError:  # a malformed URL: whatever sits between "//user:" and "@" goes
+            return re.sub(r"(//[^/:@]*:)[^@/]*@", r"\1***@", text)
         if parts.password is not None:
             user = parts.username or ""
             host = parts.netloc.rsplit("@", 1)[-1]
@@ -41,10 +39,16 @@ def redact(url: str) -> str:
 
 
 def server_name(url: str) -> str:
-    """Where a database URL points, for messages: ``host:port/db`` (a socket folder for a local one)."""
+    """Where a database URL points, for messages: ``host:port/db`` (a socket folder for a local one).
+    A URL that cannot be read (a port that is no number, a broken IPv6 address) is a ConfigError:
+    one line, exit 2, not a crash."""
     text = str(url or "")
     if "://" in text:
-        parts = urlsplit(text)
+        try:
+            parts = urlsplit(text)
+            parts.port  # noqa: B018 - raises for a port that is not a number
+        except ValueError as exc:
+            raise ConfigError(f"database_url is not a database URL ({redact(text)}): {exc}") from None
         host = parts.hostname or ""
         if not host:
             m = re.search(r"(?i)(?:^|&)host=([^&]+)", parts.query)
@@ -69,6 +73,9 @@ def connect(url: str, what: str):
     module = psycopg()
     try:
         return module.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+    except module.ProgrammingError as exc:  # libpq could not read the connection string
+        reason = redact(" ".join(str(exc).replace(str(url), redact(url)).split()))
+        raise ConfigError(f"database_url is not a database URL ({redact(url)}): {reason}") from None
     except module.Error as exc:
         reason = " ".join(str(exc).replace(str(url), redact(url)).split())
         reason = redact(reason) if "password" in reason.lower() else reason

@@ -170,7 +170,12 @@ class PgCache(Cache):
             return self._pg_local.conn[1]
         conn = pg.connect(self.url, "the wikimem database")
         conn.prepare_threshold = None  # a prepared plan ignores later SETs (bench_pg_scale found it)
-        pg_tables.ensure_pgvector(conn)
+        try:
+            pg_tables.refuse_newer(conn, schema)  # read or written: a newer wikimem's tables are left alone
+            pg_tables.ensure_pgvector(conn)
+        except BaseException:
+            conn.close()
+            raise
         pg_tables.use(conn, schema)
         self._pg_local.conn = (schema, conn)
         with self._conns_lock:

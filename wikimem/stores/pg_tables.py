@@ -85,6 +85,19 @@ def ensure(db, schema: str) -> bool:
     return made
 
 
+def refuse_newer(db, schema: str) -> None:
+    """``NewerSchema`` when a newer wikimem made the vault's tables: a reader must not read a layout
+    it does not know (``ensure`` refuses them to a writer; a search or a status read them as they
+    were). Asked once per connection, on the database's own search path (the versions table's)."""
+    try:
+        row = db.execute("SELECT version FROM wikimem_schema WHERE component = %s", (f"vault:{schema}",)).fetchone()
+    except pg.psycopg().errors.UndefinedTable:  # nothing was ever built in this database
+        return
+    if row is not None and row[0] > SCHEMA_VERSION:
+        raise pg.NewerSchema(f"the vault's tables ({schema}) are at schema version {row[0]}, written by a newer wikimem "
+                             f"than this one (version {SCHEMA_VERSION}); upgrade wikimem here (pip install -U wikimem)")
+
+
 def use(db, schema: str) -> None:
     """Point the connection's unqualified names at the vault's schema, and the schema pgvector's
     types live in (another vault's tables are never on the path, so cannot be read by name)."""
