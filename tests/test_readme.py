@@ -101,3 +101,16 @@ def test_no_test_copies_a_repo_vault_by_hand():
     offenders = [p.name for p in sorted((ROOT / "tests").glob("*.py"))
                  if p.name != "conftest.py" and by_hand.search(p.read_text(encoding="utf-8"))]
     assert offenders == []
+
+
+def test_the_json_sentence_names_the_commands_without_json():
+    """Issue 47 item 16: "every command takes --json" was not true."""
+    def walk(group, prefix=""):
+        for name, sub in group.commands.items():
+            if hasattr(sub, "commands"):
+                yield from walk(sub, f"{prefix}{name} ")
+            else:
+                yield f"{prefix}{name}", "--json" in _flags(sub)
+    without = sorted(name for name, has in walk(typer.main.get_command(app)) if not has)
+    sentence = README.split("takes `--json` for scripts", 1)[0].rsplit("\n\n", 1)[-1]
+    assert sorted(re.findall(r"`([a-z ]+)`", sentence)) == without

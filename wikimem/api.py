@@ -1,4 +1,8 @@
-"""The one public API. The CLI, the MCP server and watch mode only call into this module.
+"""The one public API: ``Vault`` (from ``open_vault``) and ``init_vault``. Its callers today: the CLI
+(``wikimem/cli/``), the MCP servers (stdio in ``mcp/stdio.py``, the SDK's in ``mcp/server.py``, both
+through ``mcp/tools.py``), ``wikimem serve`` (its JSON API, MCP over HTTP and web page, through the same
+tools), the forwarded one-shot commands a warm process answers, watch mode (``Vault.watch``) and
+Python users. Nothing below this module imports it: the stages take the ``Context`` it holds.
 
     from wikimem.api import open_vault
     vault = open_vault("~/notes")
