@@ -107,7 +107,10 @@ def remember(fact: Optional[str] = typer.Argument(None, help="The fact, one sent
              llm_model: str = typer.Option("", "--llm-model", help="Model name for --llm."),
              llm_url: str = typer.Option("", "--llm-url", help="Server URL for --llm."),
              vault: Optional[str] = VaultOpt, as_json: bool = JsonOpt) -> None:
-    """Store a small fact under memories/ (a duplicate is not written again; an update supersedes)."""
+    """Store a small fact under memories/ (at most 2,000 characters). The same words in the same order
+    are a duplicate (not written again); a fact naming the same subject and attribute with another value
+    supersedes the earlier one; where that is unsure, both are kept and the earlier one is named as a
+    possible update."""
     from ..api import open_vault
     from ..errors import UsageError
 
@@ -131,6 +134,9 @@ def remember(fact: Optional[str] = typer.Argument(None, help="The fact, one sent
                 "would-write": "[cyan]would remember[/]", "refused": "[red]refused[/]"}.get(r.action, r.action)
         line = f"{what} {r.path}" + (f" [dim](supersedes {r.supersedes})[/]" if r.supersedes else "")
         out.print(line, highlight=False)
+        for cand in r.possible_update:
+            out.print(f"    possible update of {cand} (both kept; `wikimem supersede {cand} {r.path}` if it replaces it)",
+                      highlight=False, markup=False)
         if from_ is not None and r.fact:
             out.print(f"    {r.kind}: {r.fact}  {r.source or ''}", highlight=False, markup=False)
     if from_ is not None and not results:
