@@ -192,13 +192,19 @@ class Vault:
         return history(self.ctx, page, as_of=as_of, commits=commits)
 
     def remember(self, fact: str, *, kind: str = "episodic", about: str | None = None, source: str | None = None,
-                 dry_run: bool = False, supersede: bool = True):
-        """Store one fact under memories/ unless a memory of the same kind already says it;
-        a fact that updates one about the same subject supersedes it (``supersede=False``: it is
-        written beside it) -> RememberResult."""
+                 dry_run: bool = False, supersede: bool = True, llm: str | None = None, llm_model: str | None = None,
+                 llm_url: str | None = None, llm_api_key: str | None = None):
+        """Store one fact under memories/ unless a memory of the same kind already says it (the same
+        words in the same order); a fact naming the same subject and attribute with another value
+        supersedes it (``supersede=False``: it is written beside it); an unsure one is written and
+        the earlier named in ``possible_update`` -> RememberResult. ``llm`` (or the ``memory_llm``
+        setting): a model judges instead, checked, the rule as fallback."""
         from .knowledge.memory import remember
+        from .llm import choose_llm
+        kind_llm = llm or (self.settings.memory_llm if self.settings.memory_llm != "none" else None)
+        judge = choose_llm(self.settings, kind_llm, llm_model, llm_url, llm_api_key, None) if kind_llm else None
         return remember(self.ctx, fact, kind=kind, about=about, source=source, dry_run=dry_run,
-                        supersede_old=supersede)
+                        supersede_old=supersede, llm=judge)
 
     def restore(self, page: str):
         """Undo a supersede: ``page`` is active again, the newer page no longer supersedes it; logged

@@ -102,8 +102,9 @@ def remember(fact: Optional[str] = typer.Argument(None, help="The fact, one sent
              dry_run: bool = typer.Option(False, "--dry-run", help="List what would be written; write nothing."),
              no_supersede: bool = typer.Option(False, "--no-supersede",
                                                help="Keep an earlier fact this one updates (write beside it)."),
-             llm: Optional[str] = typer.Option(None, "--llm", help="With --from: ollama | openai proposes the memories "
-                                               "(falls back to extractive on failure)."),
+             llm: Optional[str] = typer.Option(None, "--llm", help="ollama | openai: with --from, proposes the memories "
+                                               "(extractive on failure); with a FACT, judges add / update / duplicate "
+                                               "(the rule on failure). Default: the memory_llm setting."),
              llm_model: str = typer.Option("", "--llm-model", help="Model name for --llm."),
              llm_url: str = typer.Option("", "--llm-url", help="Server URL for --llm."),
              vault: Optional[str] = VaultOpt, as_json: bool = JsonOpt) -> None:
@@ -121,7 +122,8 @@ def remember(fact: Optional[str] = typer.Argument(None, help="The fact, one sent
         results = _run(lambda: v.remember_from(from_, dry_run=dry_run, llm=llm, llm_model=llm_model, llm_url=llm_url))
     else:
         results = [_run(lambda: v.remember(fact, kind=kind, about=about, dry_run=dry_run,
-                                           supersede=not no_supersede))]
+                                           supersede=not no_supersede, llm=llm, llm_model=llm_model or None,
+                                           llm_url=llm_url or None))]
     if as_json:
         _emit_json([r.to_dict() for r in results] if from_ is not None else results[0].to_dict())
         return

@@ -210,9 +210,10 @@ def _index_unseen_memories(ctx) -> None:
 
 
 def remember(ctx, fact: str, *, kind: str = DEFAULT_KIND, about: str | None = None, source: str | None = None,
-             dry_run: bool = False, supersede_old: bool = True) -> RememberResult:
+             dry_run: bool = False, supersede_old: bool = True, llm: dict | None = None) -> RememberResult:
     """``supersede_old`` False (``--no-supersede``): a fact that updates an earlier one is written
-    beside it and the earlier one stays active (``similar`` names it)."""
+    beside it and the earlier one stays active (``similar`` names it). ``llm``: the model judging
+    (``choose_llm``'s dict; memory_judge.py), None or kind None: the structural rule alone."""
     fact = (fact or "").strip()
     if not fact:
         raise UsageError("nothing to remember: the fact is empty")
@@ -224,9 +225,9 @@ def remember(ctx, fact: str, *, kind: str = DEFAULT_KIND, about: str | None = No
         raise UsageError(f"unknown memory kind {kind!r} (choose one of {', '.join(KINDS)})")
     secrets.check(fact, "memory")  # before anything else: a key must not even be compared or logged
     if dry_run:
-        return _remember(ctx, fact, kind, _about_link(about), source, True, supersede_old)
+        return _remember(ctx, fact, kind, _about_link(about), source, True, supersede_old, llm)
     with remember_lock(ctx):
-        return _remember(ctx, fact, kind, _about_link(about), source, False, supersede_old)
+        return _remember(ctx, fact, kind, _about_link(about), source, False, supersede_old, llm)
 
 
 def _superseded_copy(ctx, fact: str) -> tuple[str, str] | None:
@@ -244,8 +245,9 @@ def _superseded_copy(ctx, fact: str) -> tuple[str, str] | None:
 
 
 def _remember(ctx, fact: str, kind: str, about: str | None, source: str | None, dry_run: bool,
-              supersede_old: bool = True) -> RememberResult:
+              supersede_old: bool = True, llm: dict | None = None) -> RememberResult:
     warnings: list[str] = []
+    decided_by = "rule"
     embedder = ctx.cache.embedder()
     thresholds, notice = thresholds_for(embedder)
     if notice:
@@ -256,11 +258,24 @@ def _remember(ctx, fact: str, kind: str, about: str | None, source: str | None, 
         matches = compare(embedder, thresholds, fact, {p: b for p, (b, _pg) in existing.items()}, given)
         matches = [replace(m, label=fact_label(m.label, fact, existing[m.path][0], m.path in given)) for m in matches]
         similar = [(m.path, m.similarity) for m in matches if m.label != "different"]
-        dup = next((m for m in matches if m.label == "duplicate" and _same_subject(about, existing[m.path][1])), None)
-        if dup is not None:
-            return RememberResult("duplicate", dup.path, fact, kind, similar=similar, warnings=warnings, source=source)
+        dup = next((m.path for m in matches if m.label == "duplicate" and _same_subject(about, existing[m.path][1])), None)
         old = next((m.path for m in matches if m.label == "update" and _same_subject(about, existing[m.path][1])), None)
         possible = [m.path for m in matches if m.label == "possible_update" and _same_subject(about, existing[m.path][1])]
+        if llm and llm.get("kind") and attempt == 1 and existing:
+            from .memory_judge import judge as llm_judge
+            verdict, notice = llm_judge(ctx, fact, kind, [m.path for m in matches], llm=llm["kind"],
+                                        model=llm.get("model") or "", url=llm.get("url") or "",
+                                        api_key=llm.get("api_key") or "", timeout=llm.get("timeout") or 60.0)
+            if notice:
+                warnings.append(notice)
+            if verdict is not None:
+                decided_by = "llm"
+                dup = verdict.path if verdict.event == "DUPLICATE" else None
+                old = verdict.path if verdict.event == "UPDATE" else None
+                possible = [p for p in possible if p != old] if verdict.event != "ADD" else []
+        if dup is not None:
+            return RememberResult("duplicate", dup, fact, kind, similar=similar, warnings=warnings, source=source,
+                                  judge=decided_by)
         if not supersede_old:
             old = None
         copy = _superseded_copy(ctx, fact)
@@ -276,7 +291,7 @@ def _remember(ctx, fact: str, kind: str, about: str | None, source: str | None, 
             update(ctx, paths=unseen, wait=10.0)
             continue
         if dry_run:
-            return RememberResult("would-write", rel, fact, kind, old, similar, warnings, source, possible)
+            return RememberResult("would-write", rel, fact, kind, old, similar, warnings, source, possible, decided_by)
         created = versions.now()  # one clock with supersede's superseded_on
         try:
             res = write_page(ctx, rel, memory_note(fact, kind, about, source, created), reason="remember",
@@ -299,7 +314,7 @@ def _remember(ctx, fact: str, kind: str, about: str | None, source: str | None, 
         add_to_index(ctx, rel)
     except WikimemError as exc:
         warnings.append(f"index.md not updated: {exc}")
-    return RememberResult("written", rel, fact, kind, old, similar, warnings, source, possible)
+    return RememberResult("written", rel, fact, kind, old, similar, warnings, source, possible, decided_by)
 
 
 def update_label(embedder, thresholds, fact: str, other: str, declared_same: bool = False) -> str:
