@@ -260,9 +260,17 @@ class Vault:
         if community is not None:  # one Leiden community's pages (numbered as `wikimem communities` shows)
             from .graph import community_members
             filters["paths"] = community_members(self.ctx, community)
-        result = search(self.ctx, query, limit=limit, mode=mode, **filters)
+        from .knowledge.memory_view import annotate
+        result = annotate(self.ctx, search(self.ctx, query, limit=limit, mode=mode, **filters))
         self.ctx.cache.usage.count("returned", (h.path for h in result.hits))  # a person's or an agent's search
         return result
+
+    def memories(self, kind: str | None = None, about: str | None = None, as_of: str | None = None,
+                 include_all: bool = False) -> list[dict[str, Any]]:
+        """The memories current now (or valid at ``as_of``; ``include_all``: superseded ones too),
+        newest first, with dates, what each replaced and open conflicts: ``recall`` / ``wikimem memories``."""
+        from .knowledge.memory_view import recall
+        return recall(self.ctx, kind=kind, about=about, as_of=as_of, include_all=include_all)
 
     def status(self) -> dict[str, Any]:
         from .index.status import status

@@ -146,6 +146,35 @@ def remember(fact: Optional[str] = typer.Argument(None, help="The fact, one sent
 
 
 @app.command()
+def memories(kind: Optional[str] = typer.Option(None, "--kind", help="persona | episodic | instruction | decision"),
+             about: Optional[str] = typer.Option(None, "--about", help="Only memories about this page or naming this word."),
+             as_of: Optional[str] = typer.Option(None, "--as-of", help="Those valid then: YYYY-MM-DD[THH:MM]."),
+             all_: bool = typer.Option(False, "--all", help="Also superseded memories."),
+             vault: Optional[str] = VaultOpt, as_json: bool = JsonOpt) -> None:
+    """List the memories current now (or valid at --as-of), newest first: date, kind, fact, what each
+    replaced, and open conflicts (possible updates both still active)."""
+    from ..api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    rows = _run(lambda: v.memories(kind=kind, about=about, as_of=as_of, include_all=all_))
+    if as_json:
+        _emit_json(rows)
+        return
+    if not rows:
+        out.print("no memories")
+        return
+    for r in rows:
+        gone = f"  (superseded by {r['superseded_by']})" if r.get("status") == "superseded" else ""
+        out.print(f"{(r['created'] or '?')[:16]}  {r['kind']:<11} {r['fact']}{gone}", highlight=False, markup=False)
+        out.print(f"    {r['path']}", highlight=False, markup=False, style="dim")
+        for old in r["replaced"]:
+            out.print(f"    replaced {old}", highlight=False, markup=False)
+        for other in r["conflicts_with"]:
+            out.print(f"    conflicts with {other} (one may update the other: wikimem supersede OLD NEW)",
+                      highlight=False, markup=False)
+
+
+@app.command()
 def ingest(paths: list[str] = typer.Argument(..., help="Files to bring into raw/."),
            vault: Optional[str] = VaultOpt,
            kind: Optional[str] = typer.Option(None, "--kind", help="article | paper | transcript | asset (default: guessed)."),

@@ -127,12 +127,15 @@ def _title(fact: str, limit: int = 80) -> str:
     return cut + "…"
 
 
-def memory_note(fact: str, kind: str, about: str | None, source: str | None, created: str) -> str:
+def memory_note(fact: str, kind: str, about: str | None, source: str | None, created: str,
+                possible_update: list[str] | None = None) -> str:
     front: dict[str, Any] = {"title": _title(fact), "type": "memory", "kind": kind}
     if about:
         front["about"] = about
     front["created"] = created
     front["source"] = source or "wikimem remember"
+    if possible_update:  # read by memory_view: the pair is a conflict until one supersede settles it
+        front["possible_update"] = [f"[[{p.rsplit('.md', 1)[0]}]]" for p in possible_update]
     head = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000)
     return f"---\n{head}---\n{fact.strip()}\n"
 
@@ -294,7 +297,7 @@ def _remember(ctx, fact: str, kind: str, about: str | None, source: str | None, 
             return RememberResult("would-write", rel, fact, kind, old, similar, warnings, source, possible, decided_by)
         created = versions.now()  # one clock with supersede's superseded_on
         try:
-            res = write_page(ctx, rel, memory_note(fact, kind, about, source, created), reason="remember",
+            res = write_page(ctx, rel, memory_note(fact, kind, about, source, created, possible), reason="remember",
                                check_similar=False)
             break
         except ConflictError:

@@ -179,6 +179,7 @@ SPECS = (
     ("taxonomy", "taxonomy", "taxonomy", "read"),
     ("prime_context", "prime_context", "prime_context", "read"),
     ("history", "history", "history", "read"),
+    ("recall", "recall", "memories", "read"),
     ("query", "query", "query", "write"),
     ("query", "query_no_write", "query", "read-only"),
     ("neighbors", "neighbors", "neighbors", "read"),
