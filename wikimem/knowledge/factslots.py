@@ -123,7 +123,7 @@ def _find(seq: tuple[str, ...], sub: tuple[str, ...], start: int = 1) -> int:
 
 # words that add no fact: "waters the plants" == "waters all the plants" (a duplicate); negations,
 # prepositions and comparisons are kept, so "after noon" is not "before noon"
-FILLER = frozenset("the a an all both each just really very also too".split())
+FILLER = frozenset("the a an all both each just really very also too 都 也".split())
 
 
 def _bare(seq) -> tuple[str, ...]:
@@ -158,7 +158,9 @@ def copula(text: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     if len(right) >= 2 and right[1] == "by" and not zh:
         return None  # a passive: "Python 3.11 is used by the backend" is about the backend, "Project
         # Falcon is led by Priya" about the project; which one the sentence does not say
-    if left[0] in ("by", "in", "on", "at", "every", "由", "被") or left[0] in PARTICIPLES or left[0].endswith(("ing", "ed")) \
+    participle = (left[0] in PARTICIPLES or left[0].endswith(("ing", "ed"))) and left[1:2] != () \
+        and left[1] in PARTICLES  # "Running on port 5432 is ...", not "Meeting room 12 is ..."
+    if left[0] in ("by", "in", "on", "at", "every", "由", "被") or participle \
             or _is_value(left[0]) or (zh and "的" == left[-1]):  # subject last
         key, value = right, left
     elif not zh and len(left) <= 2 and all(lcaps) and left[0] not in DETS and (
@@ -307,6 +309,8 @@ def judge(old: str, new: str) -> str | None:
     if len(ops) > 1:
         return "distinct"  # more than one place changed: another subject or another attribute
     i1, i2, j1, j2 = ops[0]
+    if all(t in DETS for t in ta[i1:i2] + tb[j1:j2]):
+        return "duplicate"  # "in their coffee" / "in his coffee": the same subject, referred to otherwise
     if i1 == 0:
         return "distinct"  # the subject changed
     changed = ta[i1:i2] + tb[j1:j2]
