@@ -180,7 +180,9 @@ def copula(text: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
 
 # -- verb sentences ------------------------------------------------------------------------------
 def _verb_at(toks: tuple[str, ...]) -> int:
-    for i, t in enumerate(toks[1:], 1):
+    """The verb's place: after the subject, or first in an instruction ("Use black for ...": the
+    subject is the one told)."""
+    for i, t in enumerate(toks):
         if t in VERBS:
             return i
     return -1
