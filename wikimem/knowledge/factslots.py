@@ -52,7 +52,7 @@ _COPULA_EN = ("is", "are", "was", "were", ":")
 _CHANGE_EN = ("moved to", "changed to", "switched to", "upgraded to", "migrated to")
 _COPULA_ZH = ("改为", "改成", "换成了", "换成", "升级到了", "升级到", "迁移到", "迁到", "是", "为")
 _COMPARE = frozenset({"over", "above", "胜过", "而不是"})
-_PREFER = {"likes": "prefers", "like": "prefer", "favours": "prefers", "favors": "prefers", "喜欢": "喜欢"}
+_PREFER = {"likes": "prefers", "like": "prefer", "favours": "prefers", "favors": "prefers"}
 GENERIC = frozenset("user users we i you he she they it team people 用户 我们 我 你 他 她 他们".split())
 PARTICIPLES = frozenset("written built run made held kept led chosen taken given done known hidden".split())
 _ZH_WORDS = ("胜过", "而不是")
@@ -71,7 +71,7 @@ def _is_value(tok: str) -> bool:
 def tokens(text: str) -> tuple[tuple[str, ...], tuple[bool, ...]]:
     """(words casefolded, capitalised as written) in order: Latin words whole, Chinese character
     by character (two facts cut into words differently still align); aspect words dropped,
-    "more than" / "rather than" read as "over" and "likes" as "prefers" (one comparison, one verb)."""
+    "more than" / "rather than" read as "over" and, in a comparison, "likes" as "prefers"."""
     text = unicodedata.normalize("NFKC", text).strip()
     for w in ZH_ASPECT:
         text = text.replace(w, "")
@@ -86,19 +86,20 @@ def tokens(text: str) -> tuple[tuple[str, ...], tuple[bool, ...]]:
         pos = m.end()
     words.extend(_LATIN.findall(text[pos:]))
     out, cap = [], []
+    for w in _ZH_WORDS:  # a comparison word is one token
+        for i in range(len(words) - len(w), -1, -1):
+            if tuple(words[i:i + len(w)]) == tuple(w):
+                words[i:i + len(w)] = [w]
     for w in words:
         low = w.casefold()
         if low.endswith("'s"):
             low = low[:-2]
         if low in ASPECT:
             continue
-        out.append(_PREFER.get(low, low))
+        out.append(low)
         cap.append(w[:1].isupper())
-    for w in _ZH_WORDS:  # a comparison word is one token
-        for i in range(len(out) - len(w), -1, -1):
-            if tuple(out[i:i + len(w)]) == tuple(w):
-                out[i:i + len(w)] = [w]
-                cap[i:i + len(w)] = [False]
+    if any(t in _COMPARE for t in out):  # "likes spaces more than tabs" is "prefers spaces over tabs"
+        out = [_PREFER.get(t, t) for t in out]
     if "prefers" in out or "prefer" in out:  # "prefers cats to dogs": a comparison
         i = out.index("prefers") if "prefers" in out else out.index("prefer")
         if "over" not in out and "to" in out[i + 2:]:
