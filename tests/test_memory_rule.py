@@ -105,3 +105,15 @@ def test_the_held_out_split_meets_the_precision_target():
     said = [t for t, s in rows if s == "update"]
     assert said and sum(t == "update" for t in said) / len(said) >= 0.98
     assert not [t for t, s in rows if s == "duplicate" and t != "duplicate"]
+
+
+@pytest.mark.parametrize("old, new", [
+    ("Tom manages the data team.", "Tom manages the infra team."),  # may manage both
+    ("Priya is an engineer.", "Sven is an engineer."),  # an indefinite role has many holders
+    ("Sam likes dogs.", "Sam prefers dogs."),  # another verb: not the same words
+    ("Nina is allergic to peanuts.", "Nina is allergic to shellfish."),
+    ("Project Falcon is led by Priya.", "Project Heron is led by Priya."),  # a passive: whose attribute?
+    ("The user prefers pnpm over npm.", "The user prefers pnpm over yarn."),
+])
+def test_unsure_or_distinct_pairs_never_supersede_nor_merge(old, new):
+    assert judge(old, new) in (None, "distinct")

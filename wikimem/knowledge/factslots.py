@@ -47,6 +47,7 @@ VERBS = SINGLE | frozenset("""likes like loves love uses use used runs run liste
 hosts host speaks speak drinks drink eats eat starts start ends end requires require needs need wants want owns own
 manages manage leads lead maintains maintain moved move switched switch keeps keep follows follow plays play drives
 drive takes take prefers release releases ships ship stores store sends send reads read calls call meets meet""".split())
+USE_VERBS = frozenset("uses use prefers prefer runs run chose picked".split())  # one thing used for one purpose
 PARTICLES = frozenset("in on at to from with against by for".split())
 _COPULA_EN = ("is", "are", "was", "were", ":")
 _CHANGE_EN = ("moved to", "changed to", "switched to", "upgraded to", "migrated to")
@@ -165,7 +166,7 @@ def copula(text: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
             or _is_value(left[0]) or (zh and "的" == left[-1]):  # subject last
         key, value = right, left
     elif not zh and len(left) <= 2 and all(lcaps) and left[0] not in DETS and (
-            right[0] in DETS or (caps[i + n] and "'s" in text)):
+            right[0] == "the" or (caps[i + n] and "'s" in text)):
         key, value = right, left  # "Priya is the tech lead of the mobile team", "Hannah is Leo's manager"
     elif zh and "".join(left) in _zh_names(text) and "的" in right:
         key, value = right, left  # 张伟是移动团队的负责人
@@ -339,7 +340,7 @@ def judge(old: str, new: str) -> str | None:
     if "with" in ta[obj:i1]:  # "runs tests with pytest": the instrument slot
         return "update"
     if i2 - i1 == 1 and j2 - j1 == 1 and i2 < len(ta) and ta[i1 - 1] in ("the", "a", "an") \
-            and ta[i2] not in PARTICLES | DETS | _COMPARE:
+            and ta[va] in USE_VERBS and ta[i2] not in PARTICLES | DETS | _COMPARE:
         return "update"  # one word before the same noun: "uses the red theme" -> "the orange theme"
     return None
 
