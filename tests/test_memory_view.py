@@ -45,7 +45,7 @@ def test_memory_hits_carry_created_and_conflicts_with(vault):
 def test_prime_marks_a_conflicting_pair(vault):
     old, new = pair(vault)
     text = vault.prime_context(budget_tokens=1500).text
-    line = next(l for l in text.splitlines() if "Django 4.2" in l)
+    line = next(x for x in text.splitlines() if "Django 4.2" in x)
     assert "CONFLICT" in line and "Python 3.11" in line
 
 

@@ -46,7 +46,7 @@ agreed agree settled picked picks ranks rank""".split())
 VERBS = SINGLE | frozenset("""likes like loves love uses use used runs run listens listen writes write deploys deploy
 hosts host speaks speak drinks drink eats eat starts start ends end requires require needs need wants want owns own
 manages manage leads lead maintains maintain moved move switched switch keeps keep follows follow plays play drives
-drive takes take prefers release releases ships ship stores store sends send reads read calls call meets meet""".split())
+drive takes take release releases ships ship stores store sends send reads read calls call meets meet""".split())
 USE_VERBS = frozenset("uses use prefers prefer runs run chose picked".split())  # one thing used for one purpose
 PARTICLES = frozenset("in on at to from with against by for".split())
 _COPULA_EN = ("is", "are", "was", "were", ":")
@@ -78,7 +78,6 @@ def tokens(text: str) -> tuple[tuple[str, ...], tuple[bool, ...]]:
         text = text.replace(w, "")
     text = re.sub(r"\b(?:more|rather) than\b", "over", text, flags=re.I)
     words: list[str] = []
-    caps: list[bool] = []
     pos = 0
     for m in re.finditer(r"[\u3400-\u9fff]+|:", text):
         for w in _LATIN.findall(text[pos:m.start()]):
@@ -233,8 +232,10 @@ def _merged_ops(ta, tb) -> list[tuple[int, int, int, int]]:
     ops = [op[1:] for op in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes() if op[0] != "equal"]
     out: list[list[int]] = []
     for i1, i2, j1, j2 in ops:
-        if out and all(_is_value(t) for t in ta[out[-1][1]:i1]) and all(_is_value(t) for t in ta[out[-1][0]:out[-1][1]] + tb[out[-1][2]:out[-1][3]] + ta[i1:i2] + tb[j1:j2]):
-            out[-1][1], out[-1][3] = i2, j2
+        last = out[-1] if out else None
+        if last and all(_is_value(t) for t in ta[last[1]:i1] + ta[last[0]:last[1]] + tb[last[2]:last[3]]
+                                            + ta[i1:i2] + tb[j1:j2]):
+            last[1], last[3] = i2, j2
         else:
             out.append([i1, i2, j1, j2])
     return [tuple(o) for o in out]

@@ -261,9 +261,10 @@ def _remember(ctx, fact: str, kind: str, about: str | None, source: str | None, 
         matches = compare(embedder, thresholds, fact, {p: b for p, (b, _pg) in existing.items()}, given)
         matches = [replace(m, label=fact_label(m.label, fact, existing[m.path][0], m.path in given)) for m in matches]
         similar = [(m.path, m.similarity) for m in matches if m.label != "different"]
-        dup = next((m.path for m in matches if m.label == "duplicate" and _same_subject(about, existing[m.path][1])), None)
-        old = next((m.path for m in matches if m.label == "update" and _same_subject(about, existing[m.path][1])), None)
-        possible = [m.path for m in matches if m.label == "possible_update" and _same_subject(about, existing[m.path][1])]
+        same = [m for m in matches if _same_subject(about, existing[m.path][1])]
+        dup = next((m.path for m in same if m.label == "duplicate"), None)
+        old = next((m.path for m in same if m.label == "update"), None)
+        possible = [m.path for m in same if m.label == "possible_update"]
         if llm and llm.get("kind") and attempt == 1 and existing:
             from .memory_judge import judge as llm_judge
             verdict, notice = llm_judge(ctx, fact, kind, [m.path for m in matches], llm=llm["kind"],
