@@ -122,3 +122,11 @@ def test_as_of_between_the_new_versions_created_and_the_supersede_holds_one_vers
     assert paths("2026-03-02") == ["memories/auth-port-new.md"]
     assert paths("2026-03-04") == ["memories/auth-port-new.md"]
     assert [r["path"] for r in v.memories(as_of="2026-03-02")] == ["memories/auth-port-new.md"]
+
+
+def test_cli_search_shows_a_memorys_date_and_conflict(vault, monkeypatch):
+    from wikimem.cli import app
+    monkeypatch.setenv("WIKIMEM_EMBEDDER", "fake")
+    old, new = pair(vault)
+    out = CliRunner().invoke(app, ["search", "backend uses", "--mode", "lexical", "-V", str(vault.root)])
+    assert out.exit_code == 0 and "remembered 20" in out.output and f"conflicts with {old.path}" in out.output
