@@ -48,7 +48,7 @@ NOUNS = {"persona": ("identity line", "identity lines"), "instruction": ("instru
          "used": ("page used most", "pages used most")}
 USED_MOST = 3  # pages briefed for being opened and cited most (stores/usage.py), after the relevant ones
 USED_AT_LEAST = 3  # ...when used at least this much (Use.weight: an open or a citation counts 3)
-RECENT = 500  # decisions and facts gathered per layer at most (the budget decides how many are briefed)
+MIN_LINE_TOKENS = 6  # no briefing line is shorter ("- 2026-01-01: x"): below this room the budget is full
 IMPORTANCE = {"critical": 3, "high": 2, "important": 2, "normal": 1, "medium": 1, "low": 0}
 MIN_COVERAGE = 0.5  # share of the prompt's content words a page must contain
 PROMPT_HITS = 8
@@ -305,7 +305,7 @@ def _date(front) -> str | None:
 def memory_layers(ctx, as_of: str | None = None) -> list[BriefItem]:
     """Active memories as briefing items, in layer order: identity, instructions, decisions, facts;
     within a layer most important first, then newest first (then by path). The budget decides how many
-    are briefed (RECENT per layer is only a bound on the work). ``as_of`` (a timeline moment): the
+    are briefed, and the briefing counts the rest as not fitting. ``as_of`` (a timeline moment): the
     memories valid then instead, superseded since or not. A memory in an open possible_update pair
     (knowledge/memory_view.py) carries the other side in ``conflicts``."""
     from ..parse import parse_page
@@ -336,12 +336,7 @@ def memory_layers(ctx, as_of: str | None = None) -> list[BriefItem]:
     found.sort(key=lambda i: i.path)
     found.sort(key=lambda i: i.date or "", reverse=True)
     found.sort(key=lambda i: (LAYERS.index(i.kind), -i.importance))
-    out, per_kind = [], {}
-    for item in found:
-        per_kind[item.kind] = per_kind.get(item.kind, 0) + 1
-        if item.kind in MEMORY_KINDS or per_kind[item.kind] <= RECENT:
-            out.append(item)
-    return out
+    return found
 
 
 def _with_conflicts(ctx, items: list[BriefItem]) -> list[BriefItem]:
@@ -492,6 +487,9 @@ def _budgeted(domain: str, items: list[BriefItem], project, prompt, notices, bud
                     item, over = short, 0
         if over > 0:
             skipped.append(item)
+            if budget - cost(kept, rest) < MIN_LINE_TOKENS:  # full: nothing after fits (no render each)
+                skipped.extend(items[n + 1:])
+                break
         else:
             kept.append(item)
     return domain, kept, _tally(skipped)
