@@ -251,6 +251,7 @@ def _remember(ctx, fact: str, kind: str, about: str | None, source: str | None, 
               supersede_old: bool = True, llm: dict | None = None) -> RememberResult:
     warnings: list[str] = []
     decided_by = "rule"
+    verdict = None
     embedder = ctx.cache.embedder()
     thresholds, notice = thresholds_for(embedder)
     if notice:
@@ -265,18 +266,18 @@ def _remember(ctx, fact: str, kind: str, about: str | None, source: str | None, 
         dup = next((m.path for m in same if m.label == "duplicate"), None)
         old = next((m.path for m in same if m.label == "update"), None)
         possible = [m.path for m in same if m.label == "possible_update"]
-        if llm and llm.get("kind") and attempt == 1 and existing:
+        if llm and llm.get("kind") and attempt == 1 and same:
             from .memory_judge import judge as llm_judge
-            verdict, notice = llm_judge(ctx, fact, kind, [m.path for m in matches], llm=llm["kind"],
+            verdict, notice = llm_judge(ctx, fact, kind, [m.path for m in same], llm=llm["kind"],
                                         model=llm.get("model") or "", url=llm.get("url") or "",
                                         api_key=llm.get("api_key") or "", timeout=llm.get("timeout") or 60.0)
             if notice:
                 warnings.append(notice)
-            if verdict is not None:
-                decided_by = "llm"
-                dup = verdict.path if verdict.event == "DUPLICATE" else None
-                old = verdict.path if verdict.event == "UPDATE" else None
-                possible = [p for p in possible if p != old] if verdict.event != "ADD" else []
+        if verdict is not None:  # the model's answer, checked (memory_judge); kept for a second attempt
+            decided_by = "llm"
+            dup = verdict.path if verdict.event == "DUPLICATE" else None
+            old = verdict.path if verdict.event == "UPDATE" else None
+            possible = [p for p in possible if p != old] if verdict.event != "ADD" else []
         if dup is not None:
             return RememberResult("duplicate", dup, fact, kind, similar=similar, warnings=warnings, source=source,
                                   judge=decided_by)
