@@ -119,7 +119,7 @@ def test_lists_the_tools_whose_api_exists(server):
 
 
 TYPED = {"search", "read_page", "list_pages", "query", "write_page", "edit_page", "move_page", "delete_page",
-         "remember"}
+         "remember", "recall"}
 
 
 def _nodes(schema):

@@ -96,3 +96,29 @@ def test_a_changed_value_is_written_not_taken_for_a_duplicate(vault):
     first = vault.remember("团队例会在周一上午九点。")
     second = vault.remember("团队例会在周二上午九点。")
     assert second.action == "written" and second.path != first.path
+
+
+def test_the_agent_builders_run_with_the_default_embedder(vault):
+    # Was (e5, issue 53): Firefox hid zsh, fish hid Firefox; helix, PostgreSQL 16, 深圳, Sven and fish
+    # were missed; "spaces over tabs" was a duplicate; "...by the frontend" superseded "...by the backend"
+    r = {}
+    for fact in ["Dana prefers zsh as her shell.", "Dana prefers Firefox as her browser.",
+                 "Dana prefers vim as her text editor.", "The production database is PostgreSQL 14.",
+                 "支付服务部署在上海机房。", "Priya is the tech lead of the mobile team.",
+                 "Alice prefers tabs over spaces.", "Python 3.11 is used by the backend."]:
+        r[fact] = vault.remember(fact)
+        assert r[fact].supersedes is None, fact
+    updates = {"Dana prefers fish as her shell now.": "Dana prefers zsh as her shell.",
+               "Dana now prefers helix as her text editor.": "Dana prefers vim as her text editor.",
+               "The production database is now PostgreSQL 16.": "The production database is PostgreSQL 14.",
+               "支付服务现在部署在深圳机房。": "支付服务部署在上海机房。",
+               "The tech lead of the mobile team is now Sven.": "Priya is the tech lead of the mobile team.",
+               "Alice prefers spaces over tabs.": "Alice prefers tabs over spaces."}
+    for new, old in updates.items():
+        got = vault.remember(new)
+        assert got.action == "written" and got.supersedes == r[old].path, (new, got)
+    other = vault.remember("Python 3.11 is used by the frontend.")
+    assert other.action == "written" and other.supersedes is None
+    status = lambda fact: vault.parse_file(r[fact].path).status  # noqa: E731
+    assert status("Dana prefers Firefox as her browser.") == "active"
+    assert status("Python 3.11 is used by the backend.") == "active"

@@ -196,13 +196,19 @@ class Vault:
         return history(self.ctx, page, as_of=as_of, commits=commits)
 
     def remember(self, fact: str, *, kind: str = "episodic", about: str | None = None, source: str | None = None,
-                 dry_run: bool = False, supersede: bool = True):
-        """Store one fact under memories/ unless a memory of the same kind already says it;
-        a fact that updates one about the same subject supersedes it (``supersede=False``: it is
-        written beside it) -> RememberResult."""
+                 dry_run: bool = False, supersede: bool = True, llm: str | None = None, llm_model: str | None = None,
+                 llm_url: str | None = None, llm_api_key: str | None = None):
+        """Store one fact under memories/ unless a memory of the same kind already says it (the same
+        words in the same order); a fact naming the same subject and attribute with another value
+        supersedes it (``supersede=False``: it is written beside it); an unsure one is written and
+        the earlier named in ``possible_update`` -> RememberResult. ``llm`` (or the ``memory_llm``
+        setting): a model judges instead, checked, the rule as fallback."""
         from .knowledge.memory import remember
+        from .llm import choose_llm
+        kind_llm = llm or (self.settings.memory_llm if self.settings.memory_llm != "none" else None)
+        judge = choose_llm(self.settings, kind_llm, llm_model, llm_url, llm_api_key, None) if kind_llm else None
         return remember(self.ctx, fact, kind=kind, about=about, source=source, dry_run=dry_run,
-                        supersede_old=supersede)
+                        supersede_old=supersede, llm=judge)
 
     def restore(self, page: str):
         """Undo a supersede: ``page`` is active again, the newer page no longer supersedes it; logged
@@ -258,9 +264,17 @@ class Vault:
         if community is not None:  # one Leiden community's pages (numbered as `wikimem communities` shows)
             from .graph import community_members
             filters["paths"] = community_members(self.ctx, community)
-        result = search(self.ctx, query, limit=limit, mode=mode, **filters)
+        from .knowledge.memory_view import annotate
+        result = annotate(self.ctx, search(self.ctx, query, limit=limit, mode=mode, **filters))
         self.ctx.cache.usage.count("returned", (h.path for h in result.hits))  # a person's or an agent's search
         return result
+
+    def memories(self, kind: str | None = None, about: str | None = None, as_of: str | None = None,
+                 include_all: bool = False) -> list[dict[str, Any]]:
+        """The memories current now (or valid at ``as_of``; ``include_all``: superseded ones too),
+        newest first, with dates, what each replaced and open conflicts: ``recall`` / ``wikimem memories``."""
+        from .knowledge.memory_view import recall
+        return recall(self.ctx, kind=kind, about=about, as_of=as_of, include_all=include_all)
 
     def status(self) -> dict[str, Any]:
         from .index.status import status

@@ -59,6 +59,9 @@ class Settings:
     llm_url: str = ""
     llm_api_key: str = ""
     llm_timeout: float = 60.0
+    # remember's judge (knowledge/memory_judge.py): none = the structural rule only; ollama | openai asks
+    # the model (llm_model, llm_url, llm_api_key) ADD / UPDATE / DUPLICATE, checked, the rule as fallback
+    memory_llm: str = "none"
     watch_debounce_ms: int = 300  # quiet period before a watcher builds what changed
     # a team's embedding cache on PostgreSQL (stores/shared_embeddings.py): texts a teammate (or another
     # vault) embedded are taken from it, not embedded again; "" = none. Needs the team extra (psycopg)
@@ -89,7 +92,7 @@ _FIELDS = {f.name: f for f in fields(Settings) if f.name != "extra"}
 LLMS = ("none", "ollama", "openai")  # see llm.py
 STORES = ("local", "postgres")  # see stores/__init__.py
 PG_VECTOR_TYPES = ("vector", "halfvec")  # see stores/pg_vectors.py
-_CHOICES = {"embedder": EMBEDDERS, "embed_passages": PASSAGE_MODES, "fusion": FUSIONS, "llm": LLMS, "store": STORES,
+_CHOICES = {"embedder": EMBEDDERS, "embed_passages": PASSAGE_MODES, "fusion": FUSIONS, "llm": LLMS, "memory_llm": LLMS, "store": STORES,
             "pg_vector_type": PG_VECTOR_TYPES}
 _AT_LEAST_1 = ("embed_batch", "chunk_min", "chunk_max", "transcript_window", "transcript_stride", "rrf_k",
                "candidates")

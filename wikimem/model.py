@@ -236,6 +236,10 @@ class Hit:
     # where the page stands in its version chain (search/timeline.py ``version_of``), given by
     # searches that may return old versions (--as-of, include_superseded); None otherwise
     version: Mapping[str, Any] | None = None
+    # a memory's date, and the active memories it may contradict (a possible_update pair):
+    # knowledge/memory_view.py ``annotate``; None / () for other pages
+    created: str | None = None
+    conflicts_with: tuple[str, ...] = ()
 
     def snippet(self, limit: int = 240) -> str:
         """The text a listing shows: the passage nearest the query (else the chunk), on one line,
@@ -264,6 +268,8 @@ class Hit:
             "line": self.line,
             "steps": list(self.steps),
             **({"version": dict(self.version)} if self.version else {}),
+            **({"created": self.created} if self.created else {}),
+            **({"conflicts_with": list(self.conflicts_with)} if self.conflicts_with else {}),
         }
 
 

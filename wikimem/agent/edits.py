@@ -18,7 +18,7 @@ from ..parse import frontmatter as fm
 from ..parse import parse_page
 from ..vault import trash
 from .guards import check_content, check_note_path, check_size
-from .pages import section_span
+from .pages import existing_page, section_span
 from .relink import relink
 
 OPERATIONS = ("append", "prepend", "replace_section", "find_replace")
@@ -83,7 +83,7 @@ def edited_text(text: str, operation: str, content: str = "", heading: str | Non
 def edit_page(ctx, rel: str, operation: str, *, expected_sha256: str | None, content: str = "",
               heading: str | None = None, find: str | None = None, expected_count: int = 1,
               reason: str = "agent edit") -> EditResult:
-    rel = check_note_path(ctx, rel)
+    rel = check_note_path(ctx, existing_page(ctx, rel))
     note = _read(ctx, rel, expected_sha256)
     check_size(f"{rel}: the {operation} content", content)  # the limit is on what one call writes
     text, replaced = edited_text(note.text.replace("\r\n", "\n"), operation, content, heading, find, expected_count)
@@ -100,7 +100,7 @@ def delete_page(ctx, rel: str, *, expected_sha256: str | None, reason: str = "ag
     """Move the page to ``.trash/`` (recoverable, as Obsidian does); links to it are left as they
     are (lint reports them)."""
     from ..knowledge.writer import LOG_FILE, append_log, refresh_cache
-    rel = check_note_path(ctx, rel)
+    rel = check_note_path(ctx, existing_page(ctx, rel))
     if not expected_sha256:
         raise ConflictError(f"{rel}: pass the sha256 read_page gave as expected_sha256")
     gone = trash.move_to_trash(ctx.files, rel, expected_sha256)
@@ -119,7 +119,7 @@ def move_page(ctx, old: str, new: str, *, expected_sha256: str | None, reason: s
     """Rename ``old`` to ``new`` and update the links that point at it, each referring page
     through the writer (compare-and-swap on what was read, logged)."""
     from ..knowledge.writer import LOG_FILE, append_log, refresh_cache
-    old = check_note_path(ctx, old)
+    old = check_note_path(ctx, existing_page(ctx, old))
     new = check_note_path(ctx, new)
     if old == new:
         raise UsageError("the new path is the old one")

@@ -94,6 +94,22 @@ def note_path(ctx, rel: str) -> str:
     return rel
 
 
+def existing_page(ctx, name: str) -> str:
+    """The page ``name`` names, as the CLI's page arguments read it (a path with or without .md, a
+    file name, a title or an alias: versions.find_named), for arguments naming a page that must
+    exist (read, edit, move, delete). A path that exists, or a name nothing resolves, is returned
+    as given (after note_path), so the caller's own errors still speak of it."""
+    rel = note_path(ctx, name)
+    if ctx.files.abspath(rel).exists():
+        return rel
+    from ..errors import PageNotFoundError
+    from ..knowledge.versions import all_pages, find_named
+    try:
+        return find_named(ctx, all_pages(ctx), name)
+    except PageNotFoundError:
+        return rel
+
+
 # -- one page ---------------------------------------------------------------------------------
 def _section(lines: list[str], headings, wanted: str) -> tuple[str, list[str]]:
     """The lines under the heading ``wanted`` ("Heading" or a path "H1#H2" / "H1 > H2"), down to
@@ -147,8 +163,8 @@ def _backlinks(found: "Manifest", path: str, clashes: frozenset[str] = frozenset
 
 def read_page(ctx, rel: str, heading: str | None = None) -> dict[str, Any]:
     """One page as an agent needs it: text (or one section), frontmatter, sha256, backlinks and
-    the supersede chain."""
-    rel = note_path(ctx, rel)
+    the supersede chain. ``rel``: a path, or a file name, title or alias (``existing_page``)."""
+    rel = existing_page(ctx, rel)
     refuse_unreadable(ctx, rel)  # reads follow the writes' rules: notes only, no dot folders, nothing ignored
     note = ctx.files.read_note(rel)
     page = parse_page(rel, note.text, note.sha256)

@@ -48,7 +48,7 @@ NOUNS = {"persona": ("identity line", "identity lines"), "instruction": ("instru
          "used": ("page used most", "pages used most")}
 USED_MOST = 3  # pages briefed for being opened and cited most (stores/usage.py), after the relevant ones
 USED_AT_LEAST = 3  # ...when used at least this much (Use.weight: an open or a citation counts 3)
-RECENT = 20  # decisions and facts gathered per layer (the budget decides how many are briefed)
+MIN_LINE_TOKENS = 6  # no briefing line is shorter ("- 2026-01-01: x"): below this room the budget is full
 IMPORTANCE = {"critical": 3, "high": 2, "important": 2, "normal": 1, "medium": 1, "low": 0}
 MIN_COVERAGE = 0.5  # share of the prompt's content words a page must contain
 PROMPT_HITS = 8
@@ -177,6 +177,8 @@ class BriefItem:
     date: str | None = None  # memories: the day it was written (YYYY-MM-DD)
     importance: float = 1.0
     link: str | None = None  # the wikilink to write, the path form when another note has the name
+    # memories: the other side of an open possible_update pair ("date: text"), briefed as a conflict
+    conflicts: tuple[str, ...] = ()
 
     @property
     def wikilink(self) -> str:
@@ -189,7 +191,7 @@ class BriefItem:
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "path": self.path, "title": self.title, "wikilink": self.wikilink,
                 "text": self.text, "relevance": self.relevance, "matched": list(self.matched), "date": self.date,
-                "importance": self.importance}
+                "importance": self.importance, **({"conflicts_with": list(self.conflicts)} if self.conflicts else {})}
 
 
 @dataclass(frozen=True)
@@ -247,7 +249,10 @@ def omitted_line(omitted, budget: int) -> str:
 
 def _line(item: BriefItem) -> str:
     if item.memory:  # the fact itself, once: its note name and title only repeat it
-        return f"- {item.date}: {item.text}" if item.date and item.kind in ("decision", "fact") else f"- {item.text}"
+        line = f"- {item.date}: {item.text}" if item.date and item.kind in ("decision", "fact") else f"- {item.text}"
+        if item.conflicts:  # a possible_update pair, both active: not two truths
+            line += " [CONFLICT, unsure which is current: " + "; ".join(item.conflicts) + "]"
+        return line
     link = item.wikilink
     named = link if item.title == link[2:-2] else f"{link} ({item.title})"
     return f"- {named}: {item.text}".rstrip(": ")
@@ -299,9 +304,10 @@ def _date(front) -> str | None:
 
 def memory_layers(ctx, as_of: str | None = None) -> list[BriefItem]:
     """Active memories as briefing items, in layer order: identity, instructions, decisions, facts;
-    within a layer most important first, then newest first (then by path). Decisions and facts are
-    cut to the RECENT most important/newest. ``as_of`` (a timeline moment): the memories valid then
-    instead, superseded since or not."""
+    within a layer most important first, then newest first (then by path). The budget decides how many
+    are briefed, and the briefing counts the rest as not fitting. ``as_of`` (a timeline moment): the
+    memories valid then instead, superseded since or not. A memory in an open possible_update pair
+    (knowledge/memory_view.py) carries the other side in ``conflicts``."""
     from ..parse import parse_page
     found: list[BriefItem] = []
     valid = None
@@ -326,14 +332,28 @@ def memory_layers(ctx, as_of: str | None = None) -> list[BriefItem]:
             found.append(BriefItem(kind, path, page.title, text, date=_date(page.frontmatter),
                                    importance=_importance(page.frontmatter.get("importance",
                                                                                page.frontmatter.get("priority")))))
+    found = _with_conflicts(ctx, found)
     found.sort(key=lambda i: i.path)
     found.sort(key=lambda i: i.date or "", reverse=True)
     found.sort(key=lambda i: (LAYERS.index(i.kind), -i.importance))
-    out, per_kind = [], {}
-    for item in found:
-        per_kind[item.kind] = per_kind.get(item.kind, 0) + 1
-        if item.kind in MEMORY_KINDS or per_kind[item.kind] <= RECENT:
-            out.append(item)
+    return found
+
+
+def _with_conflicts(ctx, items: list[BriefItem]) -> list[BriefItem]:
+    try:
+        from ..knowledge.memory_view import conflicts, load
+        infos = load(ctx)
+        clash = conflicts(infos)
+    except Exception:  # noqa: BLE001 - the briefing never raises; conflicts are then not marked
+        log.debug("memory conflicts unavailable", exc_info=True)
+        return items
+    out = []
+    for item in items:
+        others = [infos[o] for o in clash.get(item.path, ()) if o in infos]
+        if others:
+            item = replace(item, conflicts=tuple(f"{(o.created or '?')[:10]}: {' '.join(o.fact.split())}"
+                                                 for o in others))
+        out.append(item)
     return out
 
 
@@ -425,13 +445,21 @@ def used_most(ctx, skip: set[str]) -> list[BriefItem]:
         if len(out) >= USED_MOST or use.weight < USED_AT_LEAST:
             break
         known = found.title_and_status(use.path)
-        if known is None or known[1] == "superseded":
-            continue  # gone, or replaced, since it was used
+        if known is None or known[1] == "superseded" or _superseded_now(ctx, use.path):
+            continue  # gone, or replaced, since it was used (the note says so even before the cache does)
         texts = found.chunk_texts(use.path)
         prose = useful_text(_prose(texts[0])) if texts else ""
         if prose.strip():
             out.append(BriefItem("used", use.path, known[0] or use.path, excerpt(prose, ITEM_CHARS)))
     return out
+
+
+def _superseded_now(ctx, path: str) -> bool:
+    from ..parse import parse_page
+    try:
+        return parse_page(path, ctx.files.read_note(path).text).status == "superseded"
+    except Exception:  # noqa: BLE001 - unreadable: not briefed either
+        return True
 
 
 def _budgeted(domain: str, items: list[BriefItem], project, prompt, notices, budget: int,
@@ -454,12 +482,14 @@ def _budgeted(domain: str, items: list[BriefItem], project, prompt, notices, bud
         if over > 0 and item.kind == "page":
             room = count_tokens(item.text) - over
             if room >= MIN_ITEM_TOKENS:
-                short = BriefItem(item.kind, item.path, item.title, fit(item.text, room), item.relevance,
-                                  item.matched, item.date, item.importance)
+                short = replace(item, text=fit(item.text, room))
                 if cost(kept + [short], rest) <= budget:
                     item, over = short, 0
         if over > 0:
             skipped.append(item)
+            if budget - cost(kept, rest) < MIN_LINE_TOKENS:  # full: nothing after fits (no render each)
+                skipped.extend(items[n + 1:])
+                break
         else:
             kept.append(item)
     return domain, kept, _tally(skipped)

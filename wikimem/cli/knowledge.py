@@ -102,12 +102,16 @@ def remember(fact: Optional[str] = typer.Argument(None, help="The fact, one sent
              dry_run: bool = typer.Option(False, "--dry-run", help="List what would be written; write nothing."),
              no_supersede: bool = typer.Option(False, "--no-supersede",
                                                help="Keep an earlier fact this one updates (write beside it)."),
-             llm: Optional[str] = typer.Option(None, "--llm", help="With --from: ollama | openai proposes the memories "
-                                               "(falls back to extractive on failure)."),
+             llm: Optional[str] = typer.Option(None, "--llm", help="ollama | openai: with --from, proposes the memories "
+                                               "(extractive on failure); with a FACT, judges add / update / duplicate "
+                                               "(the rule on failure). Default: the memory_llm setting."),
              llm_model: str = typer.Option("", "--llm-model", help="Model name for --llm."),
              llm_url: str = typer.Option("", "--llm-url", help="Server URL for --llm."),
              vault: Optional[str] = VaultOpt, as_json: bool = JsonOpt) -> None:
-    """Store a small fact under memories/ (a duplicate is not written again; an update supersedes)."""
+    """Store a small fact under memories/ (at most 2,000 characters). The same words in the same order
+    are a duplicate (not written again); a fact naming the same subject and attribute with another value
+    supersedes the earlier one; where that is unsure, both are kept and the earlier one is named as a
+    possible update."""
     from ..api import open_vault
     from ..errors import UsageError
 
@@ -118,7 +122,8 @@ def remember(fact: Optional[str] = typer.Argument(None, help="The fact, one sent
         results = _run(lambda: v.remember_from(from_, dry_run=dry_run, llm=llm, llm_model=llm_model, llm_url=llm_url))
     else:
         results = [_run(lambda: v.remember(fact, kind=kind, about=about, dry_run=dry_run,
-                                           supersede=not no_supersede))]
+                                           supersede=not no_supersede, llm=llm, llm_model=llm_model or None,
+                                           llm_url=llm_url or None))]
     if as_json:
         _emit_json([r.to_dict() for r in results] if from_ is not None else results[0].to_dict())
         return
@@ -131,10 +136,42 @@ def remember(fact: Optional[str] = typer.Argument(None, help="The fact, one sent
                 "would-write": "[cyan]would remember[/]", "refused": "[red]refused[/]"}.get(r.action, r.action)
         line = f"{what} {r.path}" + (f" [dim](supersedes {r.supersedes})[/]" if r.supersedes else "")
         out.print(line, highlight=False)
+        for cand in r.possible_update:
+            out.print(f"    possible update of {cand} (both kept; `wikimem supersede {cand} {r.path}` if it replaces it)",
+                      highlight=False, markup=False)
         if from_ is not None and r.fact:
             out.print(f"    {r.kind}: {r.fact}  {r.source or ''}", highlight=False, markup=False)
     if from_ is not None and not results:
         out.print("no memories found in that conversation")
+
+
+@app.command()
+def memories(kind: Optional[str] = typer.Option(None, "--kind", help="persona | episodic | instruction | decision"),
+             about: Optional[str] = typer.Option(None, "--about", help="Only memories about this page or naming this word."),
+             as_of: Optional[str] = typer.Option(None, "--as-of", help="Those valid then: YYYY-MM-DD[THH:MM]."),
+             all_: bool = typer.Option(False, "--all", help="Also superseded memories."),
+             vault: Optional[str] = VaultOpt, as_json: bool = JsonOpt) -> None:
+    """List the memories current now (or valid at --as-of), newest first: date, kind, fact, what each
+    replaced, and open conflicts (possible updates both still active)."""
+    from ..api import open_vault
+
+    v = _run(lambda: open_vault(vault))
+    rows = _run(lambda: v.memories(kind=kind, about=about, as_of=as_of, include_all=all_))
+    if as_json:
+        _emit_json(rows)
+        return
+    if not rows:
+        out.print("no memories")
+        return
+    for r in rows:
+        gone = f"  (superseded by {r['superseded_by']})" if r.get("status") == "superseded" else ""
+        out.print(f"{(r['created'] or '?')[:16]}  {r['kind']:<11} {r['fact']}{gone}", highlight=False, markup=False)
+        out.print(f"    {r['path']}", highlight=False, markup=False, style="dim")
+        for old in r["replaced"]:
+            out.print(f"    replaced {old}", highlight=False, markup=False)
+        for other in r["conflicts_with"]:
+            out.print(f"    conflicts with {other} (one may update the other: wikimem supersede OLD NEW)",
+                      highlight=False, markup=False)
 
 
 @app.command()

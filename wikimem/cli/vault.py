@@ -207,6 +207,9 @@ def search(query_words: list[str] = typer.Argument(..., metavar="QUERY",
         out.print(f"    {hit.snippet(240)}", highlight=False, markup=False)  # the passage nearest the query
         if hit.version:
             out.print(f"    [magenta]{escape(version_line(hit.version))}[/]", highlight=False)
+        if hit.created:  # a memory: its date, and an open conflict with another active one
+            clash = f"; conflicts with {', '.join(hit.conflicts_with)}" if hit.conflicts_with else ""
+            out.print(f"    [dim]remembered {escape(hit.created)}{escape(clash)}[/]", highlight=False)
         if explain:
             parts = ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
                               for k, v in hit.components.items())

@@ -26,7 +26,8 @@ from ..index.update import update
 from ..parse import parse_page
 from . import secrets
 from ..vault.files import ensure_cache_folder
-from .similarity import candidate_paths, compare, read_bodies, same_slot, same_words, thresholds_for
+from .factslots import judge
+from .similarity import FACT_CHARS, candidate_paths, compare, read_bodies, same_slot, same_words, thresholds_for
 from . import versions
 from .versions import supersede
 from .writer import add_to_index, write_page
@@ -36,6 +37,7 @@ log = logging.getLogger(__name__)
 KINDS = ("persona", "episodic", "instruction", "decision")
 DEFAULT_KIND = "episodic"
 FOLDER = "memories"
+MAX_FACT_CHARS = 2000  # a memory is one sentence or a short paragraph; a longer text is a page
 
 
 @dataclass(frozen=True)
@@ -48,10 +50,15 @@ class RememberResult:
     similar: list[tuple[str, float]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     source: str | None = None
+    # earlier memories this fact may update, where the rule was not sure: both stay active, and
+    # one `supersede` call (by the agent or a person) settles it
+    possible_update: list[str] = field(default_factory=list)
+    judge: str = "rule"  # rule | llm: what decided
 
     def to_dict(self) -> dict[str, Any]:
         return {"action": self.action, "path": self.path, "fact": self.fact, "kind": self.kind,
-                "supersedes": self.supersedes, "source": self.source,
+                "supersedes": self.supersedes, "possible_update": list(self.possible_update),
+                "judge": self.judge, "source": self.source,
                 "similar": [{"path": p, "similarity": round(s, 4)} for p, s in self.similar],
                 "warnings": list(self.warnings)}
 
@@ -120,12 +127,15 @@ def _title(fact: str, limit: int = 80) -> str:
     return cut + "…"
 
 
-def memory_note(fact: str, kind: str, about: str | None, source: str | None, created: str) -> str:
+def memory_note(fact: str, kind: str, about: str | None, source: str | None, created: str,
+                possible_update: list[str] | None = None) -> str:
     front: dict[str, Any] = {"title": _title(fact), "type": "memory", "kind": kind}
     if about:
         front["about"] = about
     front["created"] = created
     front["source"] = source or "wikimem remember"
+    if possible_update:  # read by memory_view: the pair is a conflict until one supersede settles it
+        front["possible_update"] = [f"[[{p.rsplit('.md', 1)[0]}]]" for p in possible_update]
     head = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000)
     return f"---\n{head}---\n{fact.strip()}\n"
 
@@ -203,20 +213,24 @@ def _index_unseen_memories(ctx) -> None:
 
 
 def remember(ctx, fact: str, *, kind: str = DEFAULT_KIND, about: str | None = None, source: str | None = None,
-             dry_run: bool = False, supersede_old: bool = True) -> RememberResult:
+             dry_run: bool = False, supersede_old: bool = True, llm: dict | None = None) -> RememberResult:
     """``supersede_old`` False (``--no-supersede``): a fact that updates an earlier one is written
-    beside it and the earlier one stays active (``similar`` names it)."""
+    beside it and the earlier one stays active (``similar`` names it). ``llm``: the model judging
+    (``choose_llm``'s dict; memory_judge.py), None or kind None: the structural rule alone."""
     fact = (fact or "").strip()
     if not fact:
         raise UsageError("nothing to remember: the fact is empty")
+    if len(fact) > MAX_FACT_CHARS:
+        raise UsageError(f"a memory is one sentence or a short paragraph (at most {MAX_FACT_CHARS:,} characters); "
+                         f"this one has {len(fact):,}: write it as a page (write_page / wikimem write) instead")
     kind = (kind or DEFAULT_KIND).strip().lower()
     if kind not in KINDS:
         raise UsageError(f"unknown memory kind {kind!r} (choose one of {', '.join(KINDS)})")
     secrets.check(fact, "memory")  # before anything else: a key must not even be compared or logged
     if dry_run:
-        return _remember(ctx, fact, kind, _about_link(about), source, True, supersede_old)
+        return _remember(ctx, fact, kind, _about_link(about), source, True, supersede_old, llm)
     with remember_lock(ctx):
-        return _remember(ctx, fact, kind, _about_link(about), source, False, supersede_old)
+        return _remember(ctx, fact, kind, _about_link(about), source, False, supersede_old, llm)
 
 
 def _superseded_copy(ctx, fact: str) -> tuple[str, str] | None:
@@ -234,8 +248,10 @@ def _superseded_copy(ctx, fact: str) -> tuple[str, str] | None:
 
 
 def _remember(ctx, fact: str, kind: str, about: str | None, source: str | None, dry_run: bool,
-              supersede_old: bool = True) -> RememberResult:
+              supersede_old: bool = True, llm: dict | None = None) -> RememberResult:
     warnings: list[str] = []
+    decided_by = "rule"
+    verdict = None
     embedder = ctx.cache.embedder()
     thresholds, notice = thresholds_for(embedder)
     if notice:
@@ -246,10 +262,25 @@ def _remember(ctx, fact: str, kind: str, about: str | None, source: str | None, 
         matches = compare(embedder, thresholds, fact, {p: b for p, (b, _pg) in existing.items()}, given)
         matches = [replace(m, label=fact_label(m.label, fact, existing[m.path][0], m.path in given)) for m in matches]
         similar = [(m.path, m.similarity) for m in matches if m.label != "different"]
-        dup = next((m for m in matches if m.label == "duplicate" and _same_subject(about, existing[m.path][1])), None)
+        same = [m for m in matches if _same_subject(about, existing[m.path][1])]
+        dup = next((m.path for m in same if m.label == "duplicate"), None)
+        old = next((m.path for m in same if m.label == "update"), None)
+        possible = [m.path for m in same if m.label == "possible_update"]
+        if llm and llm.get("kind") and attempt == 1 and same:
+            from .memory_judge import judge as llm_judge
+            verdict, notice = llm_judge(ctx, fact, kind, [m.path for m in same], llm=llm["kind"],
+                                        model=llm.get("model") or "", url=llm.get("url") or "",
+                                        api_key=llm.get("api_key") or "", timeout=llm.get("timeout") or 60.0)
+            if notice:
+                warnings.append(notice)
+        if verdict is not None:  # the model's answer, checked (memory_judge); kept for a second attempt
+            decided_by = "llm"
+            dup = verdict.path if verdict.event == "DUPLICATE" else None
+            old = verdict.path if verdict.event == "UPDATE" else None
+            possible = [p for p in possible if p != old] if verdict.event != "ADD" else []
         if dup is not None:
-            return RememberResult("duplicate", dup.path, fact, kind, similar=similar, warnings=warnings, source=source)
-        old = next((m.path for m in matches if m.label == "update" and _same_subject(about, existing[m.path][1])), None)
+            return RememberResult("duplicate", dup, fact, kind, similar=similar, warnings=warnings, source=source,
+                                  judge=decided_by)
         if not supersede_old:
             old = None
         copy = _superseded_copy(ctx, fact)
@@ -265,10 +296,10 @@ def _remember(ctx, fact: str, kind: str, about: str | None, source: str | None, 
             update(ctx, paths=unseen, wait=10.0)
             continue
         if dry_run:
-            return RememberResult("would-write", rel, fact, kind, old, similar, warnings, source)
+            return RememberResult("would-write", rel, fact, kind, old, similar, warnings, source, possible, decided_by)
         created = versions.now()  # one clock with supersede's superseded_on
         try:
-            res = write_page(ctx, rel, memory_note(fact, kind, about, source, created), reason="remember",
+            res = write_page(ctx, rel, memory_note(fact, kind, about, source, created, possible), reason="remember",
                                check_similar=False)
             break
         except ConflictError:
@@ -288,7 +319,7 @@ def _remember(ctx, fact: str, kind: str, about: str | None, source: str | None, 
         add_to_index(ctx, rel)
     except WikimemError as exc:
         warnings.append(f"index.md not updated: {exc}")
-    return RememberResult("written", rel, fact, kind, old, similar, warnings, source)
+    return RememberResult("written", rel, fact, kind, old, similar, warnings, source, possible, decided_by)
 
 
 def update_label(embedder, thresholds, fact: str, other: str, declared_same: bool = False) -> str:
@@ -299,9 +330,20 @@ def update_label(embedder, thresholds, fact: str, other: str, declared_same: boo
 
 
 def fact_label(label: str, fact: str, other: str, declared_same: bool = False) -> str:
-    """The similarity label, held to what facts need (issue 35 item 9): a fact that changes a word or
-    a value is never a duplicate (it may be an update), and an update must change the value slot and
-    keep the subject (similarity.same_slot) unless both name the same ``about``."""
+    """What ``fact`` is to the earlier ``other``: "duplicate", "update", "possible_update" or
+    "different" (issue 53). Facts are judged by their structure (factslots.judge: same subject and
+    attribute, only the value changed; word order kept); where the structure does not settle it,
+    (one place changed, the subject kept, but whether it is the value is not clear) the pair is a
+    ``possible_update``: written, the earlier one named, nothing hidden. Pages (longer than a fact) keep the similarity label (issue 35 item 9)."""
+    if len(fact) <= FACT_CHARS and len(other) <= FACT_CHARS:
+        said = judge(other, fact)
+        if said == "duplicate":
+            return "duplicate"
+        if said == "update":
+            return "update"
+        if said == "distinct":
+            return "different"
+        return "possible_update"  # one place changed, the subject kept, which slot it is unsure
     if label == "duplicate" and not same_words(other, fact):
         label = "update"
     if label == "update" and not declared_same and not same_slot(other, fact):

@@ -61,6 +61,9 @@ class Hit(TypedDict):
     uri: NotRequired[str]
     version: NotRequired[Annotated[dict[str, Any], D(
         "In a version chain (as_of, include_superseded): version, of, current, valid_from, valid_until.")]]
+    created: NotRequired[Annotated[str, D("A memory's date: the newer of two conflicting facts is the later one.")]]
+    conflicts_with: NotRequired[Annotated[list[str], D(
+        "Active memories this one may contradict (a possible_update pair): settle with supersede.")]]
 
 
 class SearchResult(TypedDict):
@@ -143,14 +146,35 @@ class EditResult(TypedDict):
 
 
 class RememberResult(TypedDict):
-    action: Annotated[str, D("written | duplicate")]
+    action: Annotated[str, D("written | duplicate | superseded (this fact was replaced before)")]
     path: str
     fact: str
     kind: str
     supersedes: Optional[str]
+    possible_update: Annotated[list[str], D(
+        "Earlier memories this fact may replace (unsure: both kept). supersede(old, path) if it does.")]
+    judge: Annotated[str, D("rule | llm: what decided.")]
     source: Optional[str]
     similar: list[Similar]
     warnings: list[str]
+
+
+class Memory(TypedDict):
+    path: str
+    fact: str
+    kind: str
+    created: Optional[str]
+    replaced: Annotated[list[str], D("The memories this one superseded.")]
+    conflicts_with: Annotated[list[str], D("Active memories it may contradict (possible_update).")]
+    about: NotRequired[str]
+    status: NotRequired[Annotated[str, D("superseded (with all=true or as_of).")]]
+    superseded_by: NotRequired[Optional[str]]
+    superseded_on: NotRequired[Optional[str]]
+
+
+class RecallResult(TypedDict):
+    memories: list[Memory]
+    count: int
 
 
 class Citation(TypedDict):

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .. import __version__
-from ..errors import LockError, WikimemError, describe_os_error
+from ..errors import ConflictError, LockError, WikimemError, describe_os_error
 
 if TYPE_CHECKING:
     from .tools import Tools
@@ -147,6 +147,11 @@ def run_tool(fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any], wait_f
     try:
         with gate():
             return render(plain(_when_unlocked(fn, args, kwargs) if wait_for_lock else fn(*args, **kwargs)))
+    except ConflictError as exc:  # a compare-and-swap refusal: the hash to retry with, as the REST 409 gives
+        sha = _current_sha(fn, kwargs)
+        raise ToolFailure(f"{type(exc).__name__}: {exc}" + (
+            f" (current sha256: {sha}; read_page for its text, then retry with expected_sha256={sha})"
+            if sha else "")) from None
     except WikimemError as exc:
         raise ToolFailure(f"{type(exc).__name__}: {exc}") from None
     except (OSError, sqlite3.Error) as exc:  # a full disk, a read-only cache: in words, not "[Errno 28]"
@@ -159,6 +164,19 @@ def run_tool(fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any], wait_f
         log.exception("tool %s crashed", fn.__name__)
         raise ToolFailure(f"internal error in {fn.__name__} ({type(exc).__name__}: {exc}); "
                           "the server is still running") from None
+
+
+def _current_sha(fn: Callable[..., Any], kwargs: dict[str, Any]) -> str | None:
+    """The current sha256 of the page a refused call named (``path``, else ``old``), or None."""
+    vault = getattr(getattr(fn, "__self__", None), "vault", None)
+    name = kwargs.get("path") or kwargs.get("old")
+    if vault is None or not isinstance(name, str):
+        return None
+    try:
+        from ..agent.pages import existing_page
+        return vault.files.read_note(existing_page(vault.ctx, name)).sha256
+    except Exception:  # noqa: BLE001 - gone or unreadable: no current hash to give
+        return None
 
 
 def _tool_error(fn: Callable[..., Any], wait_for_lock: bool, gate: FirstBuildGate) -> Callable[..., Any]:
@@ -183,6 +201,7 @@ SPECS = (
     ("taxonomy", "taxonomy", "taxonomy", "read"),
     ("prime_context", "prime_context", "prime_context", "read"),
     ("history", "history", "history", "read"),
+    ("recall", "recall", "memories", "read"),
     ("query", "query", "query", "write"),
     ("query", "query_no_write", "query", "read-only"),
     ("neighbors", "neighbors", "neighbors", "read"),

@@ -23,6 +23,7 @@ from .schemas import (
     Passages,
     Path_,
     QueryResult,
+    RecallResult,
     Question,
     Reason,
     RememberResult,
@@ -79,7 +80,9 @@ class Tools:
                until: Annotated[Optional[str], D("Updated on or before YYYY-MM-DD.")] = None,
                as_of: AsOf = None
                ) -> SearchResult:
-        """Hybrid search: one hit per page, best first."""
+        """Hybrid search: one hit per page, best first. Memories (notes under memories/) are searched
+        too; a memory hit has its created date and conflicts_with (active memories it may
+        contradict). Superseded pages and memories are hidden unless include_superseded."""
         from ..agent.pages import excerpt, name_clashes, wikilink
         dates = {k: v for k, v in (("since", since), ("until", until), ("as_of", as_of)) if v}
         result = self.vault.search(query, limit=top_k, mode=mode, include_superseded=include_superseded,
@@ -97,6 +100,10 @@ class Tools:
                 hit["line"] = h.line  # where the shown text starts in the file (path:line)
             if h.version:
                 hit["version"] = {k: v for k, v in h.version.items() if k != "chain"}
+            if h.created:
+                hit["created"] = h.created
+            if h.conflicts_with:
+                hit["conflicts_with"] = list(h.conflicts_with)
             if full_text:
                 hit.update(text=h.text, found_by=list(h.found_by), components=dict(h.components), uri=h.uri)
                 if h.passage:
@@ -242,12 +249,24 @@ class Tools:
                  source: Annotated[Optional[str], D("Its origin, e.g. a wikilink.")] = None,
                  keep_old: Annotated[bool, D("Keep an earlier fact this one updates (no supersede).")] = False
                  ) -> RememberResult:
-        """Store a fact under memories/: a duplicate is skipped, an update of one about the same subject
-        supersedes it; secrets are refused."""
+        """Store a fact under memories/ (<= 2,000 characters): the same words in the same order are a
+        duplicate (skipped); the same subject and attribute with a new value supersedes the earlier
+        fact; unsure, both are kept and possible_update names the earlier one (settle it with
+        supersede). The memory_llm setting makes a model judge. Secrets are refused."""
         from ..agent.guards import check_size
         check_size("fact", fact)
         with self._write:
             return plain(self.vault.remember(fact, kind=kind, about=about, source=source, supersede=not keep_old))
+
+    def recall(self, kind: Annotated[Optional[Literal["persona", "episodic", "instruction", "decision"]],
+                                     D("Only this kind.")] = None,
+               about: Annotated[Optional[str], D("Only memories about this page or naming this word.")] = None,
+               as_of: AsOf = None,
+               all: Annotated[bool, D("Also superseded memories.")] = False) -> RecallResult:
+        """The memories current now (or valid at as_of), newest first, with created dates, what each
+        replaced and conflicts_with; no query needed."""
+        found = self.vault.memories(kind=kind, about=about, as_of=as_of, include_all=all)
+        return {"memories": found, "count": len(found)}
 
     def restore(self, path: Annotated[str, D("The superseded page (e.g. a memory replaced by mistake).")]
                 ) -> dict[str, Any]:

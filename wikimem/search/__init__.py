@@ -262,6 +262,8 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
     name = ctx.root.name
     vectors_of = (lambda ids: rankers.unit_vectors(cache, ready[0], ids)) if ready is not None else None
     found = fusion.candidates(ctx, query, lexical, vector, settings, mode, turn_ids, nearest, vector_trust)
+    if mode == "hybrid" and vectors_of is not None and vector_trust < 1.0:
+        fusion.impute_pending(found, vectors_of, settings, vector_trust)
     ranked = fusion.rank(ctx, query, found, settings, mode, filters, vectors_of)
     chosen = fusion.select(cache, ranked, limit, per_page, filters.hidden(), text_ok, page_ok)
     hits = _with_versions(fusion.hits(ctx, chosen, lambda path, heading=None: obsidian_uri(name, path, heading),

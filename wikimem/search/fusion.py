@@ -121,6 +121,25 @@ def candidates(ctx, query: str, lexical, vector, settings, mode: str, turn_ids: 
     return kept
 
 
+def impute_pending(found: Candidates, vectors_of: Callable, settings, trust: float) -> None:
+    """A candidate the lexical side found whose vector is not embedded yet (a page written a moment
+    ago, its vectors pending) would get 0 on the vector side and lose to pages only near in meaning:
+    "right after write_page, a search for its own rare word" ranked it below them. It is ranked by
+    what it has: its lexical share stands for the vector side too (the step says so). A candidate
+    with a vector the vector side did not return keeps its 0: that is a judgement, not a gap."""
+    if settings.fusion != "convex" or settings.weight_lexical <= 0:
+        return
+    lonely = [cid for cid, c in found.items() if c.vector_rank is None and c.bm25_rank is not None]
+    if not lonely:
+        return
+    have = vectors_of(lonely)
+    for cid in lonely:
+        if cid not in have:
+            c = found[cid]
+            c.fused *= (settings.weight_lexical + settings.weight_vector * trust) / settings.weight_lexical
+            c.steps.append("vector_pending")
+
+
 def rank(ctx, query: str, found: Candidates, settings, mode: str, filters=None,
          vectors_of: Callable | None = None) -> list[Candidate]:
     """The re-rank steps over ``found``, then every candidate best first (ties by chunk id).

@@ -5,7 +5,8 @@ line of log.md that wrote it, else the first git commit that added it (whichever
 earlier), else the moment it superseded an older page, else the start of time; until it was
 superseded. The end comes from, in order:
 
-1. the old page's frontmatter ``superseded_on`` (``supersede`` writes it beside ``superseded_by``);
+1. the old page's frontmatter ``superseded_on`` (``supersede`` writes it beside ``superseded_by``),
+   or the successor's ``created`` when that is earlier (it was current from then: one version at a time);
 2. the dated ``supersede · OLD → NEW`` line ``log.md`` holds for a supersede made before that key
    existed;
 3. the ``created`` date of the page that superseded it;
@@ -181,8 +182,15 @@ def build_timeline(facts: Iterable[tuple], supersedes: Iterable[tuple[str, str]]
     ends: dict[str, tuple[str | None, str]] = {}
     for path, (created, superseded, on) in rows.items():
         successors = sorted(newer.get(path, ()))
+        # a successor dated before the supersede was recorded (written, then linked later) was the
+        # current version from its own date: the old one ends there, or a date between the two
+        # would hold both versions at once
+        born = min((rows[s][0] for s in successors if rows[s][0] and (created is None or rows[s][0] >= created)),
+                   default=None)
         if not superseded and not successors:
             ends[path] = (None, "")
+        elif on and born and born < on:
+            ends[path] = (born, "successor")
         elif on:
             ends[path] = (on, "frontmatter")
         elif (when := next((logged[(path, s)] for s in successors if (path, s) in logged), None)):

@@ -53,6 +53,7 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("GET", "/taxonomy", "taxonomy", False),
     Operation("GET", "/prime", "prime_context", False),
     Operation("GET", "/history", "history", False),
+    Operation("GET", "/memories", "recall", False),
     Operation("GET", "/neighbors", "neighbors", False),
     Operation("GET", "/path", "path", False),
     Operation("GET", "/related", "related", False),
