@@ -114,3 +114,12 @@ def test_the_json_sentence_names_the_commands_without_json():
     without = sorted(name for name, has in walk(typer.main.get_command(app)) if not has)
     sentence = README.split("takes `--json` for scripts", 1)[0].rsplit("\n\n", 1)[-1]
     assert sorted(re.findall(r"`([a-z ]+)`", sentence)) == without
+
+
+def test_the_readme_names_every_mcp_tool():
+    """Issue 47 item 16: the README's MCP row named 16 of the 22 tools."""
+    from wikimem.mcp.listing import load
+    tools = {t["name"] for t in load()["read-write"]["legacy"]["tools/list"]["tools"]}
+    row = next(line for line in README.splitlines() if line.startswith("| `wikimem mcp"))
+    named = set(re.findall(r"`([a-z_]+)`", row.split("; keeps the vault warm", 1)[0]))
+    assert tools - named == set() and named - tools == set()
