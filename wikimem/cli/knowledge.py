@@ -145,6 +145,8 @@ def ingest(paths: list[str] = typer.Argument(..., help="Files to bring into raw/
            llm_model: Optional[str] = typer.Option(None, "--llm-model", help="Model name for --llm."),
            llm_url: Optional[str] = typer.Option(None, "--llm-url", help="Server URL for --llm."),
            supersede: bool = typer.Option(False, "--supersede", help="A new source page replaces the most similar one."),
+           compile_: bool = typer.Option(False, "--compile", help="Then compile the new sources into entity and "
+                                         "concept pages (as `wikimem compile`)."),
            as_json: bool = JsonOpt) -> None:
     """Copy sources into raw/<kind>/ once (same bytes twice: a no-op) and write a source page for each;
     conversation exports (Claude Code JSONL, ChatGPT conversations.json, `Speaker: text` chats) become
@@ -153,7 +155,7 @@ def ingest(paths: list[str] = typer.Argument(..., help="Files to bring into raw/
 
     v = _run(lambda: open_vault(vault))
     report = _run(lambda: v.ingest(paths, kind=kind, llm=llm, llm_model=llm_model, llm_url=llm_url,
-                                   supersede=supersede))
+                                   supersede=supersede, compile=compile_))
     if as_json:
         _emit_json(report.to_dict())
     else:
@@ -165,6 +167,9 @@ def ingest(paths: list[str] = typer.Argument(..., help="Files to bring into raw/
                 out.print(f"  [yellow]not imported[/] {escape(problem.where)}: {escape(problem.reason)}",
                           highlight=False)
             _print_similar(item.page, item.similar, supersede)
+        if report.compiled is not None:
+            from .compiling import print_compile
+            print_compile(report.compiled)
     if not report.ok:
         raise typer.Exit(1)
 

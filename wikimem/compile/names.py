@@ -1,0 +1,165 @@
+"""What a compile writes pages about: the entity and concept pages there are (matched by title and
+alias), and new names the sources use often enough to deserve a page.
+
+A new page needs a name that stands for one thing: a proper name written with capitals inside a
+sentence ("Create an empty Git repository", "Stephen Robertson"), or a name in capitals ("GNU",
+"JSON") or with a capital inside it ("GitHub"). A capitalised word that opens a sentence is no name
+by itself (any sentence opens so), nor is a stop word, a weekday or month, a number, a word of one
+letter or one a person uses for notes ("Example", "Note"). A name must be named in at least
+SCHEMA.md's ``entity_min_references`` sources (else ``create_page_after_mentions``, default 2).
+Code spans are not read for names (``git commit`` is an example, not a claim).
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from ..ingest.mentions import COMMON_NAMES, _capitals, _pattern, _weak
+from ..model import Page
+from ..stores.analysis import STOP_WORDS
+from ..vault.files import fit_name
+from .sources import Source
+
+DEFAULT_MIN_REFERENCES = 2
+KINDS = ("entity", "concept")
+FOLDERS = {"entity": "entities", "concept": "concepts"}
+_MONTHS_DAYS = frozenset("""january february march april may june july august september october november
+december monday tuesday wednesday thursday friday saturday sunday""".split())
+NOT_NAMES = COMMON_NAMES | _MONTHS_DAYS | frozenset("""note notes example examples warning tip see also
+usage usages option options default defaults true false null none yes no ok todo fixme caution important
+info information more less first last next previous new old other see step steps section chapter figure
+table part page pages version versions""".split())
+_CODE = re.compile(r"`[^`\n]*`|\{\{[^}]*\}\}|<[^>\s]+>")
+_WORD = r"[A-Z][A-Za-z0-9]*(?:['’-][A-Za-z0-9]+)*"
+_RUN = re.compile(rf"(?<![\w\[\]/.@-])({_WORD}(?:\s+(?:of|de|van|von|der|du|la|le)?\s*{_WORD})*)(?![\w\[\]/@])")
+_UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]+')
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A page a compile writes a section on: one there is, or one it would create."""
+
+    title: str
+    kind: str  # entity | concept
+    path: str
+    names: tuple[str, ...]  # title and aliases: what a sentence must name
+    existing: bool
+    references: int = 0  # sources naming it (new candidates)
+
+    def to_dict(self) -> dict:
+        return {"title": self.title, "kind": self.kind, "path": self.path, "existing": self.existing,
+                "references": self.references}
+
+
+def min_references(thresholds: dict) -> int:
+    for key in ("entity_min_references", "create_page_after_mentions"):
+        value = thresholds.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+            return value
+    return DEFAULT_MIN_REFERENCES
+
+
+def _usable(name: str) -> bool:
+    """A title or alias a sentence can be matched on without matching everything."""
+    if not name.strip():
+        return False
+    if not _weak(name) or _capitals(name):
+        return True
+    # a short name written with a capital ("Git", "Go") is matched as written, unless it is an everyday word
+    words = re.findall(r"\w+", name.casefold())
+    return any(c.isupper() for c in name) and sum(c.isalpha() for c in name) >= 2 \
+        and not all(w in STOP_WORDS or w in NOT_NAMES for w in words)
+
+
+def matcher(names: tuple[str, ...]):
+    """name -> a compiled pattern: whole words; a short or everyday name only as written ("AI",
+    "Git"). Existing pages' names were chosen by ``_usable`` already; a new name is a name."""
+    return [_pattern(n, 0 if _weak(n) else re.I) for n in names if n.strip()]
+
+
+def existing_subjects(pages: dict[str, Page]) -> list[Subject]:
+    out = []
+    for path in sorted(pages):
+        page = pages[path]
+        if page.type not in KINDS or path.startswith("raw/") or page.status == "superseded":
+            continue
+        names = tuple(dict.fromkeys(n for n in (page.title, *page.aliases) if isinstance(n, str) and _usable(n)))
+        if names:
+            out.append(Subject(page.title, page.type, path, names, True))
+    return out
+
+
+def _strip_opener(words: list[str], at_start: bool) -> list[str]:
+    while words and words[0].casefold() in STOP_WORDS | NOT_NAMES:
+        words = words[1:]
+    return words
+
+
+def _is_name(name: str, mid_sentence: bool) -> bool:
+    words = name.split()
+    low = [w.casefold().strip("'’") for w in words]
+    if any(w in STOP_WORDS for w in (low[0], low[-1])) or all(w in NOT_NAMES for w in low):
+        return False
+    letters = sum(c.isalpha() for c in name)
+    if letters < 2 or not name[0].isalpha():
+        return False
+    strong = len(words) > 1 or _capitals(name) or any(c.isupper() for c in name[1:])
+    if len(words) == 1 and len(name) < 3 and not _capitals(name):
+        return False
+    return strong or mid_sentence
+
+
+def _candidates_in(text: str) -> list[tuple[str, bool]]:
+    """(name, whether it stands inside the sentence) of each name-like run of ``text``."""
+    text = _CODE.sub(" , ", text)
+    out = []
+    first = re.search(r"[A-Za-z]", text)
+    start = first.start() if first else 0
+    for m in _RUN.finditer(text):
+        words = re.sub(r"['’]s$", "", m.group(1)).split()
+        at_start = m.start() <= start or bool(re.search(r"[.!?:;]\s*$", text[:m.start()]))
+        if at_start:
+            words = _strip_opener(words, True)
+            at_start = len(words) == len(m.group(1).split())  # the opener itself went: what is left is inside
+        name = " ".join(words)
+        if name and _is_name(name, not at_start):
+            out.append((name, not at_start))
+    return out
+
+
+def page_path(kind: str, title: str) -> str:
+    name = fit_name(" ".join(_UNSAFE.sub(" ", title).split())[:100]).strip(" .") or "untitled"
+    return f"{FOLDERS[kind]}/{name}.md"
+
+
+def new_subjects(sources: list[Source], existing: list[Subject], pages: dict[str, Page], need: int) -> list[Subject]:
+    """Names named in at least ``need`` sources that no page has yet (see the module docstring)."""
+    taken = {n.casefold() for s in existing for n in s.names}
+    for path, page in pages.items():  # any page of that name: never a second one beside it
+        if not path.startswith("raw/") and page.type != "source":
+            taken.update(n.casefold() for n in (page.title, *page.aliases) if isinstance(n, str))
+    forms: dict[str, Counter] = defaultdict(Counter)
+    inside: set[str] = set()
+    seen_in: dict[str, set[str]] = defaultdict(set)
+    for source in sources:
+        for sentence in source.sentences:
+            for name, mid in _candidates_in(sentence.text):
+                key = name.casefold()
+                forms[key][name] += 1
+                seen_in[key].add(source.path)
+                if mid:
+                    inside.add(key)
+    out = []
+    for key in sorted(forms):
+        best = sorted(forms[key].items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+        if key in taken or key not in inside and not (_capitals(best) or any(c.isupper() for c in best[1:])
+                                                       or " " in best):
+            continue
+        if len(seen_in[key]) < need:
+            continue
+        path = page_path("entity", best)
+        if path in pages or any(p.casefold() == path.casefold() for p in pages):
+            continue
+        out.append(Subject(best, "entity", path, (best,), False, len(seen_in[key])))
+    return out

@@ -1,0 +1,146 @@
+"""The sources a compile reads: the text notes under raw/ (articles, papers, and the Markdown text
+``ingest`` writes beside an HTML or PDF file), each split into the sentences a page may quote.
+
+A sentence is kept only where its words stand verbatim in the source (the same words in the same
+order, whatever the line breaks between them): what the extractive answer code cleans for reading
+(a link shown as its text) is not what the source says, so it is never quoted. Each sentence carries
+its file line, its heading, the link that cites it (``[[raw/articles/x#Heading]]``) and the sha256 of
+the chunk that holds it (what ``review`` checks later). A source is tracked by the sha256 of its file.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from ..model import Chunk, Page
+from ..parse import frontmatter as fm
+from ..qa.answer import chunk_hash
+from ..qa.extractive import sentences as split_sentences
+
+SKIPPED_RAW = ("raw/transcripts/", "raw/assets/")  # conversations and files are not compiled
+MAX_SENTENCE_CHARS = 400
+_UNLINKABLE = re.compile(r"[#|\[\]^]")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    source: str  # the raw/ file
+    text: str  # the words as the source writes them (whitespace collapsed)
+    line: int  # 1-based file line where it starts
+    heading: str | None
+    link: str  # "[[raw/articles/x#Heading]]"
+    chunk_sha256: str  # of the chunk it stands in ("" when no chunk holds it)
+    order: int  # position in the source
+
+
+@dataclass(frozen=True)
+class Source:
+    path: str  # raw/...
+    sha256: str  # of the file: what tells a changed source
+    title: str
+    date: str  # what "newest first" sorts by: the source page's date, else its created, else ""
+    page: str | None  # its sources/ page, when ingest wrote one
+    sentences: tuple[Sentence, ...]
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "sha256": self.sha256, "title": self.title, "date": self.date,
+                "page": self.page, "sentences": len(self.sentences)}
+
+
+def is_source(path: str) -> bool:
+    return path.startswith("raw/") and path.lower().endswith(".md") and not path.startswith(SKIPPED_RAW)
+
+
+def words_pattern(text: str) -> re.Pattern[str]:
+    """``text``'s words in order with any whitespace between them."""
+    return re.compile(r"\s+".join(re.escape(w) for w in text.split()))
+
+
+def _link(page: Page, heading: str | None) -> str:
+    target = page.path[:-3] if page.path.lower().endswith(".md") else page.path
+    if heading and heading.strip() != page.title.strip() and not _UNLINKABLE.search(heading):
+        return f"[[{target}#{heading.strip()}]]"
+    return f"[[{target}]]"
+
+
+def sentences_of(page: Page, chunks: Iterable[Chunk] = ()) -> tuple[Sentence, ...]:
+    """The quotable sentences of ``page`` in order (see the module docstring)."""
+    body = page.body
+    spans = sorted((c.start, c.end, c.text) for c in chunks)
+    out: list[Sentence] = []
+    pos = 0
+    for piece in split_sentences(body):
+        text = " ".join(piece.text.split())
+        if len(text) > MAX_SENTENCE_CHARS or "<!--" in text or "[[" in text or "]]" in text:
+            continue
+        m = words_pattern(text).search(body, pos)
+        if m is None:
+            m = words_pattern(text).search(body)  # a sentence the splitter put out of order
+            if m is None:
+                continue  # cleaned for reading: not the source's own words
+        else:
+            pos = m.end()
+        line = page.body_line + body.count("\n", 0, m.start()) + 1
+        sha = next((chunk_hash(t) for s, e, t in spans if s <= m.start() < e), "")
+        out.append(Sentence(page.path, text, line, piece.heading, _link(page, piece.heading), sha, len(out)))
+    return tuple(out)
+
+
+def source_pages(pages: dict[str, Page]) -> dict[str, tuple[str, str]]:
+    """raw/ path -> (its sources/ page, that page's date or created) from the pages ingest wrote."""
+    out: dict[str, tuple[str, str]] = {}
+    for path in sorted(pages):
+        page = pages[path]
+        if page.type != "source" or path.startswith("raw/"):
+            continue
+        data = page.frontmatter.data if not page.frontmatter.error else {}
+        date = str(data.get("date") or data.get("created") or "")
+        for entry in data.get("sources") or []:
+            m = re.match(r"\s*\[\[([^\]|#]+)", str(entry))
+            if m and m.group(1).startswith("raw/"):
+                out.setdefault(m.group(1).strip(), (path, date))
+                out.setdefault(m.group(1).strip().removesuffix(".md"), (path, date))
+    return out
+
+
+def read_sources(pages: dict[str, Page], chunks_of, wanted: set[str] | None = None) -> list[Source]:
+    """Every source of the vault (``wanted``: only these raw/ paths), newest first, then by path."""
+    pages_of = source_pages(pages)
+    out = []
+    for path in sorted(pages):
+        if not is_source(path) or (wanted is not None and path not in wanted):
+            continue
+        page = pages[path]
+        entry = pages_of.get(path) or pages_of.get(path[:-3])
+        date = entry[1] if entry else ""
+        if not date and not page.frontmatter.error:
+            date = str(page.frontmatter.data.get("date") or page.frontmatter.data.get("created") or "")
+        out.append(Source(path, page.sha256, page.title, date, entry[0] if entry else None,
+                          sentences_of(page, chunks_of(page))))
+    out.sort(key=lambda s: s.path)
+    out.sort(key=lambda s: s.date, reverse=True)
+    return out
+
+
+def page_sentences(page: Page, skip: tuple[int, int] | None = None) -> list[tuple[str, int]]:
+    """(sentence, 1-based file line) of a wiki page's own text, leaving out the body range ``skip``
+    (its compiled section): what contradictions are checked against."""
+    body = page.body
+    out = []
+    pos = 0
+    for piece in split_sentences(body):
+        text = " ".join(piece.text.split())
+        m = words_pattern(text).search(body, pos)
+        if m is None:
+            continue
+        pos = m.end()
+        if skip and skip[0] <= m.start() < skip[1]:
+            continue
+        out.append((text, page.body_line + body.count("\n", 0, m.start()) + 1))
+    return out
+
+
+def frontmatter_data(text: str) -> dict:
+    front, _ = fm.parse(text.replace("\r\n", "\n"))
+    return dict(front.data) if not front.error else {}
