@@ -136,12 +136,15 @@ def compile_vault(ctx, sources: Iterable[str] = (), *, dry_run: bool = False, ll
         report.contradictions += p.held
         if llm and p.by_source:
             from .gate import llm_plan
-            p, dropped, notice = llm_plan(ctx, p, llm, pages)
+            p, dropped, notice, found, bad = llm_plan(ctx, p, llm, pages)
             report.dropped_claims += dropped
+            report.contradictions += found
+            report.dropped_contradictions += bad
             if notice:
                 report.notices.append(f"{subject.path}: {notice}")
         report.pages.append(_write(ctx, subject, p, dry_run))
-    report.contradictions, report.dropped_contradictions = verified(report.contradictions, lambda x: _read(ctx, x))
+    report.contradictions, dropped = verified(report.contradictions, lambda x: _read(ctx, x))
+    report.dropped_contradictions += dropped
     return report
 
 
