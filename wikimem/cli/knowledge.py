@@ -251,7 +251,7 @@ def review(pages: Optional[list[str]] = typer.Argument(None, metavar="[PAGE]..."
         _emit_json(report.to_dict())
     else:
         _print_review(report)
-    if report.stale:
+    if report.stale or report.contradictions:
         raise typer.Exit(1)
 
 
@@ -277,6 +277,13 @@ def _print_review(report) -> None:
                     out.print("     [dim]changed:[/] " + " ".join(
                         f"[red]{escape(d)}[/]" if d.startswith("-") else f"[green]{escape(d)}[/]" for d in change.diff),
                         highlight=False)
+    for c in report.contradictions:
+        out.print(f"[bold]{escape(c.page)}[/]  [red]contradiction[/]", highlight=False)
+        out.print(f"   page {escape(c.page)}:{c.page_line}: {escape(c.page_sentence)}", highlight=False)
+        out.print(f"   source {escape(c.source)}:{c.source_line}: {escape(c.source_sentence)} "
+                  f"{escape(c.source_link)}", highlight=False)
+    if report.contradictions:
+        out.print("[dim]compile held these back; edit the page or `wikimem supersede` it[/]", highlight=False)
     if not report.refreshed or report.stale:
         stale = len(report.stale)
         hint = "; `wikimem review --refresh --all` re-answers the query pages" if any(

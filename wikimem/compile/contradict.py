@@ -3,9 +3,10 @@ another value (a number, a date, a version, a name). Such a sentence is never wr
 page's text: it is held back from the compiled section and put in front of a person
 (``wikimem review``, lint WM509, MCP ``review``).
 
-The test is the one ``remember`` uses to tell an update from another fact (knowledge/similarity.py:
-the subjects agree, the two differ only in their value slot), held to what a contradiction needs:
-most words shared, and every word that differs on both sides a value or a name, so a sentence that
+The test is the one ``remember`` uses to tell an update from another fact (knowledge/similarity.py
+``same_slot``: the two differ only in their value slot, the subject kept), held to what a
+contradiction needs: most words shared, and every word that differs on both sides a value or a name
+(a labelled number such as "Docker 20.10" is a value here, not another subject), so a sentence that
 merely says more ("Git is very fast") or says something else is no contradiction. Each finding
 is checked to quote both texts exactly before it is shown.
 """
@@ -16,10 +17,10 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ..knowledge.similarity import lexical_overlap, numbers, same_slot, subjects_agree
-from .sources import words_pattern
+from ..knowledge.similarity import numbers, same_slot
+from .sources import plain_links, words_pattern
 
-MIN_OVERLAP = 0.5  # share of analyzer tokens two sentences must have to be about one thing
+MIN_OVERLAP = 0.5  # share of their words (values aside) two sentences must have to be about one thing
 MAX_CHARS = 400
 _TOKEN = re.compile(r"[\w.:/%+-]+")
 _VALUE = re.compile(r"^(?:v?\d[\w.:/%+-]*|\d+(?:st|nd|rd|th))$", re.I)
@@ -60,7 +61,9 @@ def disagree(page_sentence: str, source_sentence: str) -> bool:
     ta, tb = _tokens(a), _tokens(b)
     if [t.casefold() for t in ta] == [t.casefold() for t in tb]:
         return False
-    if lexical_overlap(a, b) < MIN_OVERLAP or not subjects_agree(a, b) or not same_slot(a, b):
+    wa = {t.casefold() for t in ta if not _VALUE.match(t)}
+    wb = {t.casefold() for t in tb if not _VALUE.match(t)}
+    if not wa or len(wa & wb) / len(wa | wb) < MIN_OVERLAP or not same_slot(a, b):
         return False
     replaced = False
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, [t.casefold() for t in ta], [t.casefold() for t in tb],
@@ -96,7 +99,7 @@ def verified(found: list[Contradiction], read) -> tuple[list[Contradiction], int
                 except Exception:  # noqa: BLE001 - a file gone: its quote cannot be checked
                     texts[path] = None
         page_text, source_text = texts[c.page], texts[c.source]
-        pl = quoted_in(page_text, c.page_sentence) if page_text is not None else None
+        pl = quoted_in(plain_links(page_text), c.page_sentence) if page_text is not None else None
         sl = quoted_in(source_text, c.source_sentence) if source_text is not None else None
         if pl is None or sl is None:
             dropped += 1

@@ -26,7 +26,7 @@ from ..llm import LLMError, complete
 from ..qa.answer import chunk_hash
 from .contradict import Contradiction, quoted_in
 from .extract import Plan
-from .sources import Sentence, Source, _link
+from .sources import Sentence, Source, _link, plain_links
 
 MIN_RUN_WORDS = 6
 MIN_EXACT_CHARS = 12
@@ -140,7 +140,7 @@ def llm_plan(ctx, p: Plan, llm: dict, pages) -> tuple[Plan, list[str], str | Non
         n = c.get("source") if isinstance(c, dict) else None
         pq, sq = (c.get("page_quote"), c.get("source_quote")) if isinstance(c, dict) else (None, None)
         ok = isinstance(n, int) and 1 <= n <= len(sources) and isinstance(pq, str) and isinstance(sq, str)
-        pl = quoted_in(page_text, pq) if ok and pq.strip() else None
+        pl = quoted_in(plain_links(page_text), pq) if ok and pq.strip() else None
         if not ok or pl is None or not quote_found(sq, texts.get(sources[n - 1].path, "")):
             bad += 1
             continue

@@ -95,18 +95,24 @@ def _read(ctx, path: str) -> str:
     return ctx.files.read_note(path).text.replace("\r\n", "\n")
 
 
+def own_sentences(page) -> list[tuple[str, int]]:
+    """(sentence, file line) of what a page says outside its live compiled section."""
+    found = generated.find(page.body, extract.SECTION)
+    live = found is not None and not found.edited
+    return page_sentences(page, (found.start, found.end) if live else None)
+
+
 def _page_context(pages: dict, subject: Subject):
     """(the page's own sentences outside its compiled section, the section's cited sources)."""
     page = pages.get(subject.path)
     if page is None:
         return [], set()
     found = generated.find(page.body, extract.SECTION)
-    skip = (found.start, found.end) if found is not None else None
     cited = set()
     if found is not None:
         import re
         cited = {m + ".md" for m in re.findall(r"\[\[(raw/[^\]#|]+)", found.content)}
-    return page_sentences(page, skip), cited
+    return own_sentences(page), cited
 
 
 def compile_vault(ctx, sources: Iterable[str] = (), *, dry_run: bool = False, llm: dict | None = None,

@@ -123,10 +123,22 @@ def read_sources(pages: dict[str, Page], chunks_of, wanted: set[str] | None = No
     return out
 
 
+def plain_links(text: str) -> str:
+    """``text`` with links shown as their text, as the sentence splitter reads them ("developed by
+    [[Stephen Robertson]]" -> "developed by Stephen Robertson"); lines stay where they are."""
+    from ..qa.extractive import _LINK, _MDLINK
+    text = _LINK.sub(lambda m: m.group(2) or m.group(1).split("#")[0].rsplit("/", 1)[-1], text)
+    return _MDLINK.sub(lambda m: m.group(1), text)
+
+
 def page_sentences(page: Page, skip: tuple[int, int] | None = None) -> list[tuple[str, int]]:
     """(sentence, 1-based file line) of a wiki page's own text, leaving out the body range ``skip``
-    (its compiled section): what contradictions are checked against."""
+    (its compiled section): what contradictions are checked against. Links read as their text."""
     body = page.body
+    if skip:
+        body = body[:skip[0]] + "\n" * body.count("\n", skip[0], skip[1]) + body[skip[1]:]
+        skip = None
+    body = plain_links(body)
     out = []
     pos = 0
     for piece in split_sentences(body):
