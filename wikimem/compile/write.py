@@ -41,12 +41,14 @@ def new_page(title: str, kind: str, content: str, entries: list[str]) -> str:
 
 
 def _owned(old: list, body: str) -> set[str]:
-    """The ``sources`` entries the live section recorded (its citations): the compile's to replace."""
+    """The hashed ``sources`` entries of the section's citations (the one about to be replaced, or the
+    edited one kept beside the new): the compile's to replace. A person's entries stay."""
     found = generated.find(body, SECTION)
-    if found is None or found.edited:
+    if found is None:
         return set()
     cited = set(_LINK.findall(found.content))
-    return {str(e) for e in old if isinstance(e, str) and e.split(" sha256:", 1)[0].strip() in cited}
+    return {str(e) for e in old if isinstance(e, str) and " sha256:" in e
+            and e.split(" sha256:", 1)[0].strip() in cited}
 
 
 def update_page(text: str, content: str, entries: list[str]) -> Composed:
