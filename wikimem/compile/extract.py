@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .contradict import Contradiction, disagree
-from .names import Subject, matcher
+from .names import Subject, matcher, prose
 from .sources import Sentence, Source
 
 SECTION = "compiled"  # the marked section's name (parse/generated.py)
@@ -39,10 +39,10 @@ class Plan:
 
 def about(subject: Subject, sources: list[Source]) -> list[tuple[Source, list[Sentence]]]:
     """(source, the sentences naming ``subject``) for every source naming it, newest first."""
-    patterns = matcher(subject.names)
+    patterns = matcher(subject.names, subject.kind)
     out = []
     for source in sources:
-        said = [s for s in source.sentences if any(p.search(s.text) for p in patterns)]
+        said = [s for s in source.sentences if any(p.search(prose(s.text)) for p in patterns)]
         if said:
             out.append((source, said))
     return out

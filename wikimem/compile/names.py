@@ -30,9 +30,9 @@ NOT_NAMES = COMMON_NAMES | _MONTHS_DAYS | frozenset("""note notes example exampl
 usage usages option options default defaults true false null none yes no ok todo fixme caution important
 info information more less first last next previous new old other see step steps section chapter figure
 table part page pages version versions""".split())
-_CODE = re.compile(r"`[^`\n]*`|\{\{[^}]*\}\}|<[^>\s]+>")
+_CODE = re.compile(r"`[^`\n]*`|\{\{[^}]*\}\}|<[^>\s]+>|\b(?:https?|ftp)://\S+")
 _WORD = r"[A-Z][A-Za-z0-9]*(?:['’-][A-Za-z0-9]+)*"
-_RUN = re.compile(rf"(?<![\w\[\]/.@-])({_WORD}(?:\s+(?:of|de|van|von|der|du|la|le)?\s*{_WORD})*)(?![\w\[\]/@])")
+_RUN = re.compile(rf"(?<![\w\[\]/.@-])({_WORD}(?:\s+(?:of|de|van|von|der|du|la|le)?\s*{_WORD})*)(?![\w\[\]/@]|\.\w)")
 _UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]+')
 
 
@@ -72,10 +72,19 @@ def _usable(name: str) -> bool:
         and not all(w in STOP_WORDS or w in NOT_NAMES for w in words)
 
 
-def matcher(names: tuple[str, ...]):
-    """name -> a compiled pattern: whole words; a short or everyday name only as written ("AI",
-    "Git"). Existing pages' names were chosen by ``_usable`` already; a new name is a name."""
-    return [_pattern(n, 0 if _weak(n) else re.I) for n in names if n.strip()]
+def prose(text: str) -> str:
+    """A sentence without its code spans, placeholders and addresses: what names are read in
+    (``https://github.com/x`` does not name GitHub, `git commit` is an example, not a claim)."""
+    return _CODE.sub(" , ", text)
+
+
+def matcher(names: tuple[str, ...], kind: str = "entity"):
+    """name -> a compiled pattern: whole words; a short or everyday name, and a one-word entity name
+    ("Git", "Node"), only as written, since "git" and "node" are also ordinary words; a concept
+    ("Chunking") or a name of several words in any case. Existing pages' names were chosen by
+    ``_usable`` already; a new name is a name."""
+    return [_pattern(n, 0 if _weak(n) or (kind == "entity" and len(n.split()) == 1 and n != n.casefold())
+                     else re.I) for n in names if n.strip()]
 
 
 def existing_subjects(pages: dict[str, Page]) -> list[Subject]:
@@ -91,9 +100,15 @@ def existing_subjects(pages: dict[str, Page]) -> list[Subject]:
 
 
 def _strip_opener(words: list[str], at_start: bool) -> list[str]:
+    """The words of a run that opens a sentence, without the stop words and note words before it."""
     while words and words[0].casefold() in STOP_WORDS | NOT_NAMES:
         words = words[1:]
     return words
+
+
+def _strong_word(word: str) -> bool:
+    """A word that is a name wherever it stands: in capitals ("GNU") or with a capital inside ("GitHub")."""
+    return _capitals(word) or any(c.isupper() for c in word[1:])
 
 
 def _is_name(name: str, mid_sentence: bool) -> bool:
@@ -112,7 +127,7 @@ def _is_name(name: str, mid_sentence: bool) -> bool:
 
 def _candidates_in(text: str) -> list[tuple[str, bool]]:
     """(name, whether it stands inside the sentence) of each name-like run of ``text``."""
-    text = _CODE.sub(" , ", text)
+    text = prose(text)
     out = []
     first = re.search(r"[A-Za-z]", text)
     start = first.start() if first else 0
@@ -120,7 +135,10 @@ def _candidates_in(text: str) -> list[tuple[str, bool]]:
         words = re.sub(r"['’]s$", "", m.group(1)).split()
         at_start = m.start() <= start or bool(re.search(r"[.!?:;]\s*$", text[:m.start()]))
         if at_start:
+            opened = len(words)
             words = _strip_opener(words, True)
+            if len(words) == opened > 1 and not _strong_word(words[0]):
+                words = words[1:]  # "Install GRUB", "Manage Docker": the verb that opens the sentence is no name
             at_start = len(words) == len(m.group(1).split())  # the opener itself went: what is left is inside
         name = " ".join(words)
         if name and _is_name(name, not at_start):
@@ -150,6 +168,16 @@ def new_subjects(sources: list[Source], existing: list[Subject], pages: dict[str
                 seen_in[key].add(source.path)
                 if mid:
                     inside.add(key)
+    for key in sorted(forms):  # "URLs" is "URL" (not "HTTPS" "HTTP"): a plural counts for its singular
+        if not all(f.endswith("s") and not f[:-1].islower() for f in forms[key]):
+            continue
+        if key[:-1] in taken:  # the page of the singular is there, and speaks for both
+            del forms[key]
+        elif key[:-1] in forms:
+            forms[key[:-1]].update(forms.pop(key))
+            seen_in[key[:-1]] |= seen_in.pop(key)
+            if key in inside:
+                inside.add(key[:-1])
     out = []
     for key in sorted(forms):
         best = sorted(forms[key].items(), key=lambda kv: (-kv[1], kv[0]))[0][0]

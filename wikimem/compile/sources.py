@@ -20,6 +20,7 @@ from ..qa.extractive import sentences as split_sentences
 
 SKIPPED_RAW = ("raw/transcripts/", "raw/assets/")  # conversations and files are not compiled
 MAX_SENTENCE_CHARS = 400
+MIN_WORDS = 3  # words outside code a quotable sentence needs
 _UNLINKABLE = re.compile(r"[#|\[\]^]")
 
 
@@ -66,6 +67,7 @@ def _link(page: Page, heading: str | None) -> str:
 
 def sentences_of(page: Page, chunks: Iterable[Chunk] = ()) -> tuple[Sentence, ...]:
     """The quotable sentences of ``page`` in order (see the module docstring)."""
+    from .names import prose
     body = page.body
     spans = sorted((c.start, c.end, c.text) for c in chunks)
     out: list[Sentence] = []
@@ -74,6 +76,8 @@ def sentences_of(page: Page, chunks: Iterable[Chunk] = ()) -> tuple[Sentence, ..
         text = " ".join(piece.text.split())
         if len(text) > MAX_SENTENCE_CHARS or "<!--" in text or "[[" in text or "]]" in text:
             continue
+        if len(re.findall(r"[^\W\d_]{2,}", prose(text))) < MIN_WORDS:
+            continue  # a code line, an address: nothing a page can say in words
         m = words_pattern(text).search(body, pos)
         if m is None:
             m = words_pattern(text).search(body)  # a sentence the splitter put out of order
