@@ -128,6 +128,7 @@ def compile_vault(ctx, sources: Iterable[str] = (), *, dry_run: bool = False, ll
     need = min_references(ctx.schema().thresholds)
     subjects = existing + new_subjects(all_sources, existing, pages, need)
     only = None if only_pages is None else set(only_pages)
+    indexed: list[tuple[str, str, str, str]] = []  # new pages for index.md, added in one edit at the end
     for subject in subjects:
         if only is not None and subject.path not in only:
             continue
@@ -148,14 +149,34 @@ def compile_vault(ctx, sources: Iterable[str] = (), *, dry_run: bool = False, ll
             report.dropped_contradictions += bad
             if notice:
                 report.notices.append(f"{subject.path}: {notice}")
-        report.pages.append(_write(ctx, subject, p, dry_run))
+        report.pages.append(_write(ctx, subject, p, dry_run, indexed))
+    _finish(ctx, report, indexed)
     report.contradictions, dropped = verified(report.contradictions, lambda x: _read(ctx, x))
     report.dropped_contradictions += dropped
     return report
 
 
-def _write(ctx, subject: Subject, p: extract.Plan, dry_run: bool) -> PageResult:
-    from ..knowledge.writer import add_to_index, write_page
+def _finish(ctx, report: CompileReport, indexed: list) -> None:
+    """After the pages: index.md's lines for the new ones, then the cache brought up to date once
+    (a write per page would bring it up to date per page: most of a large compile's time)."""
+    from ..knowledge.writer import INDEX_FILE, LOG_FILE, add_many_to_index, refresh_cache
+    written = [p.path for p in report.pages if p.status in ("created", "updated")]
+    if not written:
+        return
+    if indexed:
+        try:
+            add_many_to_index(ctx, indexed)
+        except WikimemError as exc:
+            report.notices.append(f"index.md not updated: {exc}")
+    warning = refresh_cache(ctx, written + [LOG_FILE, INDEX_FILE])
+    if warning:
+        report.notices.append(warning)
+
+
+def _write(ctx, subject: Subject, p: extract.Plan, dry_run: bool, indexed: list) -> PageResult:
+    """One page through the writer (atomic, conflict-checked, secret-scanned) and its log.md line;
+    the cache follows in ``_finish``."""
+    from ..knowledge.writer import write_page
     content = extract.render(p)
     entries = extract.entries(p)
     n = len(p.sentences) if p.claims is None else len(p.claims)
@@ -166,24 +187,32 @@ def _write(ctx, subject: Subject, p: extract.Plan, dry_run: bool) -> PageResult:
             if dry_run:
                 return replace(result, status="would-create")
             text = new_page(subject.title, subject.kind, content, entries)
-            write_page(ctx, subject.path, text, reason="compile", check_similar=False)
+            write_page(ctx, subject.path, text, reason=None, check_similar=False)
             first = p.sentences[0].text if p.sentences else ""
-            try:
-                add_to_index(ctx, subject.path, first if len(first) <= 100 else first[:100].rsplit(" ", 1)[0] + "…")
-            except WikimemError as exc:
-                return replace(result, status="created", notice=f"index.md not updated: {exc}")
-            return replace(result, status="created")
+            indexed.append((subject.path, subject.title, subject.kind,
+                            first if len(first) <= 100 else first[:100].rsplit(" ", 1)[0] + "…"))
+            return replace(result, status="created", notice=_logged(ctx, "compile", subject.path))
         note = ctx.files.read_note(subject.path)
         composed = update_page(note.text, content, entries)
         if composed.text is None:
             return replace(result, notice=composed.notice)
         if dry_run:
             return replace(result, status="would-update", notice=composed.notice)
-        write_page(ctx, subject.path, composed.text, expected_sha256=note.sha256, reason="compile (updated)",
-                   check_similar=False)
-        return replace(result, status="updated", notice=composed.notice)
+        write_page(ctx, subject.path, composed.text, expected_sha256=note.sha256, reason=None, check_similar=False)
+        logged = _logged(ctx, "compile (updated)", subject.path)
+        return replace(result, status="updated", notice="; ".join(n for n in (composed.notice, logged) if n) or None)
     except WikimemError as exc:
         return replace(result, status="failed", notice=str(exc))
+
+
+def _logged(ctx, operation: str, path: str) -> str | None:
+    """The page's log.md line; a failure is said, never raised (the page is written)."""
+    from ..knowledge.writer import LOG_FILE, append_log
+    try:
+        append_log(ctx, operation, path)
+    except (WikimemError, OSError) as exc:
+        return f"{LOG_FILE} not updated: {exc}"
+    return None
 
 
 def contradictions(ctx, paths: Iterable[str] | None = None) -> tuple[list[Contradiction], int]:
