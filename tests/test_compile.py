@@ -203,3 +203,16 @@ def test_ingest_compile_and_mcp_tool(tmp_path):
     out = Tools(v).compile(dry_run=True)
     assert out["pages"] and all(p["status"] == "unchanged" for p in out["pages"])
     v.close()
+
+
+def test_no_page_for_openers_units_labels_or_hyphen_words(tmp_path):
+    """Names that are no entity: a verb that opens sentences (also after a "[Label]"), a unit, an
+    adjective made of a name ("Debian-based"); the real names beside them get their pages."""
+    docs = {f"d{i}.md": f"# d{i}\n\n- [Interactive] Delete files {i} on Debian-based systems.\n"
+                        f"- Delete a bucket on Debian quickly.\n- Split into parts of 36 MB with Debian tools.\n"
+            for i in range(3)}
+    root = fresh(tmp_path, docs)
+    v = open_vault(root, embedder="none")
+    created = sorted(p.title for p in v.compile().pages if p.status == "created")
+    assert created == ["Debian"]
+    v.close()

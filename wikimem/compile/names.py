@@ -29,9 +29,12 @@ december monday tuesday wednesday thursday friday saturday sunday""".split())
 NOT_NAMES = COMMON_NAMES | _MONTHS_DAYS | frozenset("""note notes example examples warning tip see also
 usage usages option options default defaults true false null none yes no ok todo fixme caution important
 info information more less first last next previous new old other see step steps section chapter figure
-table part page pages version versions""".split())
+table part page pages version versions kb mb gb tb pb kib mib gib tib""".split())
+_LABEL = re.compile(r"^\W*(?:\[[^\]]*\]\s*|\([^)]*\)\s*)+")  # "[Interactive] Upload ...": the label is no start
 _CODE = re.compile(r"`[^`\n]*`|\{\{[^}]*\}\}|<[^>\s]+>|\b(?:https?|ftp)://\S+")
-_WORD = r"[A-Z][A-Za-z0-9]*(?:['’-][A-Za-z0-9]+)*"
+_WORD = r"[A-Z][A-Za-z0-9]*(?:['’-][A-Z0-9][A-Za-z0-9]*)*"  # "Wi-Fi", "O'Neil"; not "Debian-based"
+_LETTER = re.compile(r"[A-Za-z]")
+_OPENER = re.compile(r"\W*(" + _WORD + r")(?![\w\[\]])")
 _RUN = re.compile(rf"(?<![\w\[\]/.@-])({_WORD}(?:\s+(?:of|de|van|von|der|du|la|le)?\s*{_WORD})*)(?![\w\[\]/@]|\.\w)")
 _UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]+')
 
@@ -129,7 +132,8 @@ def _candidates_in(text: str) -> list[tuple[str, bool]]:
     """(name, whether it stands inside the sentence) of each name-like run of ``text``."""
     text = prose(text)
     out = []
-    first = re.search(r"[A-Za-z]", text)
+    label = _LABEL.match(text)
+    first = _LETTER.search(text, label.end() if label else 0)
     start = first.start() if first else 0
     for m in _RUN.finditer(text):
         words = re.sub(r"['’]s$", "", m.group(1)).split()
@@ -146,6 +150,14 @@ def _candidates_in(text: str) -> list[tuple[str, bool]]:
     return out
 
 
+def opener(text: str) -> str | None:
+    """The capitalised word a sentence opens with (casefolded), if any."""
+    text = prose(text)
+    label = _LABEL.match(text)
+    m = _OPENER.match(text, label.end() if label else 0)
+    return m.group(1).casefold() if m else None
+
+
 def page_path(kind: str, title: str) -> str:
     name = fit_name(" ".join(_UNSAFE.sub(" ", title).split())[:100]).strip(" .") or "untitled"
     return f"{FOLDERS[kind]}/{name}.md"
@@ -158,16 +170,20 @@ def new_subjects(sources: list[Source], existing: list[Subject], pages: dict[str
         if not path.startswith("raw/") and page.type != "source":
             taken.update(n.casefold() for n in (page.title, *page.aliases) if isinstance(n, str))
     forms: dict[str, Counter] = defaultdict(Counter)
-    inside: set[str] = set()
+    inside: Counter = Counter()  # times a name stands inside a sentence
+    opens: Counter = Counter()  # times a word opens one: "Delete" opens many, so it is a verb, not a name
     seen_in: dict[str, set[str]] = defaultdict(set)
     for source in sources:
         for sentence in source.sentences:
+            first = opener(sentence.text)
+            if first:
+                opens[first] += 1
             for name, mid in _candidates_in(sentence.text):
                 key = name.casefold()
                 forms[key][name] += 1
                 seen_in[key].add(source.path)
                 if mid:
-                    inside.add(key)
+                    inside[key] += 1
     for key in sorted(forms):  # "URLs" is "URL" (not "HTTPS" "HTTP"): a plural counts for its singular
         if not all(f.endswith("s") and not f[:-1].islower() for f in forms[key]):
             continue
@@ -176,14 +192,13 @@ def new_subjects(sources: list[Source], existing: list[Subject], pages: dict[str
         elif key[:-1] in forms:
             forms[key[:-1]].update(forms.pop(key))
             seen_in[key[:-1]] |= seen_in.pop(key)
-            if key in inside:
-                inside.add(key[:-1])
+            inside[key[:-1]] += inside.pop(key, 0)
     out = []
     for key in sorted(forms):
         best = sorted(forms[key].items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
-        if key in taken or key not in inside and not (_capitals(best) or any(c.isupper() for c in best[1:])
-                                                       or " " in best):
-            continue
+        strong = _strong_word(best) or " " in best
+        if key in taken or not strong and inside[key] <= opens[key]:
+            continue  # a plain capitalised word must stand inside sentences more often than it opens them
         if len(seen_in[key]) < need:
             continue
         path = page_path("entity", best)

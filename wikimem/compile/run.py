@@ -136,8 +136,8 @@ def compile_vault(ctx, sources: Iterable[str] = (), *, dry_run: bool = False, ll
         p = extract.plan(subject, all_sources, own)
         if wanted is not None and not (p.cited | cited) & wanted:
             continue
-        if not subject.existing and not p.by_source:
-            continue
+        if not subject.existing and len(p.cited) < need:
+            continue  # a new page needs the threshold's sources in what it would say, not only in names
         if not p.by_source and not cited and only is None:
             continue  # a page no source speaks of, never compiled: nothing to write
         report.contradictions += p.held
