@@ -216,3 +216,19 @@ def test_no_page_for_openers_units_labels_or_hyphen_words(tmp_path):
     created = sorted(p.title for p in v.compile().pages if p.status == "created")
     assert created == ["Debian"]
     v.close()
+
+
+def test_sources_are_tracked_new_changed_compiled(tmp_path):
+    root = fresh(tmp_path, {"git.md": GIT, "gh.md": HUB, "glab.md": LAB})
+    v = open_vault(root, embedder="none")
+    assert {s.path: s.status for s in v.compile(dry_run=True).sources} == {
+        "raw/articles/gh.md": "new", "raw/articles/git.md": "new", "raw/articles/glab.md": "new"}
+    v.compile()
+    raw = root / "raw/articles/glab.md"
+    raw.chmod(0o644)
+    raw.write_text(LAB.replace("with Git.", "with Git, fast."), encoding="utf-8")
+    report = v.compile(dry_run=True)
+    assert {s.path: s.status for s in report.sources} == {
+        "raw/articles/gh.md": "compiled", "raw/articles/git.md": "compiled", "raw/articles/glab.md": "changed"}
+    assert report.sources[0].sha256 == hashlib.sha256((root / report.sources[0].path).read_bytes()).hexdigest()
+    v.close()

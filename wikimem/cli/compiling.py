@@ -59,6 +59,8 @@ def print_compile(report) -> None:
         out.print(f"   source: {escape(c.source_sentence)} {escape(c.source_link)}", highlight=False)
     changed = len(report.changed)
     unchanged = sum(p.status == "unchanged" for p in report.pages)
-    out.print(f"[dim]{len(report.sources)} source(s) read ({report.mode}); {changed} page(s) "
+    fresh = sum(s.status == "new" for s in report.sources)
+    moved = sum(s.status == "changed" for s in report.sources)
+    out.print(f"[dim]{len(report.sources)} source(s) read ({fresh} new, {moved} changed; {report.mode}); {changed} page(s) "
               f"{'to write' if report.dry_run else 'written'}, {unchanged} unchanged, "
               f"{len(report.contradictions)} contradiction(s) held for review[/]", highlight=False)

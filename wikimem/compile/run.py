@@ -21,7 +21,7 @@ from ..parse import generated
 from . import extract
 from .contradict import Contradiction, verified
 from .names import Subject, existing_subjects, min_references, new_subjects
-from .sources import Source, is_source, page_sentences, read_sources
+from .sources import Source, is_source, page_sentences, read_sources, with_status
 from .write import new_page, update_page
 
 log = logging.getLogger(__name__)
@@ -119,7 +119,7 @@ def compile_vault(ctx, sources: Iterable[str] = (), *, dry_run: bool = False, ll
                   only_pages: Iterable[str] | None = None) -> CompileReport:
     from ..index.update import current_pages
     pages = current_pages(ctx, refresh=True)
-    all_sources = read_sources(pages, ctx.chunks)
+    all_sources = with_status(read_sources(pages, ctx.chunks), pages)
     named = list(sources)
     wanted = _resolve_sources(ctx, named, pages, all_sources) if named else None
     report = CompileReport(mode=(llm or {}).get("kind") or "extractive", dry_run=dry_run,

@@ -43,10 +43,12 @@ class Source:
     date: str  # what "newest first" sorts by: the source page's date, else its created, else ""
     page: str | None  # its sources/ page, when ingest wrote one
     sentences: tuple[Sentence, ...]
+    chunk_hashes: frozenset[str] = frozenset()  # of its text now: what a page's citations are checked against
+    status: str = ""  # new (no page cites it) | changed (a page cites text it no longer holds) | compiled
 
     def to_dict(self) -> dict:
         return {"path": self.path, "sha256": self.sha256, "title": self.title, "date": self.date,
-                "page": self.page, "sentences": len(self.sentences)}
+                "page": self.page, "sentences": len(self.sentences), "status": self.status}
 
 
 def is_source(path: str) -> bool:
@@ -120,8 +122,9 @@ def read_sources(pages: dict[str, Page], chunks_of, wanted: set[str] | None = No
         date = entry[1] if entry else ""
         if not date and not page.frontmatter.error:
             date = str(page.frontmatter.data.get("date") or page.frontmatter.data.get("created") or "")
+        chunks = list(chunks_of(page))
         out.append(Source(path, page.sha256, page.title, date, entry[0] if entry else None,
-                          sentences_of(page, chunks_of(page))))
+                          sentences_of(page, chunks), frozenset(chunk_hash(c.text) for c in chunks)))
     out.sort(key=lambda s: s.path)
     out.sort(key=lambda s: s.date, reverse=True)
     return out
@@ -133,6 +136,31 @@ def plain_links(text: str) -> str:
     from ..qa.extractive import _LINK, _MDLINK
     text = _LINK.sub(lambda m: m.group(2) or m.group(1).split("#")[0].rsplit("/", 1)[-1], text)
     return _MDLINK.sub(lambda m: m.group(1), text)
+
+
+_CITATION = re.compile(r"^\s*\[\[(raw/[^\]#|]+)[^\]]*\]\]\s+sha256:([0-9a-f]{8,64})\s*$")
+
+
+def with_status(sources: list[Source], pages: dict[str, Page]) -> list[Source]:
+    """Each source with its status, from the hashes the wiki pages' ``sources`` record for it."""
+    from dataclasses import replace
+    recorded: dict[str, set[str]] = {}
+    for path, page in pages.items():
+        if path.startswith("raw/") or page.type == "source" or page.frontmatter.error:
+            continue
+        entries = page.frontmatter.data.get("sources")
+        for entry in entries if isinstance(entries, list) else []:
+            m = _CITATION.match(str(entry))
+            if m:
+                target = m.group(1).strip()
+                recorded.setdefault(target if target.endswith(".md") else target + ".md", set()).add(m.group(2))
+    out = []
+    for s in sources:
+        hashes = recorded.get(s.path)
+        status = "new" if not hashes else "changed" if any(
+            not any(h.startswith(d) for h in s.chunk_hashes) for d in hashes) else "compiled"
+        out.append(replace(s, status=status))
+    return out
 
 
 def page_sentences(page: Page, skip: tuple[int, int] | None = None) -> list[tuple[str, int]]:
