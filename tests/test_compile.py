@@ -232,3 +232,11 @@ def test_sources_are_tracked_new_changed_compiled(tmp_path):
         "raw/articles/gh.md": "compiled", "raw/articles/git.md": "compiled", "raw/articles/glab.md": "changed"}
     assert report.sources[0].sha256 == hashlib.sha256((root / report.sources[0].path).read_bytes()).hexdigest()
     v.close()
+
+
+@pytest.mark.parametrize("args,message", [(["--llm", "gpt"], "unknown llm 'gpt'"),
+                                          (["--llm", "openai"], "needs a model (--llm-model)")])
+def test_bad_llm_options_are_usage_errors(tmp_path, args, message):
+    root = fresh(tmp_path, {"git.md": GIT})
+    result = runner.invoke(app, ["compile", "-V", str(root), *args], env={"WIKIMEM_LLM_MODEL": ""})
+    assert result.exit_code == 2 and message in result.output, result.output

@@ -118,6 +118,11 @@ def _page_context(pages: dict, subject: Subject):
 def compile_vault(ctx, sources: Iterable[str] = (), *, dry_run: bool = False, llm: dict | None = None,
                   only_pages: Iterable[str] | None = None) -> CompileReport:
     from ..index.update import current_pages
+    from ..llm import DEFAULT_URLS
+    if llm and llm.get("kind") not in DEFAULT_URLS:
+        raise UsageError(f"unknown llm {llm.get('kind')!r} (known: {', '.join(DEFAULT_URLS)})")
+    if llm and not llm.get("model"):
+        raise UsageError(f"--llm {llm['kind']} needs a model (--llm-model)")
     pages = current_pages(ctx, refresh=True)
     all_sources = with_status(read_sources(pages, ctx.chunks), pages)
     named = list(sources)
