@@ -9,6 +9,7 @@ the chunk that holds it (what ``review`` checks later). A source is tracked by t
 """
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from typing import Iterable
@@ -67,29 +68,50 @@ def _link(page: Page, heading: str | None) -> str:
     return f"[[{target}]]"
 
 
+def _window(body: str, pos: int, text: str) -> int:
+    """Where to stop looking for a sentence the splitter gave next: not far past ``pos`` (sentences
+    come in order; a search to the end for each one that is not verbatim was quadratic in a long source)."""
+    return min(len(body), pos + 4 * len(text) + 4000)
+
+
+def _find(body: str, text: str, pos: int) -> tuple[int, int] | None:
+    """(start, end) of ``text``'s words in ``body`` from ``pos`` on, within ``_window``: as written
+    (most sentences stand on one line), else with any whitespace between the words."""
+    stop = _window(body, pos, text)
+    at = body.find(text, pos, stop)
+    if at >= 0:
+        return at, at + len(text)
+    m = words_pattern(text).search(body, pos, stop) if any(c.isspace() for c in body[pos:stop]) else None
+    return (m.start(), m.end()) if m else None
+
+
 def sentences_of(page: Page, chunks: Iterable[Chunk] = ()) -> tuple[Sentence, ...]:
     """The quotable sentences of ``page`` in order (see the module docstring)."""
     from .names import prose
     body = page.body
     spans = sorted((c.start, c.end, c.text) for c in chunks)
+    starts = [s for s, _, _ in spans]
+    hashes: dict[int, str] = {}
     out: list[Sentence] = []
-    pos = 0
+    pos = counted = lines = 0  # lines: newlines before ``counted``, counted once (a count from 0 was quadratic)
     for piece in split_sentences(body):
         text = " ".join(piece.text.split())
         if len(text) > MAX_SENTENCE_CHARS or "<!--" in text or "[[" in text or "]]" in text:
             continue
         if len(re.findall(r"[^\W\d_]{2,}", prose(text))) < MIN_WORDS:
             continue  # a code line, an address: nothing a page can say in words
-        m = words_pattern(text).search(body, pos)
-        if m is None:
-            m = words_pattern(text).search(body)  # a sentence the splitter put out of order
-            if m is None:
-                continue  # cleaned for reading: not the source's own words
-        else:
-            pos = m.end()
-        line = page.body_line + body.count("\n", 0, m.start()) + 1
-        sha = next((chunk_hash(t) for s, e, t in spans if s <= m.start() < e), "")
-        out.append(Sentence(page.path, text, line, piece.heading, _link(page, piece.heading), sha, len(out)))
+        found = _find(body, text, pos)
+        if found is None:
+            continue  # cleaned for reading (a link shown as its text): not the source's own words
+        start, end = found
+        lines += body.count("\n", counted, start)
+        counted, pos = start, end
+        i = bisect.bisect_right(starts, start) - 1  # the chunk holding it (chunks are in order)
+        sha = ""
+        if i >= 0 and spans[i][0] <= start < spans[i][1]:
+            sha = hashes.get(i) or hashes.setdefault(i, chunk_hash(spans[i][2]))
+        out.append(Sentence(page.path, text, page.body_line + lines + 1, piece.heading, _link(page, piece.heading),
+                            sha, len(out)))
     return tuple(out)
 
 
@@ -172,16 +194,15 @@ def page_sentences(page: Page, skip: tuple[int, int] | None = None) -> list[tupl
         skip = None
     body = plain_links(body)
     out = []
-    pos = 0
+    pos = counted = lines = 0
     for piece in split_sentences(body):
         text = " ".join(piece.text.split())
-        m = words_pattern(text).search(body, pos)
-        if m is None:
+        found = _find(body, text, pos)
+        if found is None:
             continue
-        pos = m.end()
-        if skip and skip[0] <= m.start() < skip[1]:
-            continue
-        out.append((text, page.body_line + body.count("\n", 0, m.start()) + 1))
+        lines += body.count("\n", counted, found[0])
+        counted, pos = found
+        out.append((text, page.body_line + lines + 1))
     return out
 
 
