@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..ingest.mentions import COMMON_NAMES, _capitals, _pattern, _weak
 from ..model import Page
@@ -75,6 +76,7 @@ def _usable(name: str) -> bool:
         and not all(w in STOP_WORDS or w in NOT_NAMES for w in words)
 
 
+@lru_cache(maxsize=1 << 16)  # each sentence is read for every page's names
 def prose(text: str) -> str:
     """A sentence without its code spans, placeholders and addresses: what names are read in
     (``https://github.com/x`` does not name GitHub, `git commit` is an example, not a claim)."""
