@@ -55,3 +55,56 @@ def free_port() -> int:
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def request_key(body: dict) -> str:
+    """What a recorded LLM response is keyed by: the model, the messages and the structured-output
+    schema of a chat request, in either dialect (Ollama's ``format``, OpenAI's ``response_format``)."""
+    import hashlib
+    schema = body.get("format")
+    if schema is None and isinstance(body.get("response_format"), dict):
+        schema = (body["response_format"].get("json_schema") or {}).get("schema")
+    data = json.dumps({"model": body.get("model"), "messages": body.get("messages"), "schema": schema},
+                      sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
+
+
+class ReplayLLM(FakeJSONServer):
+    """Speaks Ollama's ``/api/chat`` and the OpenAI-compatible ``/v1/chat/completions``, replaying
+    ``recordings[request_key(body)]`` (``{"content": str, "status": int, "delay": seconds}``). A request
+    nobody recorded is answered 500 and kept in ``unrecorded``; ``__exit__`` then fails the test,
+    printing each such request's key and messages so it can be recorded (by hand: no model here)."""
+
+    def __init__(self, recordings: dict):
+        super().__init__()
+        self.recordings = recordings
+        self.unrecorded: list[tuple[str, dict]] = []
+        self.replayed: list[str] = []
+
+    def respond(self, path, body):
+        import time
+        key = request_key(body)
+        rec = self.recordings.get(key)
+        if rec is None:
+            self.unrecorded.append((key, body))
+            return 500, {"error": f"no recorded response for request {key}"}
+        self.replayed.append(key)
+        time.sleep(rec.get("delay", 0))
+        if rec.get("status", 200) != 200:
+            return rec["status"], {"error": rec.get("content", "error")}
+        content = rec["content"] if isinstance(rec["content"], str) else json.dumps(rec["content"])
+        if path == "/api/chat":
+            return 200, {"model": body["model"], "created_at": "2026-01-01T00:00:00Z", "done": True,
+                         "done_reason": "stop", "message": {"role": "assistant", "content": content}}
+        if path == "/v1/chat/completions":
+            return 200, {"id": "x", "object": "chat.completion", "model": body["model"],
+                         "choices": [{"index": 0, "finish_reason": "stop",
+                                      "message": {"role": "assistant", "content": content}}]}
+        return 404, {"error": "no route"}
+
+    def __exit__(self, *exc):
+        super().__exit__(*exc)
+        if self.unrecorded and exc[0] is None:
+            lines = [f"{key}: model={b.get('model')} messages={json.dumps(b.get('messages'), ensure_ascii=False)}"
+                     for key, b in self.unrecorded]
+            raise AssertionError("unrecorded LLM request(s); record a response for each key:\n" + "\n".join(lines))

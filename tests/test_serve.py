@@ -365,3 +365,15 @@ def test_a_broken_token_file_lets_no_one_in_and_says_why(serve, store):
     with client:
         r = client.get("/v1/vaults/one/stats", headers={"Authorization": "Bearer wm_x"})
         assert r.status_code == 503 and "not valid" in r.json()["error"]
+
+
+def test_compile_route_writes_what_sources_say(serve):
+    client, server = serve()
+    root = server.hosts["one"].root
+    (root / "raw/articles").mkdir(parents=True)
+    (root / "raw/articles/nuclei.md").write_text("# Nuclei\n\nAlpha particles are helium nuclei.\n", encoding="utf-8")
+    with client:
+        r = client.post("/v1/vaults/one/compile", json={"dry_run": False})
+        assert r.status_code == 200, r.text
+        assert [(p["path"], p["status"]) for p in r.json()["pages"]] == [("concepts/Alpha.md", "updated")]
+    assert "- Alpha particles are helium nuclei. [[raw/articles/nuclei]]" in (root / "concepts/Alpha.md").read_text()

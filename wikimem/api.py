@@ -322,15 +322,37 @@ class Vault:
 
     def ingest(self, paths: Iterable[str | os.PathLike[str]], kind: str | None = None, *, llm: str | None = None,
                llm_model: str | None = None, llm_url: str | None = None, llm_api_key: str | None = None,
-               llm_timeout: float | None = None, supersede: bool = False):
+               llm_timeout: float | None = None, supersede: bool = False, compile: bool = False):
         """Copy sources into raw/<kind>/ (content-addressed: the same bytes twice is a no-op) and
         write a source page for each (with ``llm``: also a summary and the pages it names);
-        conversation exports become one note per session -> IngestReport (see wikimem.ingest.sources)."""
+        conversation exports become one note per session -> IngestReport (see wikimem.ingest.sources).
+        ``compile``: then compile the sources added into entity and concept pages (``report.compiled``)."""
+        from dataclasses import replace
         from .ingest.sources import ingest
         from .llm import choose_llm
         model = choose_llm(self.settings, llm, llm_model, llm_url, llm_api_key, llm_timeout)
-        return ingest(self.ctx, [paths] if isinstance(paths, (str, os.PathLike)) else paths, kind,
-                      llm=model if model["kind"] else None, supersede=supersede)
+        report = ingest(self.ctx, [paths] if isinstance(paths, (str, os.PathLike)) else paths, kind,
+                        llm=model if model["kind"] else None, supersede=supersede)
+        if compile:
+            from .compile import compile_vault
+            from .compile.sources import is_source
+            added = sorted({r for i in report.items if i.status == "added" for r in i.raw if is_source(r)})
+            report = replace(report, compiled=compile_vault(self.ctx, added, llm=model if model["kind"] else None)
+                             if added else None)
+        return report
+
+    def compile(self, sources: Iterable[str] = (), *, dry_run: bool = False, llm: str | None = None,
+                llm_model: str | None = None, llm_url: str | None = None, llm_api_key: str | None = None,
+                llm_timeout: float | None = None, pages: Iterable[str] | None = None):
+        """Write what the sources under raw/ say into entity and concept pages, each sentence cited,
+        in one marked ``compiled`` section per page (new pages past SCHEMA.md's threshold); a
+        sentence contradicting a page is held back for review -> CompileReport (see wikimem.compile).
+        ``sources``: only the pages these sources speak about; ``pages``: only these pages."""
+        from .compile import compile_vault
+        from .llm import choose_llm
+        m = choose_llm(self.settings, llm, llm_model, llm_url, llm_api_key, llm_timeout)
+        return compile_vault(self.ctx, sources, dry_run=dry_run, llm=m if m["kind"] else None,
+                             only_pages=None if pages is None else list(pages))
 
     def query(self, question: str, *, k: int = 6, write: bool = True, llm: str | None = None,
               llm_model: str | None = None, llm_url: str | None = None, llm_api_key: str | None = None,

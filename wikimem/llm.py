@@ -18,14 +18,15 @@ class LLMError(WikimemError):
     """The language model could not produce an answer (the message says why)."""
 
 
-def _ollama(model: str, url: str, messages, timeout: float) -> str:
+def _ollama(model: str, url: str, messages, timeout: float, schema: dict | None = None) -> str:
     try:
         import ollama
     except ImportError:
         raise LLMError("llm = 'ollama' needs the ollama package (pip install ollama)") from None
     try:
         client = ollama.Client(host=url or DEFAULT_URLS["ollama"], timeout=timeout)
-        response = client.chat(model=model, messages=messages, options={"temperature": 0})
+        extra = {"format": schema} if schema is not None else {}  # structured output: a JSON schema
+        response = client.chat(model=model, messages=messages, options={"temperature": 0}, **extra)
     except ollama.ResponseError as exc:
         if exc.status_code == 404:
             raise LLMError(f"ollama: model {model!r} not found; pull it first (ollama pull {model})") from None
@@ -38,14 +39,17 @@ def _ollama(model: str, url: str, messages, timeout: float) -> str:
     return content
 
 
-def _openai(model: str, url: str, api_key: str, messages, timeout: float) -> str:
+def _openai(model: str, url: str, api_key: str, messages, timeout: float, schema: dict | None = None) -> str:
     import httpx
 
     base = (url or DEFAULT_URLS["openai"]).rstrip("/")
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    body: dict[str, Any] = {"model": model, "messages": messages, "temperature": 0}
+    if schema is not None:  # structured output (the OpenAI json_schema response format)
+        body["response_format"] = {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema,
+                                                                          "strict": True}}
     try:
-        response = httpx.post(f"{base}/chat/completions", headers=headers, timeout=timeout,
-                              json={"model": model, "messages": messages, "temperature": 0})
+        response = httpx.post(f"{base}/chat/completions", headers=headers, timeout=timeout, json=body)
     except httpx.HTTPError as exc:
         raise LLMError(f"openai-compatible endpoint {base} failed ({exc.__class__.__name__}: {exc})") from None
     if response.status_code >= 400:
@@ -70,11 +74,13 @@ def choose_llm(settings, kind: str | None, model: str | None, url: str | None, a
             "timeout": timeout or settings.llm_timeout}
 
 
-def complete(kind: str, model: str, url: str, api_key: str, messages, timeout: float) -> str:
+def complete(kind: str, model: str, url: str, api_key: str, messages, timeout: float,
+             schema: dict | None = None) -> str:
+    """The model's reply text; ``schema``: a JSON schema the reply must follow (structured output)."""
     if kind not in DEFAULT_URLS:
         raise LLMError(f"unknown llm {kind!r} (known: ollama, openai)")
     if not model:
         raise LLMError(f"llm = {kind!r} needs a model (--llm-model)")
     if kind == "ollama":
-        return _ollama(model, url, messages, timeout)
-    return _openai(model, url, api_key, messages, timeout)
+        return _ollama(model, url, messages, timeout, schema)
+    return _openai(model, url, api_key, messages, timeout, schema)

@@ -5,7 +5,7 @@ No logic lives here. Exit codes: 0 ok, 1 findings or errors for the user, 2 usag
 commands on it (imported here in the order ``wikimem --help`` lists them).
 """
 # imported for the commands they register, in the order `wikimem --help` lists them
-from . import vault, agents, knowledge, watching, graph, explore, health, serving  # noqa: F401,I001
+from . import vault, agents, knowledge, compiling, watching, graph, explore, health, serving  # noqa: F401,I001
 from .app import app, main
 
 __all__ = ["app", "main"]

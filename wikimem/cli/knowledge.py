@@ -182,6 +182,8 @@ def ingest(paths: list[str] = typer.Argument(..., help="Files to bring into raw/
            llm_model: Optional[str] = typer.Option(None, "--llm-model", help="Model name for --llm."),
            llm_url: Optional[str] = typer.Option(None, "--llm-url", help="Server URL for --llm."),
            supersede: bool = typer.Option(False, "--supersede", help="A new source page replaces the most similar one."),
+           compile_: bool = typer.Option(False, "--compile", help="Then compile the new sources into entity and "
+                                         "concept pages (as `wikimem compile`)."),
            as_json: bool = JsonOpt) -> None:
     """Copy sources into raw/<kind>/ once (same bytes twice: a no-op) and write a source page for each;
     conversation exports (Claude Code JSONL, ChatGPT conversations.json, `Speaker: text` chats) become
@@ -190,7 +192,7 @@ def ingest(paths: list[str] = typer.Argument(..., help="Files to bring into raw/
 
     v = _run(lambda: open_vault(vault))
     report = _run(lambda: v.ingest(paths, kind=kind, llm=llm, llm_model=llm_model, llm_url=llm_url,
-                                   supersede=supersede))
+                                   supersede=supersede, compile=compile_))
     if as_json:
         _emit_json(report.to_dict())
     else:
@@ -202,6 +204,9 @@ def ingest(paths: list[str] = typer.Argument(..., help="Files to bring into raw/
                 out.print(f"  [yellow]not imported[/] {escape(problem.where)}: {escape(problem.reason)}",
                           highlight=False)
             _print_similar(item.page, item.similar, supersede)
+        if report.compiled is not None:
+            from .compiling import print_compile
+            print_compile(report.compiled)
     if not report.ok:
         raise typer.Exit(1)
 
@@ -283,7 +288,7 @@ def review(pages: Optional[list[str]] = typer.Argument(None, metavar="[PAGE]..."
         _emit_json(report.to_dict())
     else:
         _print_review(report)
-    if report.stale:
+    if report.stale or report.contradictions:
         raise typer.Exit(1)
 
 
@@ -309,6 +314,13 @@ def _print_review(report) -> None:
                     out.print("     [dim]changed:[/] " + " ".join(
                         f"[red]{escape(d)}[/]" if d.startswith("-") else f"[green]{escape(d)}[/]" for d in change.diff),
                         highlight=False)
+    for c in report.contradictions:
+        out.print(f"[bold]{escape(c.page)}[/]  [red]contradiction[/]", highlight=False)
+        out.print(f"   page {escape(c.page)}:{c.page_line}: {escape(c.page_sentence)}", highlight=False)
+        out.print(f"   source {escape(c.source)}:{c.source_line}: {escape(c.source_sentence)} "
+                  f"{escape(c.source_link)}", highlight=False)
+    if report.contradictions:
+        out.print("[dim]compile held these back; edit the page or `wikimem supersede` it[/]", highlight=False)
     if not report.refreshed or report.stale:
         stale = len(report.stale)
         hint = "; `wikimem review --refresh --all` re-answers the query pages" if any(

@@ -71,13 +71,17 @@ class IngestItem:
 @dataclass(frozen=True)
 class IngestReport:
     items: tuple[IngestItem, ...] = field(default_factory=tuple)
+    compiled: Any = None  # the CompileReport of ``ingest --compile`` (wikimem.compile)
 
     @property
     def ok(self) -> bool:
         return all(i.status != "failed" and not i.problems for i in self.items)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "items": [i.to_dict() for i in self.items]}
+        out = {"ok": self.ok, "items": [i.to_dict() for i in self.items]}
+        if self.compiled is not None:
+            out["compiled"] = self.compiled.to_dict()
+        return out
 
 
 def guess_kind(path: Path) -> str:

@@ -385,6 +385,31 @@ def insert_in_section(text: str, section: str, line: str) -> str:
     return "\n".join(lines)
 
 
+def add_many_to_index(ctx, entries: list[tuple[str, str, str, str]]) -> int:
+    """``add_to_index`` for many new pages in one edit of index.md (a compile creating dozens of
+    pages): ``entries`` are (path, title, type, summary). The caller brings the cache up to date.
+    Returns how many lines were added."""
+    lines = []
+    for rel, title, page_type, summary in entries:
+        summary = " ".join(summary.split())
+        line = f"- {_link_for(_norm_rel(rel), title)}" + (f" — {summary}" if summary else "")
+        secrets.check(line, INDEX_FILE)
+        lines.append((_norm_rel(rel), title, INDEX_SECTIONS.get(page_type, "Notes"), line))
+    added = 0
+
+    def add(text: str) -> str | None:
+        nonlocal added
+        added = 0
+        for rel, title, section, line in lines:
+            if not _already_linked(text, rel, title):
+                text = insert_in_section(text, section, line)
+                added += 1
+        return text if added else None
+
+    _edit_note(ctx, INDEX_FILE, add)
+    return added
+
+
 def add_to_index(ctx, rel: str, summary: str = "") -> bool:
     """Add ``- [[Title]] — summary`` for ``rel`` under its type's section of index.md. Idempotent:
     a page already linked anywhere in index.md is left alone. Returns whether a line was added."""

@@ -211,6 +211,7 @@ SPECS = (
     ("lint", "lint", "lint", "read"),
     ("review", "review", "review", "read"),
     ("refresh_stale", "refresh_stale", "refresh_stale", "write"),
+    ("compile", "compile", "compile", "write"),
     ("stats", "stats", "stats", "read"),
     ("write_page", "write_page", "write_page", "write"),
     ("edit_page", "edit_page", "edit_page", "write"),

@@ -194,6 +194,15 @@ class Tools:
         with self._write:
             return plain(self.vault.refresh_stale(paths or (), every=all))
 
+    def compile(self, sources: Annotated[Optional[list[str]], D("Only the pages these sources (raw/ files or "
+                                                                 "their sources/ pages) speak about.")] = None,
+                dry_run: Annotated[bool, D("Say what would be written; write nothing.")] = False) -> dict[str, Any]:
+        """Write what the sources under raw/ say into entity and concept pages (one marked section per
+        page, each sentence cited; new pages past SCHEMA.md's threshold). Sentences that contradict a
+        page are held back and listed (review lists them too). Run it after ingesting sources."""
+        with self._write:
+            return plain(self.vault.compile(sources or (), dry_run=dry_run))
+
     def lint(self, paths: Annotated[Optional[list[str]], D("Files or folders (default: all).")] = None,
              select: Codes = None, ignore: Annotated[Optional[list[str]], D("Rule codes to skip.")] = None,
              limit: Annotated[int, Field(ge=0, le=2000, description="Findings listed.")] = 20) -> dict[str, Any]:

@@ -102,10 +102,15 @@ class Review:
     stale: list[StalePage] = field(default_factory=list)
     checked: int = 0  # pages with sources looked at
     refreshed: list[Refreshed] = field(default_factory=list)
+    # sources that disagree with a page, which `compile` held back (wikimem.compile.contradict)
+    contradictions: list = field(default_factory=list)
+    dropped_contradictions: int = 0  # findings whose quotes were not where they said: not shown
 
     def to_dict(self) -> dict[str, Any]:
         return {"checked": self.checked, "stale": [s.to_dict() for s in self.stale],
-                "refreshed": [r.to_dict() for r in self.refreshed]}
+                "refreshed": [r.to_dict() for r in self.refreshed],
+                "contradictions": [c.to_dict() for c in self.contradictions],
+                "dropped_contradictions": self.dropped_contradictions}
 
 
 # -- reading what a page cites --------------------------------------------------------------------
@@ -250,20 +255,23 @@ def stale_pages(ctx, paths: Iterable[str] | None = None, refresh: bool = True) -
 
 
 def review(ctx, paths: Iterable[str] | None = None) -> Review:
+    """The pages whose evidence moved (``stale_pages``) and the contradictions compile held back for
+    a person (``compile.contradictions``), for ``paths`` or the whole vault."""
+    from ..compile import contradictions
     paths = None if paths is None else list(paths)
     for rel in paths or ():
         ctx.files.abspath(rel)  # PathEscapeError for "..", absolute paths, symlinks out: as every other route
     stale, checked = stale_pages(ctx, paths)
-    return Review(stale, checked)
-
-
+    found, dropped = contradictions(ctx, None if paths is None else list(paths))
+    return Review(stale, checked, contradictions=found, dropped_contradictions=dropped)
 
 
 # -- refreshing -----------------------------------------------------------------------------------
 def refresh(ctx, pages: Iterable[str] = (), every: bool = False, **ask_options: Any) -> Review:
     """Ask each named stale query page's question again (``every``: all stale query pages) and file
-    the answer through the usual write-back. A page that is not stale, or not a query page, is
-    reported as skipped, never rewritten."""
+    the answer through the usual write-back; a stale compiled entity or concept page is compiled again
+    (only its marked section is rewritten). A page that is not stale, or neither, is reported as
+    skipped, never rewritten."""
     from .query import ask
     names = list(pages)
     if not names and not every:
@@ -281,6 +289,9 @@ def refresh(ctx, pages: Iterable[str] = (), every: bool = False, **ask_options: 
         page = by_path.get(path)
         if page is None:
             report.refreshed.append(Refreshed(path, None, "skipped", "not stale: nothing it cites changed"))
+            continue
+        if page.type in ("entity", "concept") and _compiled(ctx, path):
+            report.refreshed.append(_recompile(ctx, path))
             continue
         if page.type != "query" or not page.question:
             report.refreshed.append(Refreshed(path, None, "skipped", f"a {page.type} page is not re-answered: "
@@ -307,6 +318,44 @@ def refresh(ctx, pages: Iterable[str] = (), every: bool = False, **ask_options: 
     if report.refreshed:  # what is still stale after the new answers
         report.stale, report.checked = stale_pages(ctx)
     return report
+
+
+def _compiled(ctx, path: str) -> bool:
+    from ..compile.run import is_compiled
+    try:
+        return is_compiled(ctx.files.read_note(path).text)
+    except (WikimemError, OSError):
+        return False
+
+
+def _compiled_sentences(ctx, path: str) -> list[str]:
+    try:
+        text = ctx.files.read_note(path).text.replace("\r\n", "\n")
+    except (WikimemError, OSError):
+        return []
+    _, body = fm.parse(text)
+    found = generated.find(body, "compiled")
+    return [line[2:] for line in (found.content.split("\n") if found else []) if line.startswith("- ")]
+
+
+def _recompile(ctx, path: str) -> Refreshed:
+    """A stale compiled section written again from the sources as they are (wikimem.compile)."""
+    from ..compile import compile_vault
+    before = _compiled_sentences(ctx, path)
+    try:
+        result = compile_vault(ctx, only_pages=[path])
+    except WikimemError as exc:
+        return Refreshed(path, None, "failed", str(exc))
+    done = next((p for p in result.pages if p.path == path), None)
+    if done is None or done.status == "failed":
+        return Refreshed(path, None, "failed", done.notice if done else "no source speaks of it; nothing compiled")
+    after = _compiled_sentences(ctx, path)
+    removed = tuple(s for s in before if s not in after)
+    added = tuple(s for s in after if s not in before)
+    status = "refreshed" if done.status == "updated" else "unchanged"
+    detail = (f"recompiled: {len(removed)} sentence{'s' if len(removed) != 1 else ''} went, {len(added)} came"
+              if status == "refreshed" else "the compiled section reads as before")
+    return Refreshed(path, path, status, detail, removed, added)
 
 
 def _answer_sentences(ctx, path: str) -> list[str]:

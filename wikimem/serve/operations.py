@@ -62,6 +62,7 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("GET", "/lint", "lint", False),
     Operation("GET", "/review", "review", False, aliases=(("path", "paths"),)),
     Operation("POST", "/review/refresh", "refresh_stale", True),
+    Operation("POST", "/compile", "compile", True),
     Operation("GET", "/stats", "stats", False),
     Operation("GET", "/status", "status", False),
     Operation("GET", "/query", "query_no_write", False, aliases=(("q", "question"), ("tag", "tags"))),

@@ -1,2 +1,2 @@
 """Rule families; importing this package registers every rule."""
-from . import content, frontmatter, graph, links, versions  # noqa: F401
+from . import compiled, content, frontmatter, graph, links, versions  # noqa: F401

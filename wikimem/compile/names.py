@@ -1,0 +1,210 @@
+"""What a compile writes pages about: the entity and concept pages there are (matched by title and
+alias), and new names the sources use often enough to deserve a page.
+
+A new page needs a name that stands for one thing: a proper name written with capitals inside a
+sentence ("Create an empty Git repository", "Stephen Robertson"), or a name in capitals ("GNU",
+"JSON") or with a capital inside it ("GitHub"). A capitalised word that opens a sentence is no name
+by itself (any sentence opens so), nor is a stop word, a weekday or month, a number, a word of one
+letter or one a person uses for notes ("Example", "Note"). A name must be named in at least
+SCHEMA.md's ``entity_min_references`` sources (else ``create_page_after_mentions``, default 2).
+Code spans are not read for names (``git commit`` is an example, not a claim).
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..ingest.mentions import COMMON_NAMES, _capitals, _pattern, _weak
+from ..model import Page
+from ..stores.analysis import STOP_WORDS
+from ..vault.files import fit_name
+from .sources import Source
+
+DEFAULT_MIN_REFERENCES = 2
+KINDS = ("entity", "concept")
+FOLDERS = {"entity": "entities", "concept": "concepts"}
+_MONTHS_DAYS = frozenset("""january february march april may june july august september october november
+december monday tuesday wednesday thursday friday saturday sunday""".split())
+NOT_NAMES = COMMON_NAMES | _MONTHS_DAYS | frozenset("""note notes example examples warning tip see also
+usage usages option options default defaults true false null none yes no ok todo fixme caution important
+info information more less first last next previous new old other see step steps section chapter figure
+table part page pages version versions kb mb gb tb pb kib mib gib tib""".split())
+_LABEL = re.compile(r"^\W*(?:\[[^\]]*\]\s*|\([^)]*\)\s*)+")  # "[Interactive] Upload ...": the label is no start
+_CODE = re.compile(r"`[^`\n]*`|\{\{[^}]*\}\}|<[^>\s]+>|\b(?:https?|ftp)://\S+")
+_WORD = r"[A-Z][A-Za-z0-9]*(?:['’-][A-Z0-9][A-Za-z0-9]*)*"  # "Wi-Fi", "O'Neil"; not "Debian-based"
+_LETTER = re.compile(r"[A-Za-z]")
+_OPENER = re.compile(r"\W*(" + _WORD + r")(?![\w\[\]])")
+_RUN = re.compile(rf"(?<![\w\[\]/.@-])({_WORD}(?:\s+(?:of|de|van|von|der|du|la|le)?\s*{_WORD})*)(?![\w\[\]/@]|\.\w)")
+_UNSAFE = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]+')
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A page a compile writes a section on: one there is, or one it would create."""
+
+    title: str
+    kind: str  # entity | concept
+    path: str
+    names: tuple[str, ...]  # title and aliases: what a sentence must name
+    existing: bool
+    references: int = 0  # sources naming it (new candidates)
+
+    def to_dict(self) -> dict:
+        return {"title": self.title, "kind": self.kind, "path": self.path, "existing": self.existing,
+                "references": self.references}
+
+
+def min_references(thresholds: dict) -> int:
+    for key in ("entity_min_references", "create_page_after_mentions"):
+        value = thresholds.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+            return value
+    return DEFAULT_MIN_REFERENCES
+
+
+def _usable(name: str) -> bool:
+    """A title or alias a sentence can be matched on without matching everything."""
+    if not name.strip():
+        return False
+    if not _weak(name) or _capitals(name):
+        return True
+    # a short name written with a capital ("Git", "Go") is matched as written, unless it is an everyday word
+    words = re.findall(r"\w+", name.casefold())
+    return any(c.isupper() for c in name) and sum(c.isalpha() for c in name) >= 2 \
+        and not all(w in STOP_WORDS or w in NOT_NAMES for w in words)
+
+
+@lru_cache(maxsize=1 << 16)  # each sentence is read for every page's names
+def prose(text: str) -> str:
+    """A sentence without its code spans, placeholders and addresses: what names are read in
+    (``https://github.com/x`` does not name GitHub, `git commit` is an example, not a claim)."""
+    return _CODE.sub(" , ", text)
+
+
+def matcher(names: tuple[str, ...], kind: str = "entity"):
+    """name -> a compiled pattern: whole words; a short or everyday name, and a one-word entity name
+    ("Git", "Node"), only as written, since "git" and "node" are also ordinary words; a concept
+    ("Chunking") or a name of several words in any case. Existing pages' names were chosen by
+    ``_usable`` already; a new name is a name."""
+    return [_pattern(n, 0 if _weak(n) or (kind == "entity" and len(n.split()) == 1 and n != n.casefold())
+                     else re.I) for n in names if n.strip()]
+
+
+def existing_subjects(pages: dict[str, Page]) -> list[Subject]:
+    out = []
+    for path in sorted(pages):
+        page = pages[path]
+        if page.type not in KINDS or path.startswith("raw/") or page.status == "superseded":
+            continue
+        names = tuple(dict.fromkeys(n for n in (page.title, *page.aliases) if isinstance(n, str) and _usable(n)))
+        if names:
+            out.append(Subject(page.title, page.type, path, names, True))
+    return out
+
+
+def _strip_opener(words: list[str], at_start: bool) -> list[str]:
+    """The words of a run that opens a sentence, without the stop words and note words before it."""
+    while words and words[0].casefold() in STOP_WORDS | NOT_NAMES:
+        words = words[1:]
+    return words
+
+
+def _strong_word(word: str) -> bool:
+    """A word that is a name wherever it stands: in capitals ("GNU") or with a capital inside ("GitHub")."""
+    return _capitals(word) or any(c.isupper() for c in word[1:])
+
+
+def _is_name(name: str, mid_sentence: bool) -> bool:
+    words = name.split()
+    low = [w.casefold().strip("'’") for w in words]
+    if any(w in STOP_WORDS for w in (low[0], low[-1])) or all(w in NOT_NAMES for w in low):
+        return False
+    letters = sum(c.isalpha() for c in name)
+    if letters < 2 or not name[0].isalpha():
+        return False
+    strong = len(words) > 1 or _capitals(name) or any(c.isupper() for c in name[1:])
+    if len(words) == 1 and len(name) < 3 and not _capitals(name):
+        return False
+    return strong or mid_sentence
+
+
+def _candidates_in(text: str) -> list[tuple[str, bool]]:
+    """(name, whether it stands inside the sentence) of each name-like run of ``text``."""
+    text = prose(text)
+    out = []
+    label = _LABEL.match(text)
+    first = _LETTER.search(text, label.end() if label else 0)
+    start = first.start() if first else 0
+    for m in _RUN.finditer(text):
+        words = re.sub(r"['’]s$", "", m.group(1)).split()
+        at_start = m.start() <= start or bool(re.search(r"[.!?:;]\s*$", text[:m.start()]))
+        if at_start:
+            opened = len(words)
+            words = _strip_opener(words, True)
+            if len(words) == opened > 1 and not _strong_word(words[0]):
+                words = words[1:]  # "Install GRUB", "Manage Docker": the verb that opens the sentence is no name
+            at_start = len(words) == len(m.group(1).split())  # the opener itself went: what is left is inside
+        name = " ".join(words)
+        if name and _is_name(name, not at_start):
+            out.append((name, not at_start))
+    return out
+
+
+def opener(text: str) -> str | None:
+    """The capitalised word a sentence opens with (casefolded), if any."""
+    text = prose(text)
+    label = _LABEL.match(text)
+    m = _OPENER.match(text, label.end() if label else 0)
+    return m.group(1).casefold() if m else None
+
+
+def page_path(kind: str, title: str) -> str:
+    name = fit_name(" ".join(_UNSAFE.sub(" ", title).split())[:100]).strip(" .") or "untitled"
+    return f"{FOLDERS[kind]}/{name}.md"
+
+
+def new_subjects(sources: list[Source], existing: list[Subject], pages: dict[str, Page], need: int) -> list[Subject]:
+    """Names named in at least ``need`` sources that no page has yet (see the module docstring)."""
+    taken = {n.casefold() for s in existing for n in s.names}
+    for path, page in pages.items():  # any page of that name: never a second one beside it
+        if not path.startswith("raw/") and page.type != "source":
+            taken.update(n.casefold() for n in (page.title, *page.aliases) if isinstance(n, str))
+    forms: dict[str, Counter] = defaultdict(Counter)
+    inside: Counter = Counter()  # times a name stands inside a sentence
+    opens: Counter = Counter()  # times a word opens one: "Delete" opens many, so it is a verb, not a name
+    seen_in: dict[str, set[str]] = defaultdict(set)
+    for source in sources:
+        for sentence in source.sentences:
+            first = opener(sentence.text)
+            if first:
+                opens[first] += 1
+            for name, mid in _candidates_in(sentence.text):
+                key = name.casefold()
+                forms[key][name] += 1
+                seen_in[key].add(source.path)
+                if mid:
+                    inside[key] += 1
+    for key in sorted(forms):  # "URLs" is "URL" (not "HTTPS" "HTTP"): a plural counts for its singular
+        if not all(f.endswith("s") and not f[:-1].islower() for f in forms[key]):
+            continue
+        if key[:-1] in taken:  # the page of the singular is there, and speaks for both
+            del forms[key]
+        elif key[:-1] in forms:
+            forms[key[:-1]].update(forms.pop(key))
+            seen_in[key[:-1]] |= seen_in.pop(key)
+            inside[key[:-1]] += inside.pop(key, 0)
+    out = []
+    for key in sorted(forms):
+        best = sorted(forms[key].items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+        strong = _strong_word(best) or " " in best
+        if key in taken or not strong and inside[key] <= opens[key]:
+            continue  # a plain capitalised word must stand inside sentences more often than it opens them
+        if len(seen_in[key]) < need:
+            continue
+        path = page_path("entity", best)
+        if path in pages or any(p.casefold() == path.casefold() for p in pages):
+            continue
+        out.append(Subject(best, "entity", path, (best,), False, len(seen_in[key])))
+    return out
