@@ -7,13 +7,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from conftest import EXAMPLES, write_vault
+from conftest import EXAMPLES, copy_vault, write_vault
 from wikimem.api import init_vault, open_vault
 from wikimem.cli import app
 from wikimem.qa.answer import chunk_hash
@@ -163,7 +162,7 @@ def test_dry_run_writes_nothing(tmp_path):
 
 def test_examples_vault_pages_updated_with_valid_citations(tmp_path):
     root = tmp_path / "examples"
-    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".wikimem"))
+    copy_vault(EXAMPLES, root)
     person = (root / "concepts/BM25.md").read_text(encoding="utf-8")
     v = open_vault(root, embedder="none")
     report = v.compile()
