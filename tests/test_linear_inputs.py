@@ -133,14 +133,17 @@ def test_a_note_of_40k_unclosed_wikilinks_parses_in_seconds():
 
 @pytest.mark.parametrize("name", sorted(bench.CASES))
 def test_pathological_input_is_linear(name):
-    """Each pathological input: 4x the input costs < 8x the time (quadratic: 16x), and no stall
-    (SECONDS_PER_MB). The ratio holds on any machine; 1 MB of each is benchmarks' job. Measured up
-    to three times: a busy machine makes one run's ratio noisy, quadratic code fails every one."""
+    """Each pathological input: 4x the input costs < 12x the time (linear: 4x; quadratic: 16x or
+    more), and no stall (SECONDS_PER_MB). 1 MB of each is benchmarks' job. Under `stress-ng --cpu 4`
+    on two cores a linear case (fence_open) read 8.5-9.2x on this thread's CPU time, every attempt:
+    the larger input's working set leaves the cache the other processes share, so the bound sits
+    above that and below what quadratic code takes. Measured up to three times (a retry takes the
+    best of three): a busy machine makes one run's ratio noisy, quadratic code fails every one."""
     small, large = 32 * 1024, 128 * 1024
     ratios = []
     texts = bench.CASES[name](small), bench.CASES[name](large)
     for attempt in range(3):
-        runs = 1 if attempt == 0 else 2  # a retry takes the best of two: noise only ever adds time
+        runs = 1 if attempt == 0 else 3  # a retry takes the best of three: noise only ever adds time
         t_small = min(_parse_and_chunk(texts[0]) for _ in range(runs))
         assert t_small < SECONDS_PER_MB * small / MIB, f"{name}: {t_small:.2f} s for 32 KB"
         t_large = min(_parse_and_chunk(texts[1]) for _ in range(runs))
@@ -148,7 +151,7 @@ def test_pathological_input_is_linear(name):
         if t_large < 0.2:  # below that, timer noise and fixed costs decide the ratio
             return
         ratios.append(t_large / max(t_small, 1e-3))
-        if ratios[-1] < 8:
+        if ratios[-1] < 12:
             return
     pytest.fail(f"{name}: 4x the input took {', '.join(f'{r:.1f}' for r in ratios)}x the time")
 
