@@ -27,6 +27,7 @@ LAYERS = [
     {"knowledge"},
     {"qa"},
     {"graph", "ingest", "agent"},
+    {"compile"},  # sources into pages: reads what ingest wrote, cites as qa does; review gets it from the facade
     {"lint", "doctor"},
     {"api"},
     {"mcp"},

@@ -371,18 +371,20 @@ class Vault:
     def review(self, paths: Iterable[str] | None = None):
         """The stale compiled pages (a cited text or file changed, a cited page went or was
         superseded), with the changed sentences -> Review (see wikimem.qa.review)."""
+        from .compile import contradictions
         from .qa.review import review
-        return review(self.ctx, paths)
+        return review(self.ctx, paths, contradictions=contradictions)
 
     def refresh_stale(self, pages: Iterable[str] = (), *, every: bool = False, llm: str | None = None,
                       llm_model: str | None = None, llm_url: str | None = None, llm_api_key: str | None = None,
                       llm_timeout: float | None = None):
         """Ask stale query pages' questions again (``pages``, or ``every`` stale one) through the
         write-back, which rewrites only the marked answer section -> Review with ``refreshed``."""
+        from .compile.refresh import recompile
         from .qa.review import refresh
         from .llm import choose_llm
         m = choose_llm(self.settings, llm, llm_model, llm_url, llm_api_key, llm_timeout)
-        return refresh(self.ctx, pages, every, llm=m["kind"], llm_model=m["model"], llm_url=m["url"],
+        return refresh(self.ctx, pages, every, recompile=recompile, llm=m["kind"], llm_model=m["model"], llm_url=m["url"],
                        llm_api_key=m["api_key"], llm_timeout=float(m["timeout"]))
 
     # -- lint (wikimem.lint) ---------------------------------------------------------------------

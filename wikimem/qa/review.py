@@ -27,7 +27,7 @@ import logging
 import re
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from ..errors import UsageError, WikimemError
 from ..parse import frontmatter as fm
@@ -254,24 +254,27 @@ def stale_pages(ctx, paths: Iterable[str] | None = None, refresh: bool = True) -
     return out, len(pages)
 
 
-def review(ctx, paths: Iterable[str] | None = None) -> Review:
-    """The pages whose evidence moved (``stale_pages``) and the contradictions compile held back for
-    a person (``compile.contradictions``), for ``paths`` or the whole vault."""
-    from ..compile import contradictions
+def review(ctx, paths: Iterable[str] | None = None, contradictions: Callable[..., tuple[list, int]] | None = None
+           ) -> Review:
+    """The pages whose evidence moved (``stale_pages``), for ``paths`` or the whole vault, and what
+    ``contradictions(ctx, paths)`` finds (the facade passes compile's: the contradictions it held
+    back for a person; compile sits above this module, so it is handed in, not imported)."""
     paths = None if paths is None else list(paths)
     for rel in paths or ():
         ctx.files.abspath(rel)  # PathEscapeError for "..", absolute paths, symlinks out: as every other route
     stale, checked = stale_pages(ctx, paths)
-    found, dropped = contradictions(ctx, None if paths is None else list(paths))
+    found, dropped = contradictions(ctx, paths) if contradictions is not None else ([], 0)
     return Review(stale, checked, contradictions=found, dropped_contradictions=dropped)
 
 
 # -- refreshing -----------------------------------------------------------------------------------
-def refresh(ctx, pages: Iterable[str] = (), every: bool = False, **ask_options: Any) -> Review:
+def refresh(ctx, pages: Iterable[str] = (), every: bool = False,
+            recompile: Callable[[Any, str], "Refreshed | None"] | None = None, **ask_options: Any) -> Review:
     """Ask each named stale query page's question again (``every``: all stale query pages) and file
-    the answer through the usual write-back; a stale compiled entity or concept page is compiled again
-    (only its marked section is rewritten). A page that is not stale, or neither, is reported as
-    skipped, never rewritten."""
+    the answer through the usual write-back; a stale entity or concept page is handed to
+    ``recompile(ctx, path)`` (the facade passes compile's: None when the page has no compiled
+    section, else what compiling it again did; only its marked section is rewritten). A page that
+    is not stale, or neither, is reported as skipped, never rewritten."""
     from .query import ask
     names = list(pages)
     if not names and not every:
@@ -290,9 +293,11 @@ def refresh(ctx, pages: Iterable[str] = (), every: bool = False, **ask_options: 
         if page is None:
             report.refreshed.append(Refreshed(path, None, "skipped", "not stale: nothing it cites changed"))
             continue
-        if page.type in ("entity", "concept") and _compiled(ctx, path):
-            report.refreshed.append(_recompile(ctx, path))
-            continue
+        if page.type in ("entity", "concept") and recompile is not None:
+            done = recompile(ctx, path)
+            if done is not None:
+                report.refreshed.append(done)
+                continue
         if page.type != "query" or not page.question:
             report.refreshed.append(Refreshed(path, None, "skipped", f"a {page.type} page is not re-answered: "
                                               "review it by hand (its reasons are listed)"))
@@ -318,44 +323,6 @@ def refresh(ctx, pages: Iterable[str] = (), every: bool = False, **ask_options: 
     if report.refreshed:  # what is still stale after the new answers
         report.stale, report.checked = stale_pages(ctx)
     return report
-
-
-def _compiled(ctx, path: str) -> bool:
-    from ..compile.run import is_compiled
-    try:
-        return is_compiled(ctx.files.read_note(path).text)
-    except (WikimemError, OSError):
-        return False
-
-
-def _compiled_sentences(ctx, path: str) -> list[str]:
-    try:
-        text = ctx.files.read_note(path).text.replace("\r\n", "\n")
-    except (WikimemError, OSError):
-        return []
-    _, body = fm.parse(text)
-    found = generated.find(body, "compiled")
-    return [line[2:] for line in (found.content.split("\n") if found else []) if line.startswith("- ")]
-
-
-def _recompile(ctx, path: str) -> Refreshed:
-    """A stale compiled section written again from the sources as they are (wikimem.compile)."""
-    from ..compile import compile_vault
-    before = _compiled_sentences(ctx, path)
-    try:
-        result = compile_vault(ctx, only_pages=[path])
-    except WikimemError as exc:
-        return Refreshed(path, None, "failed", str(exc))
-    done = next((p for p in result.pages if p.path == path), None)
-    if done is None or done.status == "failed":
-        return Refreshed(path, None, "failed", done.notice if done else "no source speaks of it; nothing compiled")
-    after = _compiled_sentences(ctx, path)
-    removed = tuple(s for s in before if s not in after)
-    added = tuple(s for s in after if s not in before)
-    status = "refreshed" if done.status == "updated" else "unchanged"
-    detail = (f"recompiled: {len(removed)} sentence{'s' if len(removed) != 1 else ''} went, {len(added)} came"
-              if status == "refreshed" else "the compiled section reads as before")
-    return Refreshed(path, path, status, detail, removed, added)
 
 
 def _answer_sentences(ctx, path: str) -> list[str]:
