@@ -52,3 +52,23 @@ def test_the_watcher_waits_out_a_database_outage_and_indexes_the_edits_made_mean
         w.stop()
         with psycopg.connect(admin, autocommit=True) as db:
             db.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+
+
+def test_doctor_reports_a_watcher_whose_worker_died_of_an_error(tmp_path, monkeypatch):
+    from wikimem.doctor import check_watcher
+    root = tmp_path / "v"
+    copy_vault(ROOT / "examples", root)
+    vault = open_vault(root, embedder="fake")
+
+    def broken(*args, **kwargs):
+        raise ValueError("something no one expected")
+
+    monkeypatch.setattr(watcher_mod, "expand", broken)  # outside the build's own retry: the worker dies
+    w = watcher_mod.Watcher(vault.ctx, debounce_ms=50, poll_interval=0.2).start()
+    try:
+        (root / "after.md").write_text("# After\n\nx\n")
+        assert until(lambda: w.status()["state"] == "stopped", timeout=60), w.status()
+        check = check_watcher(root)
+        assert check.status == "fail" and "something no one expected" in check.detail, check
+    finally:
+        w.stop()
