@@ -198,6 +198,8 @@ def test_a_database_that_is_down_is_a_503_with_retry_after(serve, store, pg_data
         for _ in range(2):  # the connection found broken, then a new one refused
             r = client.get("/v1/vaults/one/search", params={"q": "alpha"}, headers=auth)
             assert r.status_code == 503 and int(r.headers["retry-after"]) >= 1, r.text
+        page = client.get("/v/one/", params={"q": "alpha"}, headers=auth)  # the web page too
+        assert page.status_code == 503 and int(page.headers["retry-after"]) >= 1, page.text[:300]
         health = client.get("/health")  # a load balancer hears it too (it was 200 "ok" before issue 51)
         assert health.status_code == 503 and int(health.headers["retry-after"]) >= 1, health.text
         assert health.json()["per_vault"][0]["database"]["ok"] is False and health.json()["ok"] is False
