@@ -189,6 +189,8 @@ def test_a_database_that_is_down_is_a_503_with_retry_after(serve, store, pg_data
     auth = {"Authorization": f"Bearer {token}"}
     with client:
         assert client.get("/v1/vaults/one/search", params={"q": "alpha"}, headers=auth).status_code == 200
+        health = client.get("/health")
+        assert health.status_code == 200 and health.json()["per_vault"][0]["database"]["ok"] is True, health.text
         name = pg_database.split("?")[0].rsplit("/", 1)[1]
         admin = pg_database.replace(f"/{name}", "/postgres", 1)
         with psycopg.connect(admin, autocommit=True) as db:  # the database goes away under the server
@@ -196,6 +198,11 @@ def test_a_database_that_is_down_is_a_503_with_retry_after(serve, store, pg_data
         for _ in range(2):  # the connection found broken, then a new one refused
             r = client.get("/v1/vaults/one/search", params={"q": "alpha"}, headers=auth)
             assert r.status_code == 503 and int(r.headers["retry-after"]) >= 1, r.text
+        page = client.get("/v/one/", params={"q": "alpha"}, headers=auth)  # the web page too
+        assert page.status_code == 503 and int(page.headers["retry-after"]) >= 1, page.text[:300]
+        health = client.get("/health")  # a load balancer hears it too (it was 200 "ok" before issue 51)
+        assert health.status_code == 503 and int(health.headers["retry-after"]) >= 1, health.text
+        assert health.json()["per_vault"][0]["database"]["ok"] is False and health.json()["ok"] is False
         socket_folder = pg_database.split("host=")[1].split("&")[0] if "host=" in pg_database else None
         if socket_folder:
             assert socket_folder not in r.text  # a teammate is not told where the server's socket is

@@ -235,7 +235,14 @@ def check_watcher(root: Path) -> Check:
     from .watch.control import PIDFILE, read_pid, read_status
     info = read_status(root)
     if info.get("running"):
-        return Check("watcher", "ok", f"watching (pid {info.get('pid')}, state {info.get('state', '?')})")
+        state, error = info.get("state", "?"), info.get("last_error")
+        if state == "stopped" and error:  # the process holds the vault but its worker died: nothing is indexed
+            return Check("watcher", "fail", f"the watcher (pid {info.get('pid')}) stopped because of an error: {error}",
+                         f"restart the process that watches {_q(root)} (wikimem serve / wikimem watch)")
+        if state == "waiting for the database":
+            return Check("watcher", "warn", f"the watcher (pid {info.get('pid')}) waits for the database: {error}",
+                         "it resumes by itself when the database is back")
+        return Check("watcher", "ok", f"watching (pid {info.get('pid')}, state {state})")
     stale = read_pid(root / ".wikimem" / PIDFILE)
     if stale is not None:
         return Check("watcher", "fail", f"stale watcher pid file: pid {stale} is not watching",

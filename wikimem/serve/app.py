@@ -176,9 +176,24 @@ class Server:
         return _json({"vaults": states})
 
     async def health(self, request):
+        """200 while every vault can serve; 503 (with Retry-After) when one cannot (its folder gone,
+        its database down), so a load balancer sends its clients elsewhere. Per vault: database
+        reachable, watcher alive and its backlog, the last build (names only, no paths)."""
+        import asyncio
+        states = [await asyncio.to_thread(h.health) for h in self.hosts.values()]
         gone = sum(1 for h in self.hosts.values() if h.problem())
-        return _json({"ok": gone < len(self.hosts), "version": __version__, "vaults": len(self.hosts), "gone": gone},
-                     200 if gone < len(self.hosts) else 503)
+        down = sum(1 for s in states if not s["ok"])
+        for s in states:
+            s.pop("problem", None)
+            if "database" in s:
+                s["database"].pop("error", None) if s["database"]["ok"] else None
+        body = {"ok": down == 0, "version": __version__, "vaults": len(self.hosts), "gone": gone,
+                "unavailable": down, "per_vault": states}
+        if down:
+            response = _json(body, 503)
+            response.headers["Retry-After"] = "5"
+            return response
+        return _json(body)
 
     async def openapi(self, request):
         return _json(openapi("wikimem", __version__))

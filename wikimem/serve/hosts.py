@@ -121,6 +121,43 @@ class VaultHost:
             info["problem"] = problem
         return info
 
+    def database(self) -> dict[str, Any] | None:
+        """Whether this vault's database answers now (one short connection and ``SELECT 1``), or
+        None for the local store. Why: a load balancer must hear a vault that cannot serve."""
+        settings = self.vault.ctx.settings
+        if settings.store != "postgres":
+            return None
+        from ..errors import WikimemError
+        from ..stores import pg
+        try:
+            with pg.connect(settings.database_url, "the wikimem database") as conn:
+                conn.execute("SELECT 1")
+            return {"ok": True, "server": pg.server_name(settings.database_url)}
+        except WikimemError as exc:
+            return {"ok": False, "server": pg.server_name(settings.database_url), "error": str(exc)}
+        except Exception as exc:  # noqa: BLE001 - a driver error mid-probe is the database not answering
+            return {"ok": False, "server": pg.server_name(settings.database_url), "error": type(exc).__name__}
+
+    def health(self) -> dict[str, Any]:
+        """What /health says of this vault: can it serve, its database, its watcher (alive, who
+        holds it, its backlog, the last build). ``ok`` False: this vault cannot answer now."""
+        problem = self.problem()
+        db = self.database()
+        info: dict[str, Any] = {"name": self.name, "ok": not problem and (db is None or db["ok"])}
+        if problem:
+            info["problem"] = problem
+        if db is not None:
+            info["database"] = db
+        if self.watcher is not None:
+            w = self.watcher.status()
+            info["watcher"] = {"here": True, "alive": bool(self.watcher.running), "pid": w.get("pid"),
+                               "state": w.get("state"), "backlog": self.watcher.changes.pending(),
+                               "last_error": w.get("last_error"),
+                               "last_build_at": (w.get("last_build") or {}).get("at")}
+        else:
+            info["watcher"] = {"here": False}
+        return info
+
     def mcp_server(self, scope: str):
         """The MCP server for a token's scope (read: no write tools listed at all) -> (server, app)."""
         with self.lock:

@@ -197,7 +197,7 @@ async def respond(server, request):
         error = hide_paths(error, roots) if roots is not None else error  # no server path to a teammate
         known = name if error.code != "not_found" else None  # a missing page keeps its vault's search box
         return HTMLResponse(web.error_page(error.status, error.message, known), status_code=error.status,
-                            headers=HEADERS)
+                            headers={**HEADERS, **error.headers})  # a database outage: 503 with Retry-After
 
 
 async def attachment(server, request):

@@ -47,7 +47,7 @@ from typing import Any
 
 from watchdog.observers.polling import PollingObserverVFS
 
-from ..errors import LockError, WikimemError
+from ..errors import DatabaseUnavailable, LockError, WikimemError
 from ..index.background import embed_pending
 from ..index.update import update
 from . import control
@@ -158,6 +158,7 @@ class Watcher:
         self._busy = False
         self._reconciled = False
         self._failures = 0
+        self._db_retries = 0
         self._root_id: tuple[int, int] | None = None
         self._teardown_lock = threading.RLock()
         self._last_health = time.monotonic()
@@ -314,6 +315,8 @@ class Watcher:
             self._busy = True
             try:
                 self._build(Batch(full="start-up reconcile"))
+            except DatabaseUnavailable as exc:
+                self._database_away(exc)
             finally:
                 self._busy = False
             while not self._stop.is_set():
@@ -339,10 +342,17 @@ class Watcher:
                     with self.changes.cond:
                         if self.changes.due() is None and not self._stop.is_set():
                             self.changes.cond.wait(min(HOLD_EVERY_S, HEALTH_EVERY_S))
-                    self._health()
+                    try:
+                        self._health()
+                    except DatabaseUnavailable as exc:
+                        self._database_away(exc)
                 else:
                     try:
                         self._build(batch) if batch is not None else self._embed_slice()
+                    except DatabaseUnavailable as exc:
+                        if batch is not None:
+                            self.changes.put_back(batch)
+                        self._database_away(exc)
                     finally:
                         with self.changes.cond:
                             self._busy = False
@@ -378,6 +388,9 @@ class Watcher:
         except LockError as exc:
             self._retry(batch, str(exc), backoff=1.0)
             return
+        except DatabaseUnavailable:
+            batch.full = batch.full or "reconcile after the database came back"
+            raise
         except Exception as exc:  # noqa: BLE001 - a long-running watcher retries rather than dies
             self._failures += 1
             log.warning("watch: build failed (%s: %s); retrying with a full scan", type(exc).__name__, exc,
@@ -387,6 +400,7 @@ class Watcher:
             return
         seconds = time.monotonic() - started
         self._failures = 0
+        self._database_back()
         self._reconciled = True
         if paths is not None:
             self._recent |= paths
@@ -413,6 +427,30 @@ class Watcher:
         # error" before the folder is gone) must not wait out its back-off: look while waiting
         if self._vault_gone_within(backoff):
             self._give_up(MOVED.format(root=self.root))
+
+    def _database_away(self, exc: DatabaseUnavailable) -> None:
+        """The database went away (restart, failover, network): wait with a capped back-off and
+        then reconcile the whole vault, since edits made meanwhile were seen but not indexed (and
+        events may have been dropped). The watcher never stops for this: a restart is routine."""
+        self._db_retries += 1
+        backoff = min(MAX_BACKOFF_S, 2.0 ** min(self._db_retries, 6) / 2)
+        error = f"{type(exc).__name__}: {exc}"
+        if self._db_retries == 1:
+            log.warning("watch: the database is unavailable (%s); retrying with back-off up to %.0f s", exc,
+                        MAX_BACKOFF_S)
+        self._info.update(last_error=error, database={"ok": False, "error": error, "retries": self._db_retries,
+                                                      "since": self._info.get("database", {}).get("since")
+                                                      or time.time()})
+        self.changes.need_full("reconcile after the database came back")
+        self._set_state("waiting for the database")
+        self._stop.wait(backoff)
+
+    def _database_back(self) -> None:
+        if self._db_retries:
+            log.info("watch: the database is back after %d retr%s; reconciling the vault", self._db_retries,
+                     "y" if self._db_retries == 1 else "ies")
+            self._db_retries = 0
+            self._info["database"] = {"ok": True, "error": None, "retries": 0, "since": None}
 
     def _embed_slice(self) -> None:
         if not self._still_holding():
