@@ -130,8 +130,7 @@ class VaultHost:
         from ..errors import WikimemError
         from ..stores import pg
         try:
-            with pg.connect(settings.database_url, "the wikimem database") as conn:
-                conn.execute("SELECT 1")
+            pg.answers(settings.database_url)
             return {"ok": True, "server": pg.server_name(settings.database_url)}
         except WikimemError as exc:
             return {"ok": False, "server": pg.server_name(settings.database_url), "error": str(exc)}

@@ -38,6 +38,14 @@ def redact(url: str) -> str:
     return re.sub(r"(?i)(password\s*=\s*)('[^']*'|\S+)", r"\1***", text)
 
 
+def answers(url: str) -> None:
+    """Raise (DatabaseUnavailable, or the driver's error) unless the database at ``url`` answers a
+    trivial question now, on a short connection of its own: what ``/health`` asks a load balancer's
+    behalf, never through a pool that may hold a connection the server already dropped."""
+    with connect(url, "the wikimem database") as conn:
+        conn.execute("SELECT 1")
+
+
 def server_name(url: str) -> str:
     """Where a database URL points, for messages: ``host:port/db`` (a socket folder for a local one).
     A URL that cannot be read (a port that is no number, a broken IPv6 address) is a ConfigError:
