@@ -205,8 +205,10 @@ def test_moves_and_deletes_raced_by_a_symlink_swap_never_land_outside(make_vault
     try:
         started = time.monotonic()
         i = 0
-        # 2.5 s, longer (up to 15 s) until a few moves got through: a loaded machine fails most of them
-        while i < 200 and (time.monotonic() - started < 2.5 or (done < 5 and time.monotonic() - started < 15)):
+        # 2.5 s, longer (up to 60 s) until a few moves got through: a loaded machine fails most of them.
+        # A refused move leaves its note in place and is tried again (was: 200 refusals in a row under
+        # stress-ng --cpu 4 used every note up and left no move done, a vacuous run)
+        while i < 200 and (time.monotonic() - started < 2.5 or (done < 5 and time.monotonic() - started < 60)):
             rel = f"inside/n{i}.md"
             sha = __import__("hashlib").sha256(f"# n{i}\n".encode()).hexdigest()
             try:
@@ -216,7 +218,8 @@ def test_moves_and_deletes_raced_by_a_symlink_swap_never_land_outside(make_vault
                     move_to_trash(files, rel, sha)
                 done += 1
             except (WikimemError, OSError):
-                pass
+                if (root / rel).exists():
+                    continue  # still in place: the same note again
             i += 1
     finally:
         stop.set()
