@@ -171,8 +171,9 @@ def test_obsidian_style_saves_racing_edits_and_moves_lose_nothing(tmp_path):
     assert edits["saves"] > 0 and moves["saves"] > 0 and moves["moves"] > 0
 
 
-def _swap(folder: Path, outside: Path, stop: threading.Event) -> None:
-    """Swap ``folder`` between a real folder and a symlink to ``outside`` as fast as possible."""
+def _swap(folder: Path, outside: Path, stop: threading.Event, patient: threading.Event | None = None) -> None:
+    """Swap ``folder`` between a real folder and a symlink to ``outside`` as fast as possible
+    (``patient`` set: the real folder stays 50 ms at a time, so a starved mover gets through)."""
     aside = folder.with_name(folder.name + ".real")
     while not stop.is_set():
         try:
@@ -181,7 +182,8 @@ def _swap(folder: Path, outside: Path, stop: threading.Event) -> None:
             time.sleep(0.0005)
             os.unlink(folder)
             os.rename(aside, folder)
-            time.sleep(0.002)  # the real folder in place for a while too: some moves succeed
+            # the real folder in place for a while too: some moves succeed
+            time.sleep(0.05 if patient is not None and patient.is_set() else 0.002)
         except OSError:
             pass
     if folder.is_symlink():
@@ -198,8 +200,8 @@ def test_moves_and_deletes_raced_by_a_symlink_swap_never_land_outside(make_vault
     files = open_vault(root, embedder="none").files
     outside = tmp_path / "elsewhere"
     outside.mkdir()
-    stop = threading.Event()
-    swapper = threading.Thread(target=_swap, args=(root / "inside", outside, stop))
+    stop, patient = threading.Event(), threading.Event()
+    swapper = threading.Thread(target=_swap, args=(root / "inside", outside, stop, patient))
     swapper.start()
     done = 0
     try:
@@ -218,6 +220,8 @@ def test_moves_and_deletes_raced_by_a_symlink_swap_never_land_outside(make_vault
                     move_to_trash(files, rel, sha)
                 done += 1
             except (WikimemError, OSError):
+                if done == 0 and time.monotonic() - started > 5:
+                    patient.set()  # starved under load: longer windows, the swaps still racing
                 if (root / rel).exists():
                     continue  # still in place: the same note again
             i += 1
