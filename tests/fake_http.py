@@ -69,6 +69,19 @@ def request_key(body: dict) -> str:
     return hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
 
 
+def chat_reply(path: str, body: dict, content: str) -> tuple[int, dict]:
+    """An assistant message ``content`` as Ollama's ``/api/chat`` or OpenAI's ``/v1/chat/completions``
+    answers it (404 on another route): the one reply shape every fake LLM server here speaks."""
+    if path == "/api/chat":
+        return 200, {"model": body["model"], "created_at": "2026-01-01T00:00:00Z", "done": True,
+                     "done_reason": "stop", "message": {"role": "assistant", "content": content}}
+    if path == "/v1/chat/completions":
+        return 200, {"id": "x", "object": "chat.completion", "model": body["model"],
+                     "choices": [{"index": 0, "finish_reason": "stop",
+                                  "message": {"role": "assistant", "content": content}}]}
+    return 404, {"error": "no route"}
+
+
 class ReplayLLM(FakeJSONServer):
     """Speaks Ollama's ``/api/chat`` and the OpenAI-compatible ``/v1/chat/completions``, replaying
     ``recordings[request_key(body)]`` (``{"content": str, "status": int, "delay": seconds}``). A request
@@ -93,14 +106,7 @@ class ReplayLLM(FakeJSONServer):
         if rec.get("status", 200) != 200:
             return rec["status"], {"error": rec.get("content", "error")}
         content = rec["content"] if isinstance(rec["content"], str) else json.dumps(rec["content"])
-        if path == "/api/chat":
-            return 200, {"model": body["model"], "created_at": "2026-01-01T00:00:00Z", "done": True,
-                         "done_reason": "stop", "message": {"role": "assistant", "content": content}}
-        if path == "/v1/chat/completions":
-            return 200, {"id": "x", "object": "chat.completion", "model": body["model"],
-                         "choices": [{"index": 0, "finish_reason": "stop",
-                                      "message": {"role": "assistant", "content": content}}]}
-        return 404, {"error": "no route"}
+        return chat_reply(path, body, content)
 
     def __exit__(self, *exc):
         super().__exit__(*exc)

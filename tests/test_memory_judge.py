@@ -8,7 +8,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from fake_http import FakeJSONServer
+from fake_http import FakeJSONServer, chat_reply
 from wikimem.api import open_vault
 
 
@@ -18,14 +18,7 @@ class Judge(FakeJSONServer):
         self.reply = '{"event": "ADD"}'
 
     def respond(self, path, body):
-        if path == "/api/chat":
-            return 200, {"model": body["model"], "created_at": "2026-01-01T00:00:00Z", "done": True,
-                         "done_reason": "stop", "message": {"role": "assistant", "content": self.reply}}
-        if path == "/v1/chat/completions":
-            return 200, {"id": "x", "object": "chat.completion", "model": body["model"],
-                         "choices": [{"index": 0, "finish_reason": "stop",
-                                      "message": {"role": "assistant", "content": self.reply}}]}
-        return 404, {"error": "no route"}
+        return chat_reply(path, body, self.reply)
 
 
 @pytest.fixture

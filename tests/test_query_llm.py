@@ -8,7 +8,7 @@ import pytest
 from wikimem.api import open_vault
 
 from conftest import EXAMPLES, copy_vault
-from fake_http import FakeJSONServer, free_port
+from fake_http import FakeJSONServer, chat_reply, free_port
 
 QUESTION = "Which FAISS index lets vectors be removed by id?"
 
@@ -30,14 +30,7 @@ class FakeLLM(FakeJSONServer):
             return 404, {"error": f"model '{body.get('model')}' not found, try pulling it first"}
         if self.status != 200:
             return self.status, {"error": "internal error"}
-        if path == "/api/chat":
-            return 200, {"model": body["model"], "created_at": "2026-01-01T00:00:00Z", "done": True,
-                         "done_reason": "stop", "message": {"role": "assistant", "content": self.reply}}
-        if path == "/v1/chat/completions":
-            return 200, {"id": "x", "object": "chat.completion", "model": body["model"],
-                         "choices": [{"index": 0, "finish_reason": "stop",
-                                      "message": {"role": "assistant", "content": self.reply}}]}
-        return 404, {"error": "no route"}
+        return chat_reply(path, body, self.reply)
 
 
 @pytest.fixture
