@@ -17,6 +17,7 @@ def _full(v) -> None:
     db.execute(f"PRAGMA max_page_count={db.execute('PRAGMA page_count').fetchone()[0]}")
 
 
+@pytest.mark.local_store  # fills SQLite's page quota: PostgreSQL's full disk is its server's
 def test_a_full_disk_is_not_taken_for_cache_damage(make_vault):
     root = make_vault({"a.md": "# A\n\nzebra crossing\n"})
     v = open_vault(root, embedder="fake")

@@ -24,7 +24,7 @@ def watch(vault: Optional[str] = VaultArg,
     from ..api import open_vault
     from ..watch import read_status, spawn_daemon
     from ..watch import stop as stop_watcher
-    from ..watch.foreground import run_foreground, status_line
+    from ..watch.foreground import status_line
 
     if daemon + show_status + stop > 1:
         err.print("[bold red]error:[/] choose one of --daemon, --status, --stop")
