@@ -6,7 +6,8 @@ the stages that ask them. The stores and their narrow questions:
 
 - ``Manifest`` (``manifest.py``, ``manifest_reads.py``, ``manifest_search.py``): files, parsed pages,
   chunks, passages, links and meta, as named reads and writes; search's filters arrive typed
-  (``filters.Filters``) and are turned into the engine's own query here (``filters.where_sql``);
+  (``filters.Filters``) and each engine writes its own SQL for them (``local/manifest_sql.py``,
+  ``postgres/manifest_sql.py``: no statement is rewritten from one dialect into the other);
 - ``Lexical`` (``lexical.py``, ``analysis.py``): BM25 over wikimem's own tokens;
 - ``FaissVectors`` (``vectorstore.py``, ``vectors.py``): the vector index, the vector cache, held
   passages; an optional team cache of embeddings on PostgreSQL (``shared_embeddings.py``, ``pg.py``);
@@ -15,7 +16,7 @@ the stages that ask them. The stores and their narrow questions:
 - ``Cache`` (``cache.py``): one vault's bundle of the above, plus the embedder it loads once.
 
 On PostgreSQL (``store = "postgres"``): ``PgCache`` (``pg_cache.py``) is the same bundle over the
-vault's schema (``pg_tables.py``): the same ``Manifest`` questions through ``pg_manifest.PgDB``,
+vault's schema (``pg_tables.py``): the same ``Manifest`` questions in its own SQL (``postgres/manifest.py``),
 ``PgLexical`` (BM25 as FTS5 computes it), ``PgVectors`` (pgvector), an advisory writer lock.
 
 The build pipeline that fills them (``wikimem/index``) stands above the ``Context``.

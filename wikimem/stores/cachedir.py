@@ -35,7 +35,8 @@ from .. import __version__
 from ..errors import DiskFullError, LockError, VaultError
 from ..vault.files import atomic_write_bytes, ensure_cache_folder
 from .analysis import ANALYZER
-from .manifest import SCHEMA_SQL, SCHEMA_VERSION, VECTORS_SQL, Manifest, select_in  # noqa: F401 (select_in re-exported)
+from .local.manifest_sql import SCHEMA_SQL, VECTORS_SQL
+from .manifest import SCHEMA_VERSION, Manifest, select_in  # noqa: F401 (select_in re-exported)
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,8 @@ from typing import Collection, Iterable, Sequence
 from ..errors import WikimemError
 from ..model import Chunk
 from .analysis import terms, tokens
-from .filters import Filters, where_sql
+from .filters import Filters
+from .local.manifest_sql import where as where_sql
 
 FIELD_WEIGHTS = (2.0, 1.5, 1.0)  # title, headings, body
 CREATE = ("CREATE VIRTUAL TABLE IF NOT EXISTS lex USING fts5(title, headings, body, "

@@ -1,7 +1,7 @@
 """One vault's stores on PostgreSQL: what ``Cache`` is for ``.wikimem/``, for a vault's schema.
 
 Chosen by settings (``store = "postgres"``, ``database_url``; ``open_stores``). The stages ask it
-exactly what they ask the local cache: ``manifest`` (``pg_manifest.PgManifest``), ``reading()`` /
+exactly what they ask the local cache: ``manifest`` (``postgres.manifest.PgManifest``), ``reading()`` /
 ``writing()``, ``vector_store`` (``PgVectors``: pgvector, with the database's own embedding cache),
 ``runtime``, ``usage`` (kept per machine in ``.wikimem/usage.sqlite``), the embedder. What differs
 is the lifecycle below them:
@@ -35,7 +35,7 @@ from . import pg, pg_tables
 from .analysis import ANALYZER
 from .cache import Cache
 from .manifest import SCHEMA_VERSION, Manifest
-from .pg_manifest import PgDB
+from .postgres.manifest import PgDB
 from .pg_vectors import PgVectorIndex, create_table
 from .shared_embeddings import SharedEmbeddings
 from .vectorstore import FaissVectors, id_signature

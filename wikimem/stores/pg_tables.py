@@ -8,7 +8,7 @@ name is derived from the vault's id (``schema_name``); its version and the embed
 in ``wikimem_schema`` (``pg.ensure_schema``), so a schema of an older version is migrated
 (``MIGRATIONS``) or dropped and made again, never trusted, as the local cache is.
 
-The tables mirror the local manifest (``manifest.SCHEMA_SQL``): files, chunks, passages, edges,
+The tables mirror the local manifest (``local/manifest_sql.SCHEMA_SQL``): files, chunks, passages, edges,
 meta, with the lexical tables of ``pg_lexical``.
 """
 from __future__ import annotations

@@ -78,15 +78,6 @@ def id_intersection(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a[_in(a, b)]
 
 
-def held_sql(column: str, held: bool = True) -> str:
-    """The SQL test for held (or, ``held=False``, searched) ids in ``column`` of the cache's
-    ``passages`` table: ids are below 2**62, so HELD_BIT set means the id is at least HELD_BIT.
-    Used by the manifest's passage questions, which only the vector store asks
-    (``FaissVectors.held_passages``, ``searchable_ids`` ...): no SQL about the held bit lives
-    outside index/."""
-    return f"{column} {'>=' if held else '<'} {HELD_BIT}"
-
-
 def vector_id(chunk_id: str) -> int:
     """Chunk ids are 16 hex digits; FAISS wants a signed 64-bit id. 60 bits keep it positive."""
     return int(chunk_id[:15], 16)
