@@ -20,7 +20,7 @@ import pytest
 from wikimem.model import Chunk
 from wikimem.parse import parse_page
 from wikimem.stores.filters import Filters
-from wikimem.stores.lexical import ensure_table
+from wikimem.stores.local.lexical import ensure_table
 from wikimem.stores.local.manifest_sql import SCHEMA_SQL
 from wikimem.stores.manifest import Manifest, attachment_row, chunk_row, note_row
 from wikimem.stores.vectors import HELD_BIT
@@ -50,7 +50,7 @@ def _sqlite(tmp_path):
 def _postgres(url):
     import psycopg
 
-    from wikimem.stores import pg_tables
+    from wikimem.stores.postgres import tables as pg_tables
     from wikimem.stores.postgres.manifest import PgDB
     conn = psycopg.connect(url, autocommit=True)
     conn.prepare_threshold = None
@@ -63,10 +63,12 @@ def _postgres(url):
 def empty(request, tmp_path):
     """A manifest over a fresh, empty schema of each engine."""
     if request.param == "local":
+        from wikimem.stores.local.manifest import LocalManifest as engine
         db, close = _sqlite(tmp_path)
     else:
+        from wikimem.stores.postgres.manifest import PgManifest as engine
         db, close = _postgres(request.getfixturevalue("pg_database"))
-    yield Manifest(db)
+    yield engine(db)
     close()
 
 
@@ -292,7 +294,8 @@ def test_prepared_statements_do_not_ignore_a_later_set(pg_database, tmp_path):
     """The store's connections prepare nothing: a plan psycopg prepared after five runs kept the
     schema it was planned on when ``search_path`` moved to another vault's."""
     from wikimem.config import load_settings
-    from wikimem.stores import open_stores, pg_tables
+    from wikimem.stores import open_stores
+    from wikimem.stores.postgres import tables as pg_tables
     (tmp_path / "v").mkdir()
     settings = dataclasses.replace(load_settings(tmp_path / "v"), store="postgres", database_url=pg_database,
                                    vault_id="first")
@@ -302,7 +305,7 @@ def test_prepared_statements_do_not_ignore_a_later_set(pg_database, tmp_path):
         for vault in ("first", "second"):
             pg_tables.ensure(conn, pg_tables.schema_name(vault))
         pg_tables.use(conn, pg_tables.schema_name("first"))
-        m = Manifest(cache.db)
+        m = cache.manifest
         m.set_meta(name="first")
         for _ in range(8):
             assert m.meta() == {"name": "first"}

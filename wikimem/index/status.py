@@ -6,8 +6,8 @@ import time
 from typing import Any
 
 from ..model import coverage_degraded, coverage_split
-from ..stores.cache import Cache
-from ..stores.cachedir import raise_if_not_damage
+from ..stores.protocol import Stores
+from ..stores.sidefiles import raise_if_not_damage
 
 
 def vector_coverage(meta, chunks: int, vectors: int | None = None,
@@ -27,7 +27,7 @@ def vector_degraded(meta, coverage: float, passage_coverage: float | None) -> st
 
 
 def status(ctx) -> dict[str, Any]:
-    cache: Cache = ctx.cache
+    cache: Stores = ctx.cache
     info: dict[str, Any] = {"vault": str(ctx.root), "cache": cache.location}
     problem = cache.manifest_problem()
     if problem:
@@ -41,7 +41,7 @@ def status(ctx) -> dict[str, Any]:
         return info
 
 
-def _status(ctx, cache: Cache, info: dict[str, Any]) -> dict[str, Any]:
+def _status(ctx, cache: Stores, info: dict[str, Any]) -> dict[str, Any]:
     manifest = cache.manifest
     meta = manifest.meta()
     pages = manifest.page_count()

@@ -8,7 +8,6 @@ each engine writes its own SQL for it (``where`` in ``local/manifest_sql.py`` an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ..model import META_PAGES
 

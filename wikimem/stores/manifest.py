@@ -1,21 +1,23 @@
-"""The manifest store: its schema, row codecs and ``Manifest``, which holds every statement over it.
+"""The manifest's logic, once for every engine: its row codecs and ``Manifest``, which asks each
+question with the engine's own statements.
 
-The manifest (``manifest.sqlite``) holds per file its stat fields and hash, the parsed page (as
-JSON, so readers such as lint never parse a note the cache already holds), the chunks, the FTS5
-lexical index (``lexical.Lexical``), term document frequencies, passages and the link graph's edges.
+The manifest holds per file its stat fields and hash, the parsed page (as JSON, so readers such as
+lint never parse a note the cache already holds), the chunks, the lexical index, term document
+frequencies, passages and the link graph's edges (SQLite: ``local/manifest_sql.py``'s tables;
+PostgreSQL: ``postgres/tables.py``'s, one schema per vault).
 
 Nothing outside ``wikimem/stores`` writes SQL: callers ask ``Manifest`` named questions (the build's
 writes and the index's own reads here, search's in ``manifest_search.py``, everyone else's in
-``manifest_reads.py``), so a column is
-named in one place and another engine (Postgres, design.md §9) is a new ``Manifest``, not a hunt
-through the code base. A ``Manifest`` is a thin object over one connection: the caller picks it
-(``Cache.manifest`` for this thread's, ``Cache.reading()`` for a snapshot, ``Cache.writing()``
-for a transaction), because a snapshot's reads must all go through the connection that holds it.
+``manifest_reads.py``; ``protocol.py`` splits them by who asks). The statements are each engine's
+(``local/manifest_sql.py``, ``postgres/manifest_sql.py``): nothing rewrites one dialect into the
+other, and tests/test_store_contract.py asks every question of both. A ``Manifest`` is a thin
+object over one connection: the caller picks it (``stores.manifest`` for this thread's,
+``stores.reading()`` for a snapshot, ``stores.writing()`` for a transaction), because a snapshot's
+reads must all go through the connection that holds it.
 """
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
@@ -27,9 +29,9 @@ from .manifest_reads import ManifestReads, select_in
 from .manifest_search import ManifestSearch
 
 if TYPE_CHECKING:
-    from .lexical import Lexical
+    from .protocol import LexicalIndex as Lexical
 
-__all__ = ["Manifest", "ManifestReads", "ManifestSearch", "select_in", "stored_pages", "SCHEMA_VERSION"]
+__all__ = ["Manifest", "ManifestReads", "ManifestSearch", "select_in", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 11
 
@@ -83,31 +85,17 @@ def row_chunk(row: Sequence[Any]) -> Chunk:
                  tuple(json.loads(speakers)), date, context or "", tuple(json.loads(aliases or "[]")))
 
 
-def stored_pages(db: sqlite3.Connection, paths: Iterable[str] | None = None) -> dict[str, Page]:
-    """Parsed pages as the last build stored them (links resolved as of that build)."""
-    return Manifest(db).stored_pages(paths)
-
-
 class Manifest(ManifestReads, ManifestSearch):
     """Every question over the manifest, as named reads and writes over one connection ``db``.
 
     The logic that shapes rows is here, once; the statements are the engine's own (``sql``: a
     module of named statements in its dialect, ``local/manifest_sql.py`` or
     ``postgres/manifest_sql.py``), as are ``_in`` (a question about a list of values), ``meta``,
-    ``table_names`` and ``lexical``. ``Manifest(db)`` is the manifest of ``db``'s engine: a
-    connection may name its own (``postgres.manifest.PgDB.manifest_class``); a sqlite3 connection
-    gets ``local.manifest.LocalManifest``."""
+    ``table_names`` and ``lexical``: ``local.manifest.LocalManifest`` and
+    ``postgres.manifest.PgManifest``. A bundle makes the one of its engine (``manifest_on(db)``)."""
 
     sql: Any  # the engine's statements (a module)
     dialect = ""
-
-    def __new__(cls, db=None):
-        if cls is Manifest:
-            own = getattr(db, "manifest_class", None)
-            if own is None:
-                from .local.manifest import LocalManifest as own
-            return object.__new__(own)
-        return object.__new__(cls)
 
     def __init__(self, db):
         self.db = db

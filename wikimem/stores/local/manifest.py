@@ -17,7 +17,7 @@ from ..manifest_reads import select_in
 from . import manifest_sql
 
 if TYPE_CHECKING:
-    from ..lexical import Lexical
+    from .lexical import Lexical
 
 _KEPT: dict[tuple[int, str], tuple[sqlite3.Connection, tuple[int, int, int], Any]] = {}
 _KEPT_LOCK = threading.Lock()
@@ -57,7 +57,7 @@ class LocalManifest(Manifest):
     @property
     def lexical(self) -> "Lexical":
         """The FTS5 lexical index in this manifest, on the same connection (same transaction)."""
-        from ..lexical import Lexical
+        from .lexical import Lexical
         return Lexical(self.db)
 
     def meta(self) -> dict[str, Any]:

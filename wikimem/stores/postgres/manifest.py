@@ -4,9 +4,7 @@
 statements: their plans ignore later settings) with the ``execute``/``executemany`` a manifest
 calls, a lost server as ``DatabaseUnavailable``, and a note's NUL characters kept as U+FFFD
 (PostgreSQL's text holds no NUL; SQLite's does). No statement text is rewritten on the way: the
-statements are written for PostgreSQL. ``Manifest(db)`` of a ``PgDB`` is a ``PgManifest``
-(``PgDB.manifest_class``), so callers that make a manifest from a connection need not know the
-engine. What SQLite answers from its own catalogue (the table list) is asked of ``pg_catalog``;
+statements are written for PostgreSQL. What SQLite answers from its own catalogue (the table list) is asked of ``pg_catalog``;
 the lexical store on the same connection is ``pg_lexical.PgLexical``.
 """
 from __future__ import annotations
@@ -87,7 +85,7 @@ class PgManifest(Manifest):
 
     @property
     def lexical(self):
-        from ..pg_lexical import PgLexical
+        from .lexical import PgLexical
         return PgLexical(self.db.conn)
 
     def meta(self) -> dict[str, Any]:
@@ -98,5 +96,3 @@ class PgManifest(Manifest):
         schema = getattr(self.db, "schema", None)  # current_schema() skips a schema not made yet
         return {r[0] for r in self.db.conn.execute(self.sql.TABLES, (schema,)).fetchall()}
 
-
-PgDB.manifest_class = PgManifest  # Manifest(PgDB(...)) is a PgManifest (Manifest.__new__)

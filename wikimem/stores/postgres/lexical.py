@@ -23,10 +23,10 @@ import math
 from collections import Counter
 from typing import Collection, Iterable, Sequence
 
-from .analysis import terms
-from .filters import Filters
-from .postgres.manifest_sql import where as where_sql
-from .lexical import FIELD_WEIGHTS, keep_useful
+from ..analysis import terms
+from ..filters import Filters
+from ..lexical import FIELD_WEIGHTS, keep_useful
+from .manifest_sql import where as where_sql
 
 K1, B = 1.2, 0.75  # FTS5's bm25() constants
 MIN_IDF = 1e-6  # FTS5: a term in more than half the rows scores this, not a negative IDF

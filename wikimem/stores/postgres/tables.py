@@ -16,9 +16,9 @@ from __future__ import annotations
 import hashlib
 import re
 
-from . import pg
-from .pg_lexical import PgLexical
-from .pg_vectors import partition_vecs
+from .. import pg
+from .lexical import PgLexical
+from .vectors import partition_vecs
 
 SCHEMA_VERSION = 2  # 2: ``vecs`` partitioned into searched and held rows (pg_vectors.partition_vecs)
 
