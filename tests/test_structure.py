@@ -247,6 +247,7 @@ def test_the_context_holds_the_protocol_not_an_engine():
     for module in ("index/build.py", "index/status.py", "index/embedding.py", "lint/context.py"):
         text = (PACKAGE / module).read_text(encoding="utf-8")
         assert "stores.cache" not in text and "stores.local" not in text and "stores.postgres" not in text, module
+        assert "import sqlite3" not in text, f"{module}: an engine's errors are the stores' damage_errors"
 
 
 def test_the_engines_packages_do_not_import_each_other():

@@ -21,7 +21,6 @@ import hashlib
 import json
 import logging
 import os
-import sqlite3
 import stat as stat_mod
 import time
 import uuid
@@ -147,7 +146,7 @@ def build(ctx, rebuild: bool = False, embed: bool = True, progress: Progress | N
         plan = BuildPlan(ctx, cache, rebuild, embed, None if paths is None else set(paths), progress)
         try:
             report = _run(plan)
-        except sqlite3.DatabaseError as exc:  # damage found mid-build: start over beside it, once
+        except cache.damage_errors as exc:  # damage found mid-build: start over beside it, once
             raise_if_not_damage(exc)
             if plan.replacing:
                 raise

@@ -1,7 +1,6 @@
 """``wikimem status``: what the cache holds and how far it is behind the vault. Reads only."""
 from __future__ import annotations
 
-import sqlite3
 import time
 from typing import Any
 
@@ -35,7 +34,7 @@ def status(ctx) -> dict[str, Any]:
         return info
     try:
         return _status(ctx, cache, info)
-    except sqlite3.DatabaseError as exc:
+    except cache.damage_errors as exc:
         raise_if_not_damage(exc)
         info.update({"state": f"manifest is corrupt ({exc})", "hint": "run `wikimem index` to rebuild it"})
         return info

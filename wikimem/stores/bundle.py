@@ -67,6 +67,11 @@ class StoresBase(SideFiles):
         self._embedder_lock = threading.Lock()
 
     # -- what each engine supplies ---------------------------------------------------------------
+    # the engine's errors that mean its stored state is damaged (a build then rebuilds beside it, a
+    # status says so); none by default: a database server's errors propagate (its tables' integrity
+    # is what ``manifest_problem`` checks before anything is read)
+    damage_errors: tuple[type[BaseException], ...] = ()
+
     def _vector_store(self):
         raise NotImplementedError
 

@@ -235,6 +235,7 @@ class Stores(WriterLock, SideFiles, Protocol):
     """One vault's stores, as the ``Context`` holds them (see the module docstring)."""
 
     settings: Any
+    damage_errors: tuple[type[BaseException], ...]  # the engine's "stored state is damaged" errors
     vector_store: VectorsPart
     runtime: Any
     usage: Any

@@ -107,6 +107,8 @@ class CacheDir(StoresBase):
     ``lexical.Lexical``, ``vectorstore.FaissVectors``); the SQL here is only about connections and
     files (pragmas). The parts both engines share are ``bundle.StoresBase``'s."""
 
+    damage_errors = (sqlite3.DatabaseError,)  # a file that is not (or no longer) a database: rebuilt
+
     def __init__(self, root: Path, settings):
         folder = Path(root) / ".wikimem"
         self.pointer_path = folder / "CURRENT"
