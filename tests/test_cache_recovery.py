@@ -12,7 +12,7 @@ import pytest
 
 from conftest import write_vault
 from wikimem.api import open_vault
-from wikimem.stores.cachedir import _file_checksum
+from wikimem.stores.local.cachedir import _file_checksum
 
 from support_built_vault import _results, built  # noqa: F401, F811 - built is the shared fixture
 
@@ -120,7 +120,7 @@ def test_deleting_the_cache_under_a_live_vault_is_followed(built):
 _KILLED_REBUILD = r"""
 import os, signal, sys
 from wikimem.api import open_vault
-from wikimem.stores import cachedir as store
+from wikimem.stores.local import cachedir as store
 store.CacheDir.commit_replacement = lambda self: os.kill(os.getpid(), signal.SIGKILL)  # killed before the swap
 open_vault(sys.argv[1], embedder="fake").index(rebuild=True)
 """
@@ -154,7 +154,7 @@ def test_a_reader_during_a_rebuild_keeps_the_last_committed_vectors(built, monke
     # vectors_damaged) and ranked differently, although nothing had changed and nothing was committed;
     # a rebuild killed in that window leaves the live cache without vectors until the next index.
     root, expected = built
-    from wikimem.stores import cachedir as store
+    from wikimem.stores.local import cachedir as store
     seen = {}
     real = store.CacheDir.commit_replacement
 

@@ -352,7 +352,6 @@ def test_the_writer_lock_holds_between_threads_of_one_process(vault):
 def test_a_backlog_embedded_in_slices_with_edits_and_another_writer_between_ends_like_a_full_build(make_vault, tmp_path):
     """embed_pending keeps its queue between slices (a watcher's backlog); an edit or another
     process's vectors in between make it start over, so nothing is embedded twice or missed."""
-    from wikimem.index.embedding import wanted_ids
 
     root = make_vault({f"notes/n{i}.md": f"# N{i}\n\nword{i} text about topic {i % 5}.\n" for i in range(30)})
     v = open_vault(root, embedder="fake")
@@ -372,7 +371,7 @@ def test_a_backlog_embedded_in_slices_with_edits_and_another_writer_between_ends
     last = v.embed_pending()
     index = v.cache.vectors(dim)
     assert last.coverage == 1.0 and index.ntotal == last.vectors_wanted  # nothing added twice
-    assert sorted(index.ids().tolist()) == wanted_ids(v.cache.db).tolist()
+    assert sorted(index.ids().tolist()) == v.cache.manifest.wanted_ids().tolist()
     assert _state(v) == _fresh(root, tmp_path)
 
 

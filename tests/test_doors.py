@@ -244,7 +244,7 @@ def test_every_write_goes_through_a_door():
     package = Path(__file__).resolve().parent.parent / "wikimem"
     doors = {"vault/safe_write.py", "vault/moves.py", "vault/files.py", "vault/trash.py"}
     cache = {  # write only inside the cache folder or the user's model cache, never a vault file
-        "stores/cachedir.py", "stores/vectors.py", "lint/memo.py", "lint/rules/content.py", "watch/control.py",
+        "stores/local/cachedir.py", "stores/local/vectors.py", "stores/sidefiles.py", "lint/memo.py", "lint/rules/content.py", "watch/control.py",
         "embed/e5_onnx.py",
         "cli/forward.py",  # its socket, in .wikimem/
         "serve/tokens.py",  # the token file, in the user's config folder (never in a vault)

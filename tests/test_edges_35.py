@@ -16,11 +16,11 @@ def test_a_full_disk_is_reported_as_such_and_nothing_is_rebuilt(make_vault, monk
     # Was: "manifest is corrupt (database or disk is full)", and a rebuild on a full disk
     v = open_vault(make_vault({"SCHEMA.md": "# S\n", "a.md": "# A\n\nalpha\n"}), embedder="none")
     v.index()
-    from wikimem.stores.manifest import Manifest
+    from wikimem.stores.local.manifest import LocalManifest
 
     def full(self):
         raise sqlite3.OperationalError("database or disk is full")
-    monkeypatch.setattr(Manifest, "table_names", full)
+    monkeypatch.setattr(LocalManifest, "table_names", full)
     with pytest.raises(DiskFullError, match="not damaged"):
         v.ctx.cache.manifest_problem()
     with pytest.raises(DiskFullError):

@@ -39,14 +39,14 @@ def _check(v) -> None:
     assert entry is not None
     (manifest, generation, _sig, _key), state = entry
     assert (manifest, generation) == (cache.meta().get("created"), cache.meta().get("generation"))
-    want = embedding.wanted_ids(cache.db)
+    want = cache.manifest.wanted_ids()
     assert state.want.tolist() == want.tolist()
     assert state.held_wanted == int(np.count_nonzero(want & HELD_BIT))
     held = set(state.index.ids().tolist())
     assert len(held) == state.index.ntotal  # nothing indexed twice
     assert held.isdisjoint(state.missing) and held | set(state.missing) == set(want.tolist())
     identity = cache.embedder().identity
-    hashes = embedding.embed_hashes(cache.db, state.missing)
+    hashes = cache.manifest.embed_hashes(state.missing)
     assert not cache.vector_store.cached(identity.key, identity.dim, sorted(set(hashes.values())))  # a sync would have taken them
     if state.pending is not None:
         assert sorted(v for ids in state.pending.values() for v in ids) == sorted(state.missing)

@@ -217,7 +217,7 @@ def test_a_rebuild_elsewhere_restarts_the_generations_and_our_old_records_must_n
     assert v.cache.meta()["generation"] == 3
     v.embed_pending()
     state = v.cache.runtime.kept_entry("pending")[1]
-    want = embedding.wanted_ids(v.cache.db)
+    want = v.cache.manifest.wanted_ids()
     assert state.want.tolist() == want.tolist()
     held = v.cache.vectors(v.cache.embedder().identity.dim).ids().tolist()
     assert sorted(held) == want.tolist()  # n2's and n3's new chunks have vectors, their old ones are gone
@@ -240,7 +240,7 @@ def test_a_passage_rewrite_elsewhere_that_touches_no_page_is_not_missed(make_vau
     other.close()
     v.embed_pending()
     state = v.cache.runtime.kept_entry("pending")[1]
-    assert state.want.tolist() == embedding.wanted_ids(v.cache.db).tolist()
+    assert state.want.tolist() == v.cache.manifest.wanted_ids().tolist()
 
 
 def test_the_kept_state_does_not_hold_the_hash_of_every_id_ever_missing(make_vault):

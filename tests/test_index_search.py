@@ -198,7 +198,7 @@ def test_vector_search_is_exact_and_leaves_the_thread_setting_alone(tmp_path):
     import faiss
     import numpy as np
 
-    from wikimem.stores.vectors import VectorIndex
+    from wikimem.stores.local.vectors import VectorIndex
     rng = np.random.default_rng(1)
     vectors = rng.standard_normal((300, 8)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)

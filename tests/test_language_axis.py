@@ -143,7 +143,7 @@ def test_candidates_are_ranked_by_projected_cosine_not_numerator(tmp_path):
     """FAISS ranks by the projected numerator; a vector far along the axis has a small projected
     norm, so among the fetched candidates its cosine must put it above vectors whose numerators
     were higher (the fetch is 4n: a vector below that is not seen, see language.py)."""
-    from wikimem.stores.vectors import VectorIndex
+    from wikimem.stores.local.vectors import VectorIndex
     from wikimem.search import rankers
 
     class NoPassages:  # a cache whose manifest and vector store know of no passages
@@ -175,7 +175,7 @@ def test_text_without_letters_is_on_neither_side(make_vault):
 def test_each_index_object_has_its_own_serial(tmp_path):
     """The kept axis is keyed by the index's serial, not id(): a freed index's id can be reused
     by the next one loaded, with the same version count (found by a review)."""
-    from wikimem.stores.vectors import VectorIndex
+    from wikimem.stores.local.vectors import VectorIndex
     first = VectorIndex(tmp_path / "a", 4)
     serial = first.serial
     del first
@@ -183,7 +183,7 @@ def test_each_index_object_has_its_own_serial(tmp_path):
 
 
 def test_vector_rows_in_order_with_zeros_for_ids_gone(tmp_path):
-    from wikimem.stores.vectors import VectorIndex
+    from wikimem.stores.local.vectors import VectorIndex
     index = VectorIndex(tmp_path / "f", 4)
     index.add([1, 2], np.eye(4, dtype=np.float32)[:2])
     rows = index.vector_rows([2, 99, 1])
@@ -192,7 +192,7 @@ def test_vector_rows_in_order_with_zeros_for_ids_gone(tmp_path):
 
 
 def test_vector_rows_mix_held_and_searched_ids_in_order(tmp_path):
-    from wikimem.stores.vectors import HELD_BIT, VectorIndex
+    from wikimem.stores.local.vectors import HELD_BIT, VectorIndex
     index = VectorIndex(tmp_path / "f", 4)
     eye = np.eye(4, dtype=np.float32)
     index.add([1, HELD_BIT | 5, 2], eye[:3])
@@ -203,7 +203,7 @@ def test_vector_rows_mix_held_and_searched_ids_in_order(tmp_path):
 def test_held_vectors_leave_the_kept_axis_alone(tmp_path):
     """A backlog of held passages (embedded after every chunk) does not re-estimate the axis after
     each batch; a chunk vector added does."""
-    from wikimem.stores.vectors import HELD_BIT, VectorIndex
+    from wikimem.stores.local.vectors import HELD_BIT, VectorIndex
     index = VectorIndex(tmp_path / "f", 4)
     index.add([1], np.eye(4, dtype=np.float32)[:1])
     searched = index.searched_version
@@ -216,7 +216,7 @@ def test_held_vectors_leave_the_kept_axis_alone(tmp_path):
 
 def test_held_passages_are_scored_across_the_axis_too(tmp_path):
     """A note chunk's best held passage is measured with the same projected cosine as the chunk."""
-    from wikimem.stores.vectors import HELD_BIT, VectorIndex
+    from wikimem.stores.local.vectors import HELD_BIT, VectorIndex
     from wikimem.search import rankers
 
     class Held:  # a cache whose vector store holds two passages of chunk 1

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from wikimem.api import open_vault
 from wikimem.cli import app
-from wikimem.stores import pg_tables
+from wikimem.stores.postgres import tables as pg_tables
 
 FILES = {"SCHEMA.md": "# Schema\n", "concepts/Alpha.md": "# Alpha\n\nalpha particles\n"}
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from wikimem.api import open_vault
 from wikimem.index.passages import blocks, passage_id, passages
-from wikimem.stores.vectors import HELD_BIT, VectorIndex, is_held
+from wikimem.stores.local.vectors import HELD_BIT, VectorIndex, is_held
 from wikimem.model import Chunk
 
 PAGE = """# tar
@@ -399,8 +399,8 @@ def test_an_index_file_of_the_previous_format_is_found_and_rebuilt_from_the_vect
     recording no file format) is not read as it is: search says the vector side is unusable, and
     the next build, or a watcher's embed_pending, rebuilds the file from the vector cache with no
     model call."""
-    from wikimem.stores.cachedir import fingerprint
-    from wikimem.stores.vectors import checksum
+    from wikimem.stores.local.cachedir import fingerprint
+    from wikimem.stores.local.vectors import checksum
 
     root = make_vault({"a.md": "# A\n\n- one item\n- another item\n", "b.md": "# B\n\ntext\n"})
     v = open_vault(root, embedder="fake")
@@ -432,7 +432,7 @@ def test_an_index_file_of_the_previous_format_is_found_and_rebuilt_from_the_vect
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["add", "remove"]), st.lists(st.integers(0, 12), max_size=6)), max_size=25))
 def test_the_held_store_behaves_like_a_map_of_ids_to_float16_vectors(steps):
-    from wikimem.stores.vectors import HeldStore
+    from wikimem.stores.local.vectors import HeldStore
 
     store, model = HeldStore(4), {}
     rng = np.random.default_rng(len(steps))

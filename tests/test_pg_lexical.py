@@ -12,11 +12,11 @@ import pytest
 
 from conftest import copy_vault
 from wikimem.api import open_vault
-from wikimem.stores import pg_tables
+from wikimem.stores.postgres import tables as pg_tables
 from wikimem.stores.filters import Filters
-from wikimem.stores.lexical import Lexical
+from wikimem.stores.local.lexical import Lexical
 from wikimem.stores.manifest import CHUNK_COLUMNS
-from wikimem.stores.pg_lexical import PgLexical, weighted_frequencies
+from wikimem.stores.postgres.lexical import PgLexical, weighted_frequencies
 
 ROOT = Path(__file__).resolve().parents[1]
 

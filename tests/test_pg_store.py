@@ -15,7 +15,8 @@ from conftest import copy_vault
 from wikimem.api import open_vault
 from wikimem.cli import app
 from wikimem.errors import LockError
-from wikimem.stores import pg, pg_tables
+from wikimem.stores import pg
+from wikimem.stores.postgres import tables as pg_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 QUERIES = [q["q"] for q in json.loads((ROOT / "benchmarks/heldout-examples.json").read_text())["queries"]]

@@ -8,9 +8,9 @@ import numpy as np
 import psycopg
 import pytest
 
-from wikimem.stores import pg_tables
-from wikimem.stores.pg_vectors import PgVectorIndex
-from wikimem.stores.vectors import HELD_BIT, VectorIndex
+from wikimem.stores.postgres import tables as pg_tables
+from wikimem.stores.postgres.vectors import PgVectorIndex
+from wikimem.stores.local.vectors import HELD_BIT, VectorIndex
 from wikimem.stores.vectorstore import VectorStore
 
 DIM = 384
@@ -125,7 +125,7 @@ def test_rows_read_packed_are_the_rows_stored(pg_database, corpus, kind, monkeyp
     loader gives row by row (float32 exactly; halfvec as its float16 values), any batch size."""
     from pgvector import HalfVector, Vector
     from pgvector.psycopg import register_vector
-    from wikimem.stores import pg_vectors
+    from wikimem.stores.postgres import vectors as pg_vectors
     ids, rows, _ = corpus
     remote = _remote(pg_database, kind, ids[:50], rows[:50])
     register_vector(remote.db)

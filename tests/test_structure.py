@@ -182,3 +182,83 @@ def test_the_sql_check_finds_sql():
                                                                                        (2, ".executemany(...)")]
     assert _sql_in(ast.parse("q = 'SELECT path FROM files WHERE note=1'"))
     assert not _sql_in(ast.parse("'''Select the pages from the vault.'''\nx = 'update the index'"))
+
+
+# -- the stores: one protocol, two engines (issue 50) ----------------------------------------------
+def _members(protocol) -> dict[str, object]:
+    import typing
+    names = set()
+    for klass in protocol.__mro__:
+        if klass in (object, typing.Protocol, typing.Generic):
+            continue
+        names |= {n for n in vars(klass) if not n.startswith("_")} | set(getattr(klass, "__annotations__", {}))
+    return {n: getattr(protocol, n, None) for n in names}
+
+
+def _signature_problems(implementation, protocol) -> list[str]:
+    """Each member of ``protocol`` on ``implementation``, a method taking the same parameter names."""
+    import inspect
+    wrong = []
+    for name, member in _members(protocol).items():
+        if not hasattr(implementation, name):  # an attribute an __init__ of its classes sets
+            inits = [vars(k)["__init__"] for k in implementation.__mro__ if "__init__" in vars(k) and k is not object]
+            if not any(f"self.{name} =" in inspect.getsource(init) for init in inits):
+                wrong.append(f"{implementation.__name__} lacks {name}")
+            continue
+        ours = inspect.getattr_static(implementation, name, None)
+        if callable(member) and callable(ours) and not isinstance(ours, property):
+            want = list(inspect.signature(member).parameters)
+            have = list(inspect.signature(ours).parameters)
+            if have[:len(want)] != want:
+                wrong.append(f"{implementation.__name__}.{name}{tuple(have)} is not the protocol's {tuple(want)}")
+    return wrong
+
+
+def test_both_engines_implement_every_part_of_the_stores_protocol():
+    from wikimem.stores import protocol
+    from wikimem.stores.local.cache import Cache
+    from wikimem.stores.local.lexical import Lexical
+    from wikimem.stores.local.manifest import LocalManifest
+    from wikimem.stores.postgres.cache import PgCache, PgVectors
+    from wikimem.stores.postgres.lexical import PgLexical
+    from wikimem.stores.postgres.manifest import PgManifest
+    from wikimem.stores.local.vectorstore import FaissVectors
+    wrong = []
+    for manifest in (LocalManifest, PgManifest):
+        wrong += _signature_problems(manifest, protocol.ManifestPart)
+    for lexical in (Lexical, PgLexical):
+        wrong += _signature_problems(lexical, protocol.LexicalIndex)
+    for vectors in (FaissVectors, PgVectors):
+        wrong += _signature_problems(vectors, protocol.VectorsPart)
+    for stores in (Cache, PgCache):
+        wrong += _signature_problems(stores, protocol.Stores)
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_context_holds_the_protocol_not_an_engine():
+    import typing
+
+    from wikimem import core
+    from wikimem.stores.protocol import Stores
+    source = (PACKAGE / "core.py").read_text(encoding="utf-8")
+    assert "from .stores.protocol import Stores" in source  # under TYPE_CHECKING: resolve it as a checker does
+    hints = typing.get_type_hints(core.Context.cache.fget, {**vars(core), "Stores": Stores})
+    assert hints["return"] is Stores
+    for module in ("index/build.py", "index/status.py", "index/embedding.py", "lint/context.py"):
+        text = (PACKAGE / module).read_text(encoding="utf-8")
+        assert "stores.cache" not in text and "stores.local" not in text and "stores.postgres" not in text, module
+        assert "import sqlite3" not in text, f"{module}: an engine's errors are the stores' damage_errors"
+
+
+def test_the_engines_packages_do_not_import_each_other():
+    """``stores/local/`` and ``stores/postgres/`` each write their own SQL; neither imports the other
+    (what both need stays above them in ``stores/``)."""
+    wrong = []
+    for path, name, is_pkg, unit, tree in _modules():
+        for engine, other in (("wikimem.stores.local", "wikimem.stores.postgres"),
+                              ("wikimem.stores.postgres", "wikimem.stores.local")):
+            if name == engine or name.startswith(engine + "."):
+                wrong += [f"{path.relative_to(PACKAGE)}:{line} imports {target}"
+                          for line, target in _imports(name, is_pkg, tree)
+                          if target == other or target.startswith(other + ".")]
+    assert not wrong, "\n".join(wrong)

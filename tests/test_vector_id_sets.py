@@ -1,4 +1,4 @@
-"""The sorted int64 id sets of stores/vectors.py and embedding.wanted_ids over the whole int64 range:
+"""The sorted int64 id sets of stores/vectors.py and the manifest's wanted_ids over the whole int64 range:
 empty sets, duplicates, the extremes, held ids (HELD_BIT), parsed exactly from SQLite."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wikimem.index.embedding import wanted_ids
+from wikimem.stores.local.manifest import LocalManifest
 from wikimem.stores.vectors import HELD_BIT, id_difference, sorted_ids
 
 pytestmark = pytest.mark.adversarial
@@ -56,10 +56,10 @@ def test_wanted_ids_parses_held_ids_exactly():
     db = sqlite3.connect(":memory:")
     db.execute("CREATE TABLE chunks (vid INTEGER)")
     db.execute("CREATE TABLE passages (pid INTEGER)")
-    assert wanted_ids(db).tolist() == []
+    assert LocalManifest(db).wanted_ids().tolist() == []
     vids = [1, 2**60 - 1, 123456789012345678]
     pids = [HELD_BIT | (2**60 - 1), HELD_BIT | 1, 2**62 - 1, 987654321098765432, 987654321098765432]
     db.executemany("INSERT INTO chunks VALUES (?)", [(v,) for v in vids])
-    assert wanted_ids(db).tolist() == sorted(vids)  # passages empty: its NULL group_concat is skipped
+    assert LocalManifest(db).wanted_ids().tolist() == sorted(vids)  # passages empty: its NULL group_concat is skipped
     db.executemany("INSERT INTO passages VALUES (?)", [(p,) for p in pids])
-    assert wanted_ids(db).tolist() == sorted(set(vids) | set(pids))
+    assert LocalManifest(db).wanted_ids().tolist() == sorted(set(vids) | set(pids))

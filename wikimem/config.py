@@ -91,7 +91,7 @@ _FIELDS = {f.name: f for f in fields(Settings) if f.name != "extra"}
 # typo is one line and exit 2 at start-up instead of a traceback deep inside a build or a search
 LLMS = ("none", "ollama", "openai")  # see llm.py
 STORES = ("local", "postgres")  # see stores/__init__.py
-PG_VECTOR_TYPES = ("vector", "halfvec")  # see stores/pg_vectors.py
+PG_VECTOR_TYPES = ("vector", "halfvec")  # see stores/postgres/vectors.py
 _CHOICES = {"embedder": EMBEDDERS, "embed_passages": PASSAGE_MODES, "fusion": FUSIONS, "llm": LLMS, "memory_llm": LLMS, "store": STORES,
             "pg_vector_type": PG_VECTOR_TYPES}
 _AT_LEAST_1 = ("embed_batch", "chunk_min", "chunk_max", "transcript_window", "transcript_stride", "rrf_k",

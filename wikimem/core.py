@@ -24,7 +24,7 @@ from .vault import FileInfo, NoteFile, VaultFiles
 from .vault.files import bad_name, shown_name
 
 if TYPE_CHECKING:
-    from .stores.cache import Cache
+    from .stores.protocol import Stores
 
 log = logging.getLogger(__name__)
 
@@ -95,17 +95,14 @@ class Context:
         self.root: Path = self.files.root
         self.settings: Settings = load_settings(self.root, overrides)
         self.files.max_bytes = self.settings.max_bytes
-        self._cache: Cache | None = None
+        self._cache: Stores | None = None
 
     @property
-    def cache(self) -> "Cache":
+    def cache(self) -> "Stores":
         if self._cache is None:
             from .stores import open_stores
             self._cache = open_stores(self.root, self.settings)
         return self._cache
-
-    def cache_opened(self) -> bool:
-        return self._cache is not None
 
     def close(self) -> None:
         if self._cache is not None:

@@ -219,13 +219,8 @@ def check_lock(ctx) -> Check:
     holder = cache.lock_holder()
     if holder:
         return Check("lock", "ok", f"a build is running (pid {holder})")
-    try:
-        text = cache.lock_path.read_text(encoding="ascii", errors="replace").strip()
-    except OSError:
-        text = ""
-    from .stores.cachedir import pid_alive
-
-    if text.isdigit() and not pid_alive(text):
+    text = cache.stale_lock()
+    if text:
         return Check("lock", "fail", f"stale lock: writer pid {text} died holding it, its build was interrupted",
                      f"wikimem index {_q(ctx.root)}")
     return Check("lock", "ok", "no writer holds the cache")

@@ -101,12 +101,12 @@ def merge_edges(a, b, weight, n: int):
 
 
 def state_key(ctx, params: list) -> str:
-    """Which committed cache state a derived result was computed from: the live manifest file and
-    the time of its last commit (every build, per-path build and vector commit sets it), plus the
-    parameters. Equal keys mean equal tables, so a result stored under the key can be reused."""
+    """Which committed cache state a derived result was computed from: the live state (the stores'
+    ``state_key``: the manifest file, or the database schema) and the time of its last commit
+    (every build, per-path build and vector commit sets it), plus the parameters. Equal keys mean equal tables, so a result stored under the key can be reused."""
     cache = ctx.cache
     meta = cache.meta()
-    raw = json.dumps([params, cache.manifest_path.name, meta.get("last_build"), meta.get("created")])
+    raw = json.dumps([params, cache.state_key(), meta.get("last_build"), meta.get("created")])
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 

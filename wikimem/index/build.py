@@ -21,7 +21,6 @@ import hashlib
 import json
 import logging
 import os
-import sqlite3
 import stat as stat_mod
 import time
 import uuid
@@ -34,11 +33,11 @@ from ..model import BuildReport, Chunk, Page
 from ..parse import Resolver
 from ..vault.files import ALWAYS_SKIPPED_DIRS, FileInfo, IgnoreRules
 from .background import embed_pending, keep_pending
-from ..stores.cache import Cache
-from ..stores.cachedir import raise_if_not_damage
+from ..stores.sidefiles import raise_if_not_damage
 from .embedding import record_coverage, sync_vectors
 from ..stores.graph import page_edges
 from ..stores.lexical import row as lexical_row
+from ..stores.protocol import Stores
 from ..stores.manifest import (
     Manifest,
     attachment_row,
@@ -81,7 +80,7 @@ class BuildPlan:
     """Everything one build decides and carries from stage to stage."""
 
     ctx: Context
-    cache: Cache
+    cache: Stores
     rebuild: bool
     embed: bool
     paths: set[str] | None
@@ -141,13 +140,13 @@ def build(ctx, rebuild: bool = False, embed: bool = True, progress: Progress | N
     the vectors the vector cache already has; the model runs after it is released (as a watcher's
     background step does), so a watcher's edit never waits for a long first embedding: it was
     blocked for 17 minutes by one `wikimem index`."""
-    cache: Cache = ctx.cache
+    cache: Stores = ctx.cache
     taken = (cache.vector_store.taken_local, cache.vector_store.taken_shared)
     with cache.writer_lock(wait=wait):
         plan = BuildPlan(ctx, cache, rebuild, embed, None if paths is None else set(paths), progress)
         try:
             report = _run(plan)
-        except sqlite3.DatabaseError as exc:  # damage found mid-build: start over beside it, once
+        except cache.damage_errors as exc:  # damage found mid-build: start over beside it, once
             raise_if_not_damage(exc)
             if plan.replacing:
                 raise

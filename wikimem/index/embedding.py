@@ -5,7 +5,7 @@ Embedding shares the process's cores with searches, so it goes through one gate:
 embedding waits for no backlog (the backlog pauses between batches while a search is running),
 and two threads never run the model at once (on two cores that made both several times slower).
 
-The vector side is reached through ``cache.vector_store`` (``vectorstore.FaissVectors``: load,
+The vector side is reached through ``cache.vector_store`` (``protocol.VectorsPart``, e.g. ``local.vectorstore.FaissVectors``: load,
 fresh, save, the vector cache) and the manifest's named questions; no SQL is written here.
 """
 from __future__ import annotations
@@ -20,16 +20,9 @@ import numpy as np
 
 from ..errors import EmbedderError
 from ..model import coverage_degraded
-from ..stores.cache import Cache
-from ..stores.manifest import Manifest
-from ..stores.vectors import (
-    HELD_BIT,
-    VectorIndex,
-    id_difference,
-    id_intersection,
-    sorted_ids,
-)
-from ..stores.vectorstore import DELTA_MAX, id_signature  # noqa: F401 (DELTA_MAX re-exported)
+from ..stores.protocol import Stores
+from ..stores.vectors import HELD_BIT, id_difference, id_intersection, sorted_ids
+from ..stores.vectorstore import VectorStore, id_signature
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +98,7 @@ class VectorState:
 
     want: np.ndarray  # the vector ids wanted, sorted: one per chunk, one per passage
     held_wanted: int = 0  # how many of them are held (a note's passages: stores/vectors.py)
-    index: VectorIndex | None = None
+    index: VectorStore | None = None
     missing: list[int] = field(default_factory=list)
     hashes: dict[int, str] = field(default_factory=dict)  # embed hash of each missing id
     held: int = 0
@@ -118,11 +111,11 @@ class VectorState:
         self.pending = self.by_path = None
 
 
-def _load_cached_vectors(cache: Cache, key: str, dim: int, hashes: list[str]) -> dict[str, np.ndarray]:
+def _load_cached_vectors(cache: Stores, key: str, dim: int, hashes: list[str]) -> dict[str, np.ndarray]:
     return cache.vector_store.cached(key, dim, hashes)
 
 
-def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
+def sync_vectors(cache: Stores, embedder, rebuild: bool) -> VectorState:
     """Bring the FAISS index in line with the chunk and passage tables from cached vectors (no
     model calls) and save it; what is still missing is returned for ``embed_missing``.
 
@@ -165,7 +158,7 @@ def sync_vectors(cache: Cache, embedder, rebuild: bool) -> VectorState:
     return state
 
 
-def advance(cache: Cache, embedder, state: VectorState, changes: list[tuple]) -> bool:
+def advance(cache: Stores, embedder, state: VectorState, changes: list[tuple]) -> bool:
     """Bring a kept ``state`` up to date with the builds committed since it was derived, from the
     ids each retired and added (``Runtime.ids_changed``, in commit order), instead of re-deriving it
     with ``sync_vectors``, which reads every wanted id and compares it with every indexed one (~0.1 s
@@ -219,7 +212,7 @@ def advance(cache: Cache, embedder, state: VectorState, changes: list[tuple]) ->
     return bool(len(removed) or from_cache)
 
 
-def embed_missing(cache: Cache, embedder, state: VectorState, batch: int, progress, report,
+def embed_missing(cache: Stores, embedder, state: VectorState, batch: int, progress, report,
                   max_seconds: float | None = None, first: set[str] | None = None, save=None,
                   save_every: float = SAVE_EVERY_S, background: bool = False, only_first: bool = False) -> int:
     """Embed the vectors ``state.missing``, de-duplicated by text, committing as it goes.
@@ -323,7 +316,7 @@ def record_coverage(report, state: VectorState) -> None:
         report.degraded.append(partial)
 
 
-def _queue(cache: Cache, state: VectorState) -> None:
+def _queue(cache: Stores, state: VectorState) -> None:
     """Which hashes wait to be embedded (in id order, each with the ids that take its vector) and
     which pages they belong to. Ids no chunk or passage has any more are left out."""
     owner = cache.manifest.id_pages(state.missing)
@@ -341,30 +334,10 @@ def _queue(cache: Cache, state: VectorState) -> None:
     state.pending, state.by_path = pending, by_path
 
 
-def wanted_ids(db) -> np.ndarray:
-    """Every vector id the index should hold, sorted: one per chunk, one per passage."""
-    return Manifest(db).wanted_ids()
-
-
-def wanted_count(db) -> int:
-    """How many vectors the index should hold (``len(wanted_ids(db))`` without reading them)."""
-    return Manifest(db).wanted_count()
-
-
-def wanted_held(db) -> int:
-    """How many of them are held (a note's passages; their ids are the top of the id range)."""
-    return Manifest(db).passage_count(held=True)
-
-
-def embed_hashes(db, ids: list[int]) -> dict[int, str]:
-    """The embed hash of these chunk and passage ids (ids of neither are left out)."""
-    return Manifest(db).embed_hashes(ids)
-
-
 _id_signature = id_signature
 
 
-def save_index(cache: Cache, index: VectorIndex, key: str, wanted: int, held: int,
+def save_index(cache: Stores, index: VectorStore, key: str, wanted: int, held: int,
                dirty: bool | None = None) -> None:
     """Commit the index (``FaissVectors.save``: a small delta or the whole file)."""
     cache.vector_store.save(index, key, wanted, held, dirty)

@@ -1,13 +1,12 @@
 """``wikimem status``: what the cache holds and how far it is behind the vault. Reads only."""
 from __future__ import annotations
 
-import sqlite3
 import time
 from typing import Any
 
 from ..model import coverage_degraded, coverage_split
-from ..stores.cache import Cache
-from ..stores.cachedir import raise_if_not_damage
+from ..stores.protocol import Stores
+from ..stores.sidefiles import raise_if_not_damage
 
 
 def vector_coverage(meta, chunks: int, vectors: int | None = None,
@@ -27,7 +26,7 @@ def vector_degraded(meta, coverage: float, passage_coverage: float | None) -> st
 
 
 def status(ctx) -> dict[str, Any]:
-    cache: Cache = ctx.cache
+    cache: Stores = ctx.cache
     info: dict[str, Any] = {"vault": str(ctx.root), "cache": cache.location}
     problem = cache.manifest_problem()
     if problem:
@@ -35,13 +34,13 @@ def status(ctx) -> dict[str, Any]:
         return info
     try:
         return _status(ctx, cache, info)
-    except sqlite3.DatabaseError as exc:
+    except cache.damage_errors as exc:
         raise_if_not_damage(exc)
         info.update({"state": f"manifest is corrupt ({exc})", "hint": "run `wikimem index` to rebuild it"})
         return info
 
 
-def _status(ctx, cache: Cache, info: dict[str, Any]) -> dict[str, Any]:
+def _status(ctx, cache: Stores, info: dict[str, Any]) -> dict[str, Any]:
     manifest = cache.manifest
     meta = manifest.meta()
     pages = manifest.page_count()

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Iterable
 from ..errors import LockError
 from ..model import BuildReport, Page
 from .build import LOCK_WAIT_S, build
-from ..stores.cachedir import watcher_pid
+from ..stores.sidefiles import watcher_pid
 
 if TYPE_CHECKING:
     from ..core import Context

@@ -161,7 +161,7 @@ def refresh_cache(ctx, paths: list[str], embed_budget: float = WRITE_EMBED_BUDGE
     for at most ``WRITE_EMBED_BUDGET_S`` (a memory or a query page is done in that time) and the
     next build or watcher takes the rest, and any backlog of other pages."""
     from ..index.background import embed_pending
-    from ..stores.cachedir import watcher_pid
+    from ..stores.sidefiles import watcher_pid
     from ..index.update import update
     paths = sorted(set(paths))
     try:

@@ -15,7 +15,7 @@ from .registry import Finding, Fix
 from .text import WORD, strip_markup
 
 if TYPE_CHECKING:
-    from ..stores.cache import Cache
+    from ..stores.protocol import Stores
 
 SPECIAL_PAGES = ("SCHEMA.md", "index.md", "log.md")
 NOTE_SUFFIXES = (".md", ".markdown")
@@ -32,7 +32,7 @@ def is_note_target(target: str) -> bool:
 
 
 class LintContext:
-    def __init__(self, cache: "Cache", pages: Mapping[str, Page], files: Mapping[str, tuple[str, int, int]],
+    def __init__(self, cache: "Stores", pages: Mapping[str, Page], files: Mapping[str, tuple[str, int, int]],
                  schema: VaultSchema, options: LintOptions):
         self.cache = cache  # the manifest and vectors a rule may read (never written by a rule)
         self.pages = pages

@@ -110,7 +110,7 @@ def search(ctx, query: str, *, limit: int = 10, mode: str = "hybrid", folder: st
                 return _search_or_relax(ctx, query, limit, mode, filters, per_page, parsed)
         return _search_or_relax(ctx, query, limit, mode, filters, per_page, parsed)
     except sqlite3.DatabaseError as exc:  # damage that only a query could find
-        from ..stores.cachedir import raise_if_not_damage
+        from ..stores.sidefiles import raise_if_not_damage
         raise_if_not_damage(exc)
         log.warning("the cache is damaged (%s)", exc)
         notices = [f"the cache was damaged ({exc}); rebuilt it"]

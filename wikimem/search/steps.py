@@ -42,7 +42,7 @@ class Facts:
     query: str  # the ranked text
     mode: str
     settings: Any  # config.Settings
-    cache: Any  # stores.cache.Cache (graph pull-ins read the link graph and first chunks)
+    cache: Any  # stores.protocol.Stores (graph pull-ins read the link graph and first chunks)
     filters: Any = None  # stores.filters.Filters: the search's filters (pulled-in pages must pass them)
     vectors_of: Callable | None = None  # chunk ids -> unit vectors across the language axis
     turns: bool = False  # some candidate is a transcript turn

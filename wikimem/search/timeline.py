@@ -214,7 +214,7 @@ def timeline(cache) -> Timeline:
     """The vault's timeline as the cache's last build holds it, kept until the cache changes."""
     manifest = cache.manifest
     meta = manifest.meta()
-    key = (str(cache.manifest_path), meta.get("generation"), meta.get("created"))
+    key = (cache.state_key(), meta.get("generation"), meta.get("created"))
     kept = cache.runtime.kept("timeline", key)
     if kept is None:
         edges = [(src, dst) for src, dst, _ in manifest.page_edges(("supersedes",))]

@@ -1,22 +1,24 @@
 """The derived stores: what ``.wikimem/`` holds, below the ``Context`` and above nothing but parsing.
 
 Everything here is a cache the vault can rebuild. ``open_stores`` is the one place a ``Context``
-gets them from, so another engine is a second implementation chosen by settings, not a change to
-the stages that ask them. The stores and their narrow questions:
+gets them from, as a ``protocol.Stores`` (the bundle's narrow parts: the manifest's questions split
+by who asks, the lexical index, the vectors, the writer lock, side files, the embedding cache), so
+another engine is one more package chosen by settings, not a change to the stages that ask them.
 
-- ``Manifest`` (``manifest.py``, ``manifest_reads.py``, ``manifest_search.py``): files, parsed pages,
-  chunks, passages, links and meta, as named reads and writes; search's filters arrive typed
-  (``filters.Filters``) and are turned into the engine's own query here (``filters.where_sql``);
-- ``Lexical`` (``lexical.py``, ``analysis.py``): BM25 over wikimem's own tokens;
-- ``FaissVectors`` (``vectorstore.py``, ``vectors.py``): the vector index, the vector cache, held
-  passages; an optional team cache of embeddings on PostgreSQL (``shared_embeddings.py``, ``pg.py``);
-- ``CacheDir`` (``cachedir.py``): the folder's lifecycle: connections, the writer lock, swaps, integrity;
-- ``Runtime`` and ``Usage``: per-process kept values, and how often pages are used;
-- ``Cache`` (``cache.py``): one vault's bundle of the above, plus the embedder it loads once.
+Two engines, each a package that does not import the other, each with its own SQL:
 
-On PostgreSQL (``store = "postgres"``): ``PgCache`` (``pg_cache.py``) is the same bundle over the
-vault's schema (``pg_tables.py``): the same ``Manifest`` questions through ``pg_manifest.PgDB``,
-``PgLexical`` (BM25 as FTS5 computes it), ``PgVectors`` (pgvector), an advisory writer lock.
+- ``local/``: SQLite (``manifest*.sqlite`` with FTS5), FAISS and files in ``.wikimem/``
+  (``cache.Cache``, ``cachedir.CacheDir``: connections, the flock, swaps, integrity);
+- ``postgres/``: psycopg + pgvector, one schema per vault (``cache.PgCache``, ``tables``: the
+  schema, ``lexical.PgLexical``: BM25 as FTS5 computes it, ``vectors.PgVectorIndex``).
+
+Above both, once: the manifest's logic (``manifest.py``, ``manifest_reads.py``,
+``manifest_search.py``: rows shaped from each engine's statements), search's typed ``Filters``,
+the bundle's shared parts (``bundle.StoresBase``: embedder, runtime, usage, the writer lock's
+frame), vector ids and the held bit (``vectors.py``), the vector store's protocol and shared part
+(``vectorstore.py``), lexical rows and BM25 term choice (``lexical.py``, ``analysis.py``), side files
+(``sidefiles.py``), PostgreSQL connections (``pg.py``) and the team's embedding cache
+(``shared_embeddings.py``), which the local engine may use too.
 
 The build pipeline that fills them (``wikimem/index``) stands above the ``Context``.
 """
@@ -27,14 +29,14 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from .cache import Cache
+    from .protocol import Stores
 
 __all__ = ["open_stores"]
 
 
-def open_stores(root: Path, settings: "Settings") -> "Cache":
+def open_stores(root: Path, settings: "Settings") -> "Stores":
     """The stores of the vault at ``root`` as ``settings`` choose them: the local folder, or the
-    vault's schema on PostgreSQL (``store = "postgres"``, ``database_url``; ``pg_cache``)."""
+    vault's schema on PostgreSQL (``store = "postgres"``, ``database_url``; ``postgres.cache``)."""
     if getattr(settings, "store", "local") == "postgres":
         from ..errors import ConfigError
         if not settings.database_url:
@@ -42,7 +44,7 @@ def open_stores(root: Path, settings: "Settings") -> "Cache":
                               "with pgvector that holds the vault's stores")
         from . import pg
         pg.psycopg()  # the team extra missing: one clear error now
-        from .pg_cache import PgCache
+        from .postgres.cache import PgCache
         return PgCache(root, settings)
-    from .cache import Cache
+    from .local.cache import Cache
     return Cache(root, settings)

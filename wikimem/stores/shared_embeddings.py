@@ -2,7 +2,7 @@
 
 A second machine, or a second vault, holding the same text embeds nothing: the build asks its own
 vector cache (``vectors.sqlite``) first and this one for what is missing, and writes what it embeds
-to both (``vectorstore.FaissVectors.cached`` / ``remember``). Set ``embedding_cache_url`` (or
+to both (``local.vectorstore.FaissVectors.cached`` / ``remember``). Set ``embedding_cache_url`` (or
 ``WIKIMEM_EMBEDDING_CACHE_URL``) to a database any PostgreSQL will do for (no extension needed:
 vectors are float32 bytes, looked up by key, never searched here); a laptop keeps its local stores
 and reads vectors from the team's cache.

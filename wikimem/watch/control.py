@@ -28,7 +28,7 @@ from typing import Any
 from ..errors import LockError, WikimemError
 from ..vault.files import ensure_cache_folder
 
-from ..stores.cachedir import WATCH_LOCK as LOCK
+from ..stores.sidefiles import WATCH_LOCK as LOCK
 PIDFILE = "watch.pid"
 STATUS = "watch.json"
 LOG = "watch.log"
@@ -71,7 +71,7 @@ class WatchLock:
 
     def acquire(self) -> None:
         ensure_cache_folder(self.dir)
-        from ..stores.cachedir import pid_alive
+        from ..stores.sidefiles import pid_alive
 
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + 1.0
@@ -171,7 +171,7 @@ class WatchLock:
 
 def holder(root: Path) -> int | None:
     """The pid of the running watcher, or None when no watcher holds the lock."""
-    from ..stores.cachedir import watcher_pid
+    from ..stores.sidefiles import watcher_pid
     return watcher_pid(root)
 
 

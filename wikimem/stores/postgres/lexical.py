@@ -13,7 +13,7 @@ PostgreSQL, any version with ``jsonb``). Document frequencies and totals are kep
 (the key "" counts the chunks, as locally) and ``lex_totals``.
 
 The tables live in the vault's schema beside its ``chunks`` table, which filters join
-(``filters.where_sql(..., "postgres")``). ``PgLexical`` has the methods of ``lexical.Lexical``
+(``postgres.manifest_sql.where``). ``PgLexical`` has the methods of ``lexical.Lexical``
 over a psycopg connection whose ``search_path`` is that schema (``pg_tables``).
 """
 from __future__ import annotations
@@ -23,9 +23,10 @@ import math
 from collections import Counter
 from typing import Collection, Iterable, Sequence
 
-from .analysis import terms
-from .filters import Filters, where_sql
-from .lexical import FIELD_WEIGHTS, keep_useful
+from ..analysis import terms
+from ..filters import Filters
+from ..lexical import FIELD_WEIGHTS, keep_useful
+from .manifest_sql import where as where_sql
 
 K1, B = 1.2, 0.75  # FTS5's bm25() constants
 MIN_IDF = 1e-6  # FTS5: a term in more than half the rows scores this, not a negative IDF
@@ -157,7 +158,7 @@ class PgLexical:
         if not words:
             return []
         score, score_args = self._score_sql(words, df)
-        where, where_args = where_sql(filters, "postgres")
+        where, where_args = where_sql(filters)
         if where:
             sql = (f"SELECT c.id, {score} AS score FROM lex l JOIN chunks c ON c.vid = l.vid "
                    f"WHERE l.tf ?| %s {where} ORDER BY score DESC, c.id LIMIT %s")

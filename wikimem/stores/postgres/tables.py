@@ -8,7 +8,7 @@ name is derived from the vault's id (``schema_name``); its version and the embed
 in ``wikimem_schema`` (``pg.ensure_schema``), so a schema of an older version is migrated
 (``MIGRATIONS``) or dropped and made again, never trusted, as the local cache is.
 
-The tables mirror the local manifest (``manifest.SCHEMA_SQL``): files, chunks, passages, edges,
+The tables mirror the local manifest (``local/manifest_sql.SCHEMA_SQL``): files, chunks, passages, edges,
 meta, with the lexical tables of ``pg_lexical``.
 """
 from __future__ import annotations
@@ -16,9 +16,9 @@ from __future__ import annotations
 import hashlib
 import re
 
-from . import pg
-from .pg_lexical import PgLexical
-from .pg_vectors import partition_vecs
+from .. import pg
+from .lexical import PgLexical
+from .vectors import partition_vecs
 
 SCHEMA_VERSION = 2  # 2: ``vecs`` partitioned into searched and held rows (pg_vectors.partition_vecs)
 

@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .vectors import HELD_BIT
+from ..vectors import HELD_BIT
 
 HNSW_FROM = 100_000  # rows: below, an exact scan is as fast as FAISS's flat index here (60 ms at 100k)
 EF_SEARCH = 100  # recall@10 >= 0.95 at 100k (bench_pg_scale: ef 60 for vector, 100 for halfvec)

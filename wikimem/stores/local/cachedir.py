@@ -31,11 +31,14 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from .. import __version__
-from ..errors import DiskFullError, LockError, VaultError
-from ..vault.files import atomic_write_bytes, ensure_cache_folder
-from .analysis import ANALYZER
-from .manifest import SCHEMA_SQL, SCHEMA_VERSION, VECTORS_SQL, Manifest, select_in  # noqa: F401 (select_in re-exported)
+from ... import __version__
+from ...errors import DiskFullError, LockError
+from ...vault.files import atomic_write_bytes
+from ..analysis import ANALYZER
+from ..bundle import StoresBase
+from ..manifest import SCHEMA_VERSION
+from ..sidefiles import flock_holder, not_damage, pid_alive, raise_if_not_damage
+from .manifest_sql import SCHEMA_SQL, VECTORS_SQL
 
 log = logging.getLogger(__name__)
 
@@ -97,48 +100,23 @@ def _faiss_for(folder: Path, manifest_name: str) -> Path:
     return folder / f"vectors{manifest_name[len('manifest'):-len('.sqlite')]}.faiss"
 
 
-def not_damage(exc: BaseException) -> bool:
-    """A SQLite or OS error that says the disk is full or failing, not that the file is damaged:
-    SQLITE_FULL, SQLITE_IOERR, ENOSPC, EDQUOT, EIO."""
-    import errno as _errno
-    if isinstance(exc, OSError) and exc.errno in (_errno.ENOSPC, _errno.EDQUOT, _errno.EIO):
-        return True
-    text = str(exc).lower()
-    return "disk is full" in text or "disk i/o error" in text or "no space left" in text
-
-
-def raise_if_not_damage(exc: BaseException) -> None:
-    """Before treating a database error as damage (and deleting or rebuilding anything): a full or
-    failing disk is a DiskFullError instead, with the cache left as it is."""
-    if not_damage(exc):
-        raise DiskFullError(f"the cache cannot be written now ({exc}); it is not damaged, and nothing was "
-                            "deleted or rebuilt: free some space (or fix the disk) and run again") from None
-
-
-class CacheDir:
+class CacheDir(StoresBase):
     """The cache folder's lifecycle: paths, per-thread connections, transactions and snapshots,
-    the writer lock, integrity checks, and a rebuild's build-beside-then-swap and sweep. What the
-    files hold is the stores' business (``manifest.Manifest``, ``lexical.Lexical``,
-    ``vectorstore.FaissVectors``); the SQL here is only about connections and files (pragmas)."""
+    the lock between processes, integrity checks, and a rebuild's build-beside-then-swap and sweep.
+    What the files hold is the stores' business (``manifest.Manifest`` with ``manifest_sql``,
+    ``lexical.Lexical``, ``vectorstore.FaissVectors``); the SQL here is only about connections and
+    files (pragmas). The parts both engines share are ``bundle.StoresBase``'s."""
 
-    def __init__(self, root: Path):
-        self.dir = root / ".wikimem"
-        self.pointer_path = self.dir / "CURRENT"
-        self.vectors_path = self.dir / "vectors.sqlite"
-        self.lock_path = self.dir / "lock"
-        self._local = threading.local()
+    damage_errors = (sqlite3.DatabaseError,)  # a file that is not (or no longer) a database: rebuilt
+
+    def __init__(self, root: Path, settings):
+        folder = Path(root) / ".wikimem"
+        self.pointer_path = folder / "CURRENT"
+        self.vectors_path = folder / "vectors.sqlite"
+        self.lock_path = folder / "lock"
         self._conns: list[sqlite3.Connection] = []
-        self._conns_lock = threading.Lock()
-        self._thread_lock = threading.Lock()
         self._target: Path | None = None  # a rebuild's new manifest, while it is being written
-
-    def write_side_file(self, name: str, data: bytes) -> None:
-        """The cache's door for a small file of its own (``.wikimem/<name>``: a derived result kept
-        as a shortcut, the colour groups wikimem added to Obsidian's graph): atomic, inside the
-        cache folder only."""
-        if "/" in name or "\\" in name or name.startswith(".") or not name:
-            raise ValueError(f"not a cache file name: {name!r}")
-        atomic_write_bytes(self.dir / name, data)
+        super().__init__(root, settings)
 
     # -- where things are ----------------------------------------------------------------
     def _live_name(self) -> str:
@@ -174,18 +152,6 @@ class CacheDir:
         ``manifest.<id>.sqlite``. A rebuild writes its own file beside its new manifest, so
         readers keep the committed pair until the swap (it overwrote the live file before)."""
         return _faiss_for(self.dir, self.manifest_path.name)
-
-    def writable(self) -> bool:
-        return os.access(self.dir if self.dir.is_dir() else self.dir.parent, os.W_OK)
-
-    def ensure_dir(self) -> None:
-        if self.dir.exists() and not self.dir.is_dir():
-            raise VaultError(f"{self.dir} is a file, but wikimem keeps its cache folder there; "
-                             "move or delete that file")
-        try:
-            ensure_cache_folder(self.dir, parents=False)
-        except FileNotFoundError:  # a cache write must not bring back a vault folder that was deleted
-            raise VaultError(f"the vault folder {self.dir.parent} is gone (moved or deleted)") from None
 
     # -- connections ---------------------------------------------------------------------
     def _open(self, path: Path, script: str | None, create: bool) -> sqlite3.Connection:
@@ -280,8 +246,9 @@ class CacheDir:
                 setattr(self._local, attr, None)
 
     def close(self) -> None:
-        """Close every connection of every thread (they re-open on next use). Only when no other
-        thread is using this vault (``Vault.close``)."""
+        """Close the parts, then every connection of every thread (they re-open on next use). Only
+        when no other thread is using this vault (``Vault.close``)."""
+        super().close()
         with self._conns_lock:
             conns, self._conns = self._conns, []
         for db in conns:
@@ -331,13 +298,6 @@ class CacheDir:
             with contextlib.suppress(sqlite3.Error):
                 db.execute("COMMIT")
 
-    # -- meta ----------------------------------------------------------------------------
-    def meta(self, db: sqlite3.Connection | None = None) -> dict[str, Any]:
-        return Manifest(db or self.db).meta()
-
-    def set_meta(self, db: sqlite3.Connection | None = None, **values: Any) -> None:
-        Manifest(db or self.db).set_meta(**values)
-
     # -- integrity -----------------------------------------------------------------------
     def manifest_problem(self, thorough: bool = False) -> str | None:
         """Why the manifest cannot be trusted (None when it can). ``thorough`` also reads every
@@ -348,7 +308,7 @@ class CacheDir:
             return "no cache yet"
         try:
             meta = self.meta()
-            tables = Manifest(self.db).table_names()
+            tables = self.manifest_on(self.db).table_names()
             if not REQUIRED_TABLES <= tables:
                 return f"manifest is damaged (missing {', '.join(sorted(REQUIRED_TABLES - tables))})"
             if thorough:
@@ -463,9 +423,6 @@ class CacheDir:
         if self.dir.is_dir() and self._target is None:
             self._sweep(keep=self._live_name())
 
-    def drop_vectors(self) -> None:
-        _remove(self.faiss_path)
-
     def reset_vector_cache(self) -> None:
         for db_attr in ("vdb",):
             held = getattr(self._local, db_attr, None)
@@ -474,47 +431,7 @@ class CacheDir:
                 setattr(self._local, db_attr, None)
         _remove_sqlite(self.vectors_path)
 
-    # -- the writer lock -----------------------------------------------------------------
-    @contextlib.contextmanager
-    def writer_lock(self, wait: float = 0.0) -> Iterator[None]:
-        """One writer at a time, across processes and threads: the store's lock between processes
-        (``_process_lock``: here an ``flock`` on ``lock``), held for the writer's lifetime, plus a
-        thread lock for the other threads of this process. Re-entrant within one thread (a
-        write-back inside a build). Waits up to ``wait`` seconds."""
-        if getattr(self._local, "lock_depth", 0):
-            self._local.lock_depth += 1
-            try:
-                yield
-            finally:
-                self._local.lock_depth -= 1
-            return
-        deadline = time.monotonic() + max(wait, 0.0)
-        got = self._thread_lock.acquire(timeout=wait) if wait > 0 else self._thread_lock.acquire(blocking=False)
-        if not got:
-            raise LockError(f"another thread of this process (pid {os.getpid()}) is updating {self._lock_subject}; "
-                            "try again when it finishes")
-        try:
-            self.ensure_dir()
-            with self._process_lock(deadline):
-                self._local.lock_depth = 1
-                self._local.in_build = True
-                try:
-                    self._writer_started()
-                    yield
-                finally:
-                    self._local.in_build = False
-                    self._local.lock_depth = 0
-        finally:
-            self._thread_lock.release()
-
-    @property
-    def _lock_subject(self) -> str:
-        """What a busy writer is said to be updating."""
-        return str(self.dir)
-
-    def _writer_started(self) -> None:
-        """What a writer does first, once it holds the locks (a database store makes its tables)."""
-
+    # -- the lock between processes (``bundle.StoresBase.writer_lock`` is the frame) ---------------
     @contextlib.contextmanager
     def _process_lock(self, deadline: float) -> Iterator[None]:
         """The ``flock`` on ``lock``, until ``deadline`` (time.monotonic): the kernel releases it
@@ -553,43 +470,10 @@ class CacheDir:
         """The pid of a live writer, or None (used by status and doctor)."""
         return flock_holder(self.lock_path)
 
-
-def pid_alive(pid: int | str) -> bool:
-    """Whether ``pid`` names a live process (a pid we may not signal is someone's: live)."""
-    text = str(pid).strip()
-    if not text.isdigit() or int(text) <= 0:
-        return False
-    try:
-        os.kill(int(text), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-WATCH_LOCK = "watch.lock"  # the one-watcher-per-vault lock file inside .wikimem/ (watch.control holds it)
-
-
-def watcher_pid(root: Path) -> int | None:
-    """The pid of the watcher following the vault at ``root``, or None when none holds its lock."""
-    return flock_holder(Path(root) / ".wikimem" / WATCH_LOCK)
-
-
-def flock_holder(path: Path) -> int | None:
-    """The pid written in a lock file whose ``flock`` someone holds (-1: held, pid unreadable), or
-    None when nobody holds it (a dead holder's lock is free whatever pid the file still says)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
+    def stale_lock(self) -> str | None:
+        """The pid written in the lock file by a writer that died holding it (doctor), or None."""
         try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            text = self.lock_path.read_text(encoding="ascii", errors="replace").strip()
         except OSError:
-            text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-            return int(text) if text.isdigit() else -1
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
+            return None
+        return text if text.isdigit() and not pid_alive(text) else None

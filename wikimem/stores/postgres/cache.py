@@ -1,13 +1,13 @@
-"""One vault's stores on PostgreSQL: what ``Cache`` is for ``.wikimem/``, for a vault's schema.
+"""One vault's stores on PostgreSQL (the ``protocol.Stores`` of this engine), in a vault's schema.
 
-Chosen by settings (``store = "postgres"``, ``database_url``; ``open_stores``). The stages ask it
-exactly what they ask the local cache: ``manifest`` (``pg_manifest.PgManifest``), ``reading()`` /
-``writing()``, ``vector_store`` (``PgVectors``: pgvector, with the database's own embedding cache),
-``runtime``, ``usage`` (kept per machine in ``.wikimem/usage.sqlite``), the embedder. What differs
-is the lifecycle below them:
+Chosen by settings (``store = "postgres"``, ``database_url``; ``open_stores``). ``PgCache`` is made
+of parts, as the local ``Cache`` is, and shares none of that one's code (only ``bundle.StoresBase``,
+above both): ``manifest`` (``manifest.PgManifest``: its own SQL), ``reading()`` / ``writing()``,
+``vector_store`` (``PgVectors``: pgvector, with the database's own embedding cache), ``runtime``,
+``usage`` and the side files (kept per machine in ``.wikimem/``), the embedder. Its own lifecycle:
 
 - connections: one per thread (autocommit; a snapshot is a REPEATABLE READ READ ONLY transaction,
-  a write a transaction), on the vault's schema (``pg_tables``: named from ``vault_id``, by default
+  a write a transaction), on the vault's schema (``tables``: named from ``vault_id``, by default
   the vault folder's name, so every machine holding the vault finds the same tables);
 - the writer lock: a PostgreSQL advisory lock on the schema, held by a connection of its own, so
   one writer at a time across processes and machines, released by the server when its holder dies;
@@ -29,16 +29,17 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
-from .. import __version__
-from ..errors import LockError
-from . import pg, pg_tables
-from .analysis import ANALYZER
-from .cache import Cache
-from .manifest import SCHEMA_VERSION, Manifest
-from .pg_manifest import PgDB
-from .pg_vectors import PgVectorIndex, create_table
-from .shared_embeddings import SharedEmbeddings
-from .vectorstore import FaissVectors, id_signature
+from ... import __version__
+from ...errors import LockError
+from .. import pg
+from ..analysis import ANALYZER
+from ..bundle import StoresBase
+from ..manifest import SCHEMA_VERSION
+from ..shared_embeddings import SharedEmbeddings
+from ..vectorstore import VectorsBase, id_signature
+from . import tables as pg_tables
+from .manifest import PgDB, PgManifest
+from .vectors import PgVectorIndex, create_table
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -48,8 +49,8 @@ log = logging.getLogger(__name__)
 REQUIRED_TABLES = {"meta", "files", "chunks", "passages", "edges", "terms", "lex"}
 
 
-class PgVectors(FaissVectors):
-    """The vector store of a ``PgCache``: ``FaissVectors``'s surface over pgvector. Vectors are
+class PgVectors(VectorsBase):
+    """The vector store of a ``PgCache`` (``protocol.VectorsPart``) over pgvector. Vectors are
     committed as they are added (no file, no delta); the vector cache is the database's embedding
     cache (``shared_embeddings``), so every vault and machine on it shares what was embedded."""
 
@@ -131,9 +132,11 @@ class PgVectors(FaissVectors):
         self.shared.put(key, hashes, vectors)
 
 
-class PgCache(Cache):
+class PgCache(StoresBase):
     """The stores of the vault at ``root`` on the database ``settings.database_url`` (see the
     module docstring)."""
+
+    manifest_class = PgManifest
 
     def __init__(self, root: Path, settings: "Settings"):
         self.url = settings.database_url
@@ -186,15 +189,6 @@ class PgCache(Cache):
     def db(self) -> PgDB:  # type: ignore[override]
         return PgDB(self.connection(), self.url, self._schema_now())
 
-    def write_side_file(self, name: str, data: bytes) -> None:
-        """``.wikimem/`` still holds this machine's side files (memos, usage counts, a watcher's pid)."""
-        self.ensure_dir()
-        super().write_side_file(name, data)
-
-    @property
-    def vdb(self):  # the vector cache is the database's embedding table (PgVectors.cached)
-        raise AttributeError("a PostgreSQL store has no local vector cache")
-
     def _ensure_schema(self, schema: str) -> bool:
         conn = self.connection()
         made = pg_tables.ensure(conn, schema)
@@ -213,9 +207,7 @@ class PgCache(Cache):
 
     def close(self) -> None:
         self._drop_lock_session()
-        self.usage.flush()
-        self.vector_store.shared.close()
-        self.runtime.close()
+        super().close()  # the parts: usage counts, the embedding cache, runtime
         with self._conns_lock:
             conns, self._pg_conns = self._pg_conns, []
         for conn in conns:
@@ -256,9 +248,10 @@ class PgCache(Cache):
         return memo[key]
 
     # -- the manifest ----------------------------------------------------------------------------
-    @property
-    def manifest(self) -> Manifest:
-        return Manifest(self.db)
+    def state_key(self) -> str:
+        """The server and the vault's schema (a rebuild's swap renames another schema into its place:
+        the meta's ``created`` then differs)."""
+        return f"{self.where}/{self.schema}"
 
     def meta(self, db=None) -> dict[str, Any]:
         if db is None:
@@ -268,20 +261,16 @@ class PgCache(Cache):
     @staticmethod
     def _read_meta(db) -> dict[str, Any]:
         try:
-            return Manifest(db).meta()
+            return PgManifest(db).meta()
         except pg.psycopg().errors.UndefinedTable:
             return {}
-
-    def graph(self):
-        from .graph import build_graph
-        return build_graph(self.manifest)
 
     # -- integrity -------------------------------------------------------------------------------
     def manifest_problem(self, thorough: bool = False) -> str | None:
         return self.memo("problem", self._manifest_problem)
 
     def _manifest_problem(self) -> str | None:
-        tables = Manifest(self.db).table_names()
+        tables = PgManifest(self.db).table_names()
         if not tables:
             return "no cache yet"  # no schema (or an empty one): nothing was built into it
         if not REQUIRED_TABLES <= tables:
@@ -370,10 +359,6 @@ class PgCache(Cache):
                                     (prefix,)).fetchall():
             pg_tables.drop(conn, name)
         pg_tables.use(conn, self._schema_now())
-
-    def drop_vectors(self) -> None:
-        with contextlib.suppress(Exception):
-            self.connection().execute("DELETE FROM vecs")
 
     def reset_vector_cache(self) -> None:
         pass
