@@ -52,3 +52,20 @@ def test_mcp_says_a_full_disk_and_a_read_only_cache_in_words(exc, words):
         run_tool(tool, (), {}, False, FirstBuildGate(Nothing()), lambda d: d)
     assert words in str(failed.value) and "Errno" not in str(failed.value)
     assert words in describe_os_error(exc)
+
+
+@pytest.mark.parametrize("exc, trouble", [
+    (OSError(errno.ENOSPC, "No space left on device"), "full"),
+    (OSError(errno.EDQUOT, "Disk quota exceeded"), "full"),
+    (OSError(errno.EIO, "Input/output error"), "failing"),
+    (sqlite3.OperationalError("database or disk is full"), "full"),
+    (sqlite3.OperationalError("disk I/O error"), "failing"),
+    (sqlite3.DatabaseError("database disk image is malformed"), None),  # damage: rebuilt
+    (OSError(errno.EACCES, "Permission denied"), None),
+])
+def test_one_predicate_tells_a_full_or_failing_disk_from_damage(exc, trouble):
+    """The stores (may this error rebuild the cache?) and the messages ask the same question."""
+    from wikimem.errors import disk_trouble
+    from wikimem.stores.sidefiles import not_damage
+    assert disk_trouble(exc) == trouble
+    assert not_damage(exc) is (trouble is not None)

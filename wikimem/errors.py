@@ -93,6 +93,23 @@ def os_hint(exc: OSError) -> str | None:
     return next((hint for name, hint in _OS_HINTS.items() if getattr(errno, name, None) == exc.errno), None)
 
 
+def disk_trouble(exc: BaseException) -> str | None:
+    """``"full"`` or ``"failing"`` when ``exc`` (an OSError, or a database driver's error, which says
+    it only in words: SQLITE_FULL, SQLITE_IOERR) means the disk is full or failing, else None. The one
+    test both the stores (a full disk is not a damaged cache) and the messages below use."""
+    import errno
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "full"
+    if isinstance(exc, OSError) and exc.errno == errno.EIO:
+        return "failing"
+    text = str(exc).lower()
+    if "disk is full" in text or "no space left" in text:
+        return "full"
+    if "disk i/o error" in text:
+        return "failing"
+    return None
+
+
 def describe_os_error(exc: BaseException) -> str:
     """An operating system or SQLite error in words a person (or an agent) can act on, never only
     ``[Errno 28] No space left on device``: what happened, on which file, and what to do."""
@@ -104,12 +121,13 @@ def describe_os_error(exc: BaseException) -> str:
         return f"{what}{where}: {hint}" if hint else f"{what}{where}"
     if isinstance(exc, sqlite3.Error):
         text = str(exc).lower()
-        if "disk is full" in text or "no space left" in text:
+        trouble = disk_trouble(exc)
+        if trouble == "full":
             return f"the cache cannot be written: {_OS_HINTS['ENOSPC']}"
         if "readonly" in text or "read-only" in text:
             return ("the cache in .wikimem/ is read-only here: searches still answer from it; to write, run "
                     "wikimem as a user who can write .wikimem/ (or on a writable copy of the vault)")
-        if "disk i/o error" in text:
+        if trouble == "failing":
             return "the disk failed while reading or writing the cache: check the disk, then run the command again"
     return f"{type(exc).__name__}: {exc}"
 

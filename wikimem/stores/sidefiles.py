@@ -12,7 +12,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from ..errors import DiskFullError, VaultError
+from ..errors import DiskFullError, VaultError, disk_trouble
 from ..vault.files import atomic_write_bytes, ensure_cache_folder
 
 
@@ -45,13 +45,9 @@ class SideFiles:
 
 
 def not_damage(exc: BaseException) -> bool:
-    """A SQLite or OS error that says the disk is full or failing, not that the file is damaged:
+    """A database or OS error that says the disk is full or failing, not that the file is damaged:
     SQLITE_FULL, SQLITE_IOERR, ENOSPC, EDQUOT, EIO."""
-    import errno as _errno
-    if isinstance(exc, OSError) and exc.errno in (_errno.ENOSPC, _errno.EDQUOT, _errno.EIO):
-        return True
-    text = str(exc).lower()
-    return "disk is full" in text or "disk i/o error" in text or "no space left" in text
+    return disk_trouble(exc) is not None
 
 
 def raise_if_not_damage(exc: BaseException) -> None:
