@@ -116,7 +116,8 @@ def _statements(vault, args) -> dict:
     rel = "zz-bench-edit.md"
     (args.vault / rel).write_text("# zz bench edit\n\nThe quokkafrob command frobnicates a quokka.\n", encoding="utf-8")
     vault.index(paths=[rel])
-    (args.vault / rel).write_text("# zz bench edit\n\nThe quokkafrob command frobnicates two quokkas.\n",
+    nonce = f"{time.time_ns():x}"  # a text no run embedded before: the shared embedding cache must miss
+    (args.vault / rel).write_text(f"# zz bench edit\n\nThe quokkafrob command frobnicates quokka {nonce}.\n",
                                   encoding="utf-8")
     with _Counter() as edit:
         vault.index(paths=[rel])

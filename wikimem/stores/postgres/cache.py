@@ -112,15 +112,17 @@ class PgVectors(VectorsBase):
         pass
 
     def save(self, index, key: str, wanted: int, held: int, dirty: bool | None = None) -> None:
-        index.ensure_index()
+        ids, held_total = index.census()  # one read for the counts and the signature below
+        total = len(ids)
+        index.ensure_index(total=total)
         with self.cache.transaction() as db:
-            values = {"vectors": index.ntotal, "vectors_wanted": wanted, "vectors_sig": id_signature(index.ids()),
+            values = {"vectors": total, "vectors_wanted": wanted, "vectors_sig": id_signature(ids),
                       "embedder": key, "vectors_delta": None, "vectors_dim": index.dim}
             if dirty is not None:
                 values.update(dirty=dirty, last_build=time.time())
-            values.update(passages_held=index.held_total, passages_wanted=held,
-                          vectors_pending=index.ntotal - index.held_total != wanted - held,
-                          passages_pending=index.held_total != held)
+            values.update(passages_held=held_total, passages_wanted=held,
+                          vectors_pending=total - held_total != wanted - held,
+                          passages_pending=held_total != held)
             self.cache.set_meta(db, **values)
 
     def cached(self, key: str, dim: int, hashes: list[str]) -> dict[str, np.ndarray]:
@@ -192,7 +194,8 @@ class PgCache(StoresBase):
     def _ensure_schema(self, schema: str) -> bool:
         conn = self.connection()
         made = pg_tables.ensure(conn, schema)
-        pg_tables.use(conn, self._schema_now())
+        if self._schema_now() != schema:  # ensure left the connection on ``schema``
+            pg_tables.use(conn, self._schema_now())
         return made
 
     def close_thread(self) -> None:

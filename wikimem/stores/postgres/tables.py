@@ -59,7 +59,20 @@ def quoted(name: str) -> str:
 
 def ensure(db, schema: str) -> bool:
     """The vault's schema at this version (made, or dropped and made again); the connection's
-    ``search_path`` set to it. Returns whether it was (re)made."""
+    ``search_path`` set to it. Returns whether it was (re)made.
+
+    Every writer start asks this (an incremental update starts three or four writers). Once a
+    connection has made sure of ``schema``, the next ask reads the version row alone (2 round
+    trips, not 10): a row at this version is written in the transaction that made or migrated the
+    tables, so it answers what the locked path would; any other answer takes the locked path."""
+    home = getattr(db, "_wikimem_home", None)
+    if home is not None:
+        row = db.execute(f"SELECT version FROM {quoted(home)}.wikimem_schema WHERE component = %s",
+                         (f"vault:{schema}",)).fetchone()
+        if row is not None and row[0] == SCHEMA_VERSION:
+            use(db, schema)
+            return False
+
     def create(conn) -> None:
         conn.execute(f"CREATE SCHEMA {quoted(schema)}")
         # the vault's tables made in its schema; the versions table still found where it is
@@ -82,6 +95,7 @@ def ensure(db, schema: str) -> bool:
     made = pg.ensure_schema(db, f"vault:{schema}", SCHEMA_VERSION, create, drop,
                             {step: in_schema(fn) for step, fn in MIGRATIONS.items()}, what=f"the vault's tables ({schema})")
     use(db, schema)
+    db._wikimem_home = home  # the versions table's schema: the next ensure on this connection reads it there
     return made
 
 
@@ -101,9 +115,14 @@ def refuse_newer(db, schema: str) -> None:
 def use(db, schema: str) -> None:
     """Point the connection's unqualified names at the vault's schema, and the schema pgvector's
     types live in (another vault's tables are never on the path, so cannot be read by name)."""
-    row = db.execute("SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
-                     "WHERE e.extname = 'vector'").fetchone()
-    path = [quoted(schema)] + ([quoted(row[0])] if row and row[0] != schema else [])
+    found = getattr(db, "_wikimem_vector_schema", None)  # asked once a connection: an extension stays put
+    if found is None:
+        row = db.execute("SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
+                         "WHERE e.extname = 'vector'").fetchone()
+        found = row[0] if row else ""
+        if row:
+            db._wikimem_vector_schema = found
+    path = [quoted(schema)] + ([quoted(found)] if found and found != schema else [])
     db.execute(f"SET search_path TO {', '.join(path)}")
 
 

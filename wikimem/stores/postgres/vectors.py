@@ -132,9 +132,10 @@ class PgVectorIndex:
             self.db.execute("DELETE FROM vecs WHERE vid = ANY(%s)", ([int(i) for i in ids],))
             self.version += 1
 
-    def ensure_index(self, rows_from: int = HNSW_FROM) -> bool:
-        """Build the HNSW index once the table holds ``rows_from`` rows; returns whether one exists."""
-        if self.ntotal < rows_from:
+    def ensure_index(self, rows_from: int = HNSW_FROM, total: int | None = None) -> bool:
+        """Build the HNSW index once the table holds ``rows_from`` rows; returns whether one exists.
+        ``total``: the rows, when the caller has just counted them (one round trip fewer)."""
+        if (self.ntotal if total is None else total) < rows_from:
             return self._has_index()
         ops = "halfvec_ip_ops" if self.kind == "halfvec" else "vector_ip_ops"
         self.db.execute(f"CREATE INDEX IF NOT EXISTS vecs_hnsw ON vecs_searched USING hnsw (vec {ops})")
@@ -162,6 +163,12 @@ class PgVectorIndex:
     def ids(self) -> np.ndarray:
         rows = self.db.execute("SELECT vid FROM vecs ORDER BY held, vid").fetchall()
         return np.asarray([r[0] for r in rows], dtype=np.int64)
+
+    def census(self) -> tuple[np.ndarray, int]:
+        """``(ids(), held_total)`` in one round trip: what a save records (the ids' signature, the
+        rows, the held rows) asked ``count(*)`` five times and the ids once."""
+        rows = self.db.execute("SELECT vid, held FROM vecs ORDER BY held, vid").fetchall()
+        return np.asarray([r[0] for r in rows], dtype=np.int64), sum(1 for r in rows if r[1])
 
     def searched(self) -> tuple[np.ndarray, np.ndarray]:
         rows = self.db.execute("SELECT vid, vec FROM vecs WHERE NOT held ORDER BY vid", binary=True).fetchall()
