@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .tuning import PASSAGE_SHARE
+from .tuning import PASSAGE_LOOK, PASSAGE_SHARE, SHORT_PASSAGE
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -54,16 +54,17 @@ def transcript_query(query: str, speakers, settings) -> str | None:
 
 
 def vector(cache, index, qvec, tvec, n: int, excluded: set[int], allowed,
-           has_turns: bool) -> tuple[list[tuple[int, float]], set[int], dict[int, Nearest]]:
+           has_turns: bool, query_script: str | None = None) -> tuple[list[tuple[int, float]], set[int], dict[int, Nearest]]:
     """Chunk vids ranked by vector similarity, which of them are transcript turns, and for each
     ranked chunk its whole-chunk cosine and nearest passage (``Nearest``).
 
     In a vault with transcripts the two kinds are ranked apart, each its own top ``n``: ordinary
     notes by the query as written (``qvec``), turns by ``tvec`` (the query without speakers' names)
     when given. So nothing tuned for transcripts can move a note in or out of the candidates, and
-    fusion scales each group by its own scores (see fusion.fuse)."""
-    from .language import axis
-    lang = axis(cache, index)
+    fusion scales each group by its own scores (see fusion.fuse). ``query_script``: the query's
+    script (evidence.script), for the language axis of a one-script vault (language.axis_for)."""
+    from .language import axis_for
+    lang = axis_for(cache, index, query_script)
     why: dict[int, Nearest] = {}
     ranked = _ranking(cache, index, qvec, n if not has_turns else 2 * n, excluded, allowed, lang, why)
     if not has_turns:
@@ -125,15 +126,35 @@ def _held_best(cache, index, qvec, lang, vids) -> dict[int, tuple[float, int]]:
     owner = cache.vector_store.held_passages(vids)
     if not owner:
         return {}
-    best: dict[int, tuple[float, int]] = {}
-    seen: Counter = Counter()
+    ranked: dict[int, list[tuple[float, int]]] = {}
     for pid, score in _similar(index, qvec, lang, ids=list(owner)):
-        vid = owner[pid]
-        if vid not in best or score > best[vid][0]:
-            best[vid] = (score, pid)
-        seen[vid] += 1
+        ranked.setdefault(owner[pid], []).append((score, pid))
     owned = Counter(owner.values())
-    return {vid: found for vid, found in best.items() if seen[vid] == owned[vid]}
+    complete = {vid: sorted(found, key=lambda sp: (-sp[0], sp[1])) for vid, found in ranked.items()
+                if len(found) == owned[vid]}
+    return _with_content(cache, complete)
+
+
+def _with_content(cache, ranked: dict[int, list[tuple[float, int]]]) -> dict[int, tuple[float, int]]:
+    """Each chunk's best passage that carries some meaning: a passage with fewer than
+    ``SHORT_PASSAGE`` letters of its own (a lone "Keyboard shortcuts:", a list item of one word) is
+    embedded as little more than its page title and wins by that alone (issue 52). The best of the
+    chunk's ``PASSAGE_LOOK`` nearest passages that is long enough is taken; a chunk with none ranks
+    by its whole vector."""
+    if SHORT_PASSAGE <= 0:
+        return {vid: found[0] for vid, found in ranked.items()}
+    from .priors import content_chars
+    looked = [pid for found in ranked.values() for _, pid in found[:PASSAGE_LOOK]]
+    texts = cache.manifest.passage_texts(looked)
+    best: dict[int, tuple[float, int]] = {}
+    for vid, found in ranked.items():
+        for score, pid in found[:PASSAGE_LOOK]:
+            text = texts.get(pid, "")
+            own = text.split(": ", 1)[1] if ": " in text else text  # a held passage: "<page title>: <text>"
+            if content_chars(own) >= SHORT_PASSAGE:
+                best[vid] = (score, pid)
+                break
+    return best
 
 
 def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed, lang=None,
