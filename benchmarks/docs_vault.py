@@ -18,7 +18,8 @@ fixed hash of the question text (``split_of``): only the tune half may be looked
     python benchmarks/docs_vault.py --index-only                    # build (first run embeds, ~minutes)
     python benchmarks/docs_vault.py --split tune --detail /tmp/d.json  # tuning half, per-query ranks
     python benchmarks/docs_vault.py --split heldout --mode hybrid   # the held-out half (report only)
-    python benchmarks/docs_vault.py --set fusion.SHORT_CHARS=0      # a constant, as tldr.py
+    python benchmarks/docs_vault.py --set priors.SHORT_CHARS=0      # a constant, as tldr.py
+    python benchmarks/docs_vault.py --split all --latency            # warm p50/p95, queries embedded
 """
 from __future__ import annotations
 
@@ -99,6 +100,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE")
     ap.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--index-only", action="store_true")
+    ap.add_argument("--latency", action="store_true",
+                    help="embed every query for real (no memo) after one warm-up search: p50/p95 are warm latency")
     args = ap.parse_args(argv)
 
     spec = json.loads(QUESTIONS.read_text(encoding="utf-8"))
@@ -123,7 +126,10 @@ def main(argv: list[str] | None = None) -> dict:
     if args.index_only:
         vault.close()
         return {}
-    remember_queries(vault, args.work / f"query-vectors-{args.embedder}.json")
+    if args.latency:
+        vault.search("warm up the model and the caches", limit=10)
+    else:
+        remember_queries(vault, args.work / f"query-vectors-{args.embedder}.json")
     modes = MODES if args.mode == "all" else (args.mode,)
     detail: list[dict] = []
     results = {mode: score(queries, vault, mode, detail) for mode in modes}
