@@ -86,3 +86,24 @@ def test_a_filed_answer_whose_note_is_not_found_keeps_its_place(make_vault):
         assert "query_below" not in hits[0].steps
     finally:
         v.close()
+
+
+def test_a_pages_description_is_indexed_with_its_title_not_as_a_link_name(make_vault):
+    """npm's manual says what each page is for only in its frontmatter: "npm-pack" is "Create a
+    tarball from a package"; its body speaks of "pack" and ".tgz" files."""
+    pack = ("---\ntitle: npm-pack\ndescription: Create a tarball from a package\n---\n# npm-pack\n\n"
+            "For anything that's installable, this command will fetch it to the cache and copy the file "
+            "to the current working directory as `<name>-<version>.tgz`.\n")
+    other = ("# npm-publish\n\nPublishes a package to the registry so that it can be installed by name. "
+             "A package is a folder with a package.json, a gzipped file or a URL; see also [[Create a tarball from a package]].\n")
+    v = open_vault(make_vault({"npm-pack.md": pack, "npm-publish.md": other}), embedder="fake")
+    v.index()
+    try:
+        hits = v.search("create a tarball", mode="lexical").hits
+        assert [h.path for h in hits][:1] == ["npm-pack.md"]
+        assert hits[0].title == "npm-pack"
+        # a description is no name: the link is unresolved, as before
+        out, _ = v.cache.manifest.linked_pages("npm-publish.md")
+        assert "npm-pack.md" not in out
+    finally:
+        v.close()
