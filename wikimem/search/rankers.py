@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .tuning import PASSAGE_LOOK, PASSAGE_SHARE, SHORT_PASSAGE
+from .tuning import CHECK_TOP, PASSAGE_LOOK, PASSAGE_SHARE, SHORT_PASSAGE
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -118,11 +118,15 @@ def _similar(index, qvec, lang, ids=None, k: int = 0, allowed=None) -> list[tupl
     return sorted(zip(ids, rescaled.tolist()), key=lambda h: (-round(h[1], 6), h[0]))
 
 
-def _held_best(cache, index, qvec, lang, vids) -> dict[int, tuple[float, int]]:
+def _held_best(cache, index, qvec, lang, vids, whole: dict[int, float] | None = None,
+               n: int = 0) -> dict[int, tuple[float, int]]:
     """Each note chunk's best passage similarity, from its held passage vectors (index/passages.py:
     a note's passages are read back for the candidates, never searched). A chunk whose passages
     are not all embedded yet gets none (it ranks by its whole vector, as before it had passages):
-    a best over some of them would rank it on a scale of its own."""
+    a best over some of them would rank it on a scale of its own. With ``whole`` (chunk vid ->
+    whole cosine) and ``n``: only the ``CHECK_TOP`` x ``n`` best-scored chunks whose nearest passage
+    lifts them above their whole cosine are checked for content (``_with_content``): a passage
+    below the whole lifts nothing, and a chunk far down cannot reach the top ``n``."""
     owner = cache.vector_store.held_passages(vids)
     if not owner:
         return {}
@@ -132,7 +136,13 @@ def _held_best(cache, index, qvec, lang, vids) -> dict[int, tuple[float, int]]:
     owned = Counter(owner.values())
     complete = {vid: sorted(found, key=lambda sp: (-sp[0], sp[1])) for vid, found in ranked.items()
                 if len(found) == owned[vid]}
-    return _with_content(cache, complete)
+    if whole is None or SHORT_PASSAGE <= 0:
+        return _with_content(cache, complete)
+    lifting = sorted((vid for vid, found in complete.items() if found[0][0] > whole.get(vid, 1.0)),
+                     key=lambda vid: (-(whole[vid] + complete[vid][0][0]), vid))[:CHECK_TOP * n]
+    checked = _with_content(cache, {vid: complete[vid] for vid in lifting})
+    return {vid: (checked.get(vid) if vid in lifting else found[0]) for vid, found in complete.items()
+            if vid not in lifting or vid in checked}
 
 
 def _with_content(cache, ranked: dict[int, list[tuple[float, int]]]) -> dict[int, tuple[float, int]]:
@@ -144,16 +154,22 @@ def _with_content(cache, ranked: dict[int, list[tuple[float, int]]]) -> dict[int
     if SHORT_PASSAGE <= 0:
         return {vid: found[0] for vid, found in ranked.items()}
     from .priors import content_chars
-    looked = [pid for found in ranked.values() for _, pid in found[:PASSAGE_LOOK]]
-    texts = cache.manifest.passage_texts(looked)
     best: dict[int, tuple[float, int]] = {}
-    for vid, found in ranked.items():
-        for score, pid in found[:PASSAGE_LOOK]:
-            text = texts.get(pid, "")
+    open_ = dict(ranked)  # chunks whose best passage with content is not known yet
+    for look in range(PASSAGE_LOOK):  # the nearest first: most are long enough, so few texts are read
+        texts = cache.manifest.passage_texts(found[look][1] for found in open_.values() if look < len(found))
+        for vid in list(open_):
+            found = open_[vid]
+            if look >= len(found):
+                del open_[vid]
+                continue
+            text = texts.get(found[look][1], "")
             own = text.split(": ", 1)[1] if ": " in text else text  # a held passage: "<page title>: <text>"
             if content_chars(own) >= SHORT_PASSAGE:
-                best[vid] = (score, pid)
-                break
+                best[vid] = found[look]
+                del open_[vid]
+        if not open_:
+            break
     return best
 
 
@@ -186,7 +202,7 @@ def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed, lang=None,
         floor = min(s for i, s in raw if i in owners) if len(raw) >= k else -1.0
         whole.update(_similar(index, qvec, lang, ids=[v for v in candidates if v not in whole]))
         has_passages = cache.vector_store.chunks_with_passages(v for v in candidates if v not in best)
-    held = _held_best(cache, index, qvec, lang, [v for v in candidates if v in whole and v not in best])
+    held = _held_best(cache, index, qvec, lang, [v for v in candidates if v in whole and v not in best], whole, n)
     for vid, (score, pid) in held.items():
         best[vid], nearest[vid] = score, pid
     scored = []

@@ -33,6 +33,7 @@ SHORT_TOP = 40
 # passage: the best of its PASSAGE_LOOK nearest that has them is (rankers._with_content); 0: off.
 SHORT_PASSAGE = 20
 PASSAGE_LOOK = 3
+CHECK_TOP = 2  # only the best CHECK_TOP x n chunks (n: the candidates asked for) are checked: a cost bound
 
 # -- the language axis (language.py; README "tldr pages", language axis) ----------------------------
 AXIS_WEIGHT = 1.0  # the whole component along the axis (0.5 / 0.7 kept less of the cross-lingual gain)
