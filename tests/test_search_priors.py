@@ -107,3 +107,19 @@ def test_a_pages_description_is_indexed_with_its_title_not_as_a_link_name(make_v
         assert "npm-pack.md" not in out
     finally:
         v.close()
+
+
+def test_the_recency_prior_does_not_lift_a_filed_answer_back_above_its_note(make_vault):
+    """A query page is newer than the notes it cites: the opt-in recency prior must not undo the fold."""
+    dated = "---\nupdated: 2020-01-01\n---\n" + SYNC
+    v = open_vault(make_vault({"Sync plans.md": dated, "Publish.md": "---\nupdated: 2021-01-01\n---\n" + PUBLISH}),
+                   embedder="fake", recency_weight=1.0)
+    v.index()
+    try:
+        v.query("What is the maximum file size on Sync Plus?", write=True)
+        v.index()
+        hits = v.search("maximum file size Sync Plus", limit=5).hits
+        assert [h.path for h in hits][:2] == ["Sync plans.md", "queries/What is the maximum file size on Sync Plus.md"]
+        assert "recency" in hits[1].steps and "query_below" in hits[1].steps
+    finally:
+        v.close()

@@ -15,7 +15,9 @@ notes it cites, so it matches the same question as well as they do, and often be
 is a question). The notes are the source; the answer page is a pointer to them. A query page
 that ranks above a page it cites (a link in either direction), both candidates of this search,
 is placed just below that page (``query_below`` in its components names it); wikimem's own
-catalogue pages (index.md, which lists every query page) are not cited pages. A query page whose
+catalogue pages (index.md, which lists every query page) are not cited pages, nor is a page only
+the graph step pulled in (it has links, not the same evidence). It runs after every other step, so
+the opt-in recency prior (a query page is newer than the notes it cites) cannot lift it back. A query page whose
 cited pages were not found keeps its place: then it is the best evidence there is.
 """
 from __future__ import annotations
@@ -71,6 +73,8 @@ class ShortTextPrior:
             keep = short_factor(content_chars(chunk.text))
             if keep < 1.0:
                 c.fused -= weight * c.vector_share * (1.0 - keep)
+                if "vector" in c.shares:  # what ImputeLexical reads for a chunk in another script
+                    c.shares["vector"] *= keep
                 c.short = round(keep, 4)
                 c.changed_by(self.name)
         return candidates
@@ -86,9 +90,10 @@ class QueryPagesBelowCited:
         queries = {c.path for c in candidates.values() if c.path.startswith(QUERY_FOLDER)}
         if not queries:
             return candidates
-        best: dict[str, float] = {}
+        best: dict[str, float] = {}  # a page's best score among the chunks the rankers found
         for c in candidates.values():
-            best[c.path] = max(best.get(c.path, float("-inf")), c.fused)
+            if c.bm25_rank is not None or c.vector_rank is not None:
+                best[c.path] = max(best.get(c.path, float("-inf")), c.score)
         linked = facts.cache.manifest.neighbour_weights(sorted(queries))
         for c in candidates.values():
             if c.path not in queries:
@@ -98,8 +103,8 @@ class QueryPagesBelowCited:
             if not cited:
                 continue
             score, page = max(cited, key=lambda sp: (sp[0], sp[1]))
-            if c.fused >= score:
-                c.fused = score - 1e-6
+            if c.score >= score:  # the step runs last: every other part of the score is known
+                c.fused -= c.score - score + 1e-6
                 c.query_below = page
                 c.changed_by(self.name)
         return candidates

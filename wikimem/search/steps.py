@@ -12,12 +12,12 @@ score (``--explain`` shows them). In order (``STEPS``):
 2. ``TranslationsBelowOriginals`` (hybrid, two scripts, vectors): a translation ranks just below
    its original (evidence.translations); capped before the graph step, which picks the pages whose
    links it follows by fused score.
-2b. ``QueryPagesBelowCited`` (hybrid; priors.py): a filed answer (queries/) ranks just below a
-   page it cites when both were found.
 3. ``SpeakerBoost`` (transcript turns): turns spoken by someone the query names.
 4. ``GraphPullIn`` (hybrid): pages that neither ranker found but the top pages link to strongly.
 5. ``NeighbourContext`` (transcript turns): a turn lifted towards a strong neighbouring turn.
 6. ``RecencyPrior`` (opt-in, ``recency_weight``): newer candidates gain a little.
+7. ``QueryPagesBelowCited`` (hybrid; priors.py): a filed answer (queries/) ranks just below a
+   page it cites when the rankers found both; last, so that no later part of a score lifts it back.
 
 The final score is ``(fused + graph + context) x (1 + speaker)``: the lift says which exchange is
 relevant, the boost which of its turns the named person spoke (boosting first lifts the other
@@ -198,8 +198,8 @@ class RecencyPrior:
         return candidates
 
 
-STEPS: tuple[Step, ...] = (ShortTextPrior(), ImputeLexical(), TranslationsBelowOriginals(), QueryPagesBelowCited(),
-                           SpeakerBoost(), GraphPullIn(), NeighbourContext(), RecencyPrior())
+STEPS: tuple[Step, ...] = (ShortTextPrior(), ImputeLexical(), TranslationsBelowOriginals(), SpeakerBoost(),
+                           GraphPullIn(), NeighbourContext(), RecencyPrior(), QueryPagesBelowCited())
 
 
 def run_steps(candidates: Candidates, facts: Facts, steps: Sequence[Step] = STEPS) -> Candidates:
