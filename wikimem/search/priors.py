@@ -44,6 +44,22 @@ def content_chars(text: str) -> int:
     return han * LETTERS_PER_HAN + len(_LATIN.findall(body)) - han
 
 
+_KNOWN: dict = {}  # chunk id or passage id -> its content_chars: both ids name their text (build.chunk_vid,
+# passages.passage_id), so a count once made stays true; a bound, not a working set
+
+
+def known_chars(ids, read) -> dict:
+    """``content_chars`` of the texts ``read(ids)`` returns (id -> text), remembered for this process:
+    a warm search reads no text it has counted before."""
+    missing = [i for i in ids if i not in _KNOWN]
+    if missing:
+        if len(_KNOWN) > 500_000:
+            _KNOWN.clear()
+        for i, text in read(missing).items():
+            _KNOWN[i] = content_chars(text or "")
+    return {i: _KNOWN[i] for i in ids if i in _KNOWN}
+
+
 def short_factor(chars: int) -> float:
     """The share of its vector score a chunk with ``chars`` letters of text keeps (1 from
     ``SHORT_CHARS`` up)."""
@@ -64,13 +80,12 @@ class ShortTextPrior:
         top = noted[:SHORT_TOP]  # only these can reach the hits; beyond them a scaled share moves nothing shown
         if not top:
             return candidates
-        chunks = facts.cache.manifest.chunks_by_id([c.id for c in top])
+        chars = known_chars([c.id for c in top], facts.cache.manifest.chunk_texts_by_id)
         weight = facts.settings.weight_vector
         for c in top:
-            chunk = chunks.get(c.id)
-            if chunk is None:
+            if c.id not in chars:
                 continue
-            keep = short_factor(content_chars(chunk.text))
+            keep = short_factor(chars[c.id])
             if keep < 1.0:
                 c.fused -= weight * c.vector_share * (1.0 - keep)
                 if "vector" in c.shares:  # what ImputeLexical reads for a chunk in another script

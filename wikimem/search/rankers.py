@@ -153,19 +153,21 @@ def _with_content(cache, ranked: dict[int, list[tuple[float, int]]]) -> dict[int
     by its whole vector."""
     if SHORT_PASSAGE <= 0:
         return {vid: found[0] for vid, found in ranked.items()}
-    from .priors import content_chars
+    from .priors import known_chars
+
+    def own_texts(pids):  # a held passage is "<page title>: <text>": its title is not its content
+        return {pid: (t.split(": ", 1)[1] if ": " in t else t)
+                for pid, t in cache.manifest.passage_texts(pids).items()}
     best: dict[int, tuple[float, int]] = {}
     open_ = dict(ranked)  # chunks whose best passage with content is not known yet
     for look in range(PASSAGE_LOOK):  # the nearest first: most are long enough, so few texts are read
-        texts = cache.manifest.passage_texts(found[look][1] for found in open_.values() if look < len(found))
+        chars = known_chars([found[look][1] for found in open_.values() if look < len(found)], own_texts)
         for vid in list(open_):
             found = open_[vid]
             if look >= len(found):
                 del open_[vid]
                 continue
-            text = texts.get(found[look][1], "")
-            own = text.split(": ", 1)[1] if ": " in text else text  # a held passage: "<page title>: <text>"
-            if content_chars(own) >= SHORT_PASSAGE:
+            if chars.get(found[look][1], 0) >= SHORT_PASSAGE:
                 best[vid] = found[look]
                 del open_[vid]
         if not open_:
