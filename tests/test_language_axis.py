@@ -147,7 +147,9 @@ def test_candidates_are_ranked_by_projected_cosine_not_numerator(tmp_path):
     from wikimem.search import rankers
 
     class NoPassages:  # a cache whose manifest and vector store know of no passages
-        manifest = SimpleNamespace(passage_owners=lambda ids: {})
+        manifest = SimpleNamespace(passage_owners=lambda ids: {},
+                                   passage_texts=lambda pids: {p: "page: a passage with words enough to mean something"
+                                                               for p in pids})
         vector_store = SimpleNamespace(held_passages=lambda vids: {})
     d = np.array([1, 0, 0, 0], np.float32)
     q = np.array([0, 1, 0, 0], np.float32)
@@ -220,7 +222,9 @@ def test_held_passages_are_scored_across_the_axis_too(tmp_path):
     from wikimem.search import rankers
 
     class Held:  # a cache whose vector store holds two passages of chunk 1
-        manifest = SimpleNamespace(passage_owners=lambda ids: {})
+        manifest = SimpleNamespace(passage_owners=lambda ids: {},
+                                   passage_texts=lambda pids: {p: "page: a passage with words enough to mean something"
+                                                               for p in pids})
         vector_store = SimpleNamespace(held_passages=lambda vids: {HELD_BIT | 5: 1, HELD_BIT | 6: 1} if 1 in set(vids) else {})
     d = np.array([1, 0, 0, 0], np.float32)
     q = np.array([0, 1, 0, 0], np.float32)
@@ -338,3 +342,40 @@ def test_a_japanese_vault_estimates_its_own_axis(make_vault):
     again = language.axis(v.cache, index)
     assert again is not None and np.allclose(again.direction, own.direction)
     v.close()
+
+
+class HubEmbedder(BilingualEmbedder):
+    """A one-script vault's flaw (issue 52): an English page of option tables ("Default: false")
+    sits partly towards the Chinese side, so every Chinese question finds it nearest. The
+    embedder's measured axis is the Chinese-minus-English direction."""
+
+    language_axis = (np.eye(8, dtype=np.float32)[5] - np.eye(8, dtype=np.float32)[6]) / np.sqrt(2)
+
+    def _vector(self, text):
+        vec = super()._vector(text)
+        if "Default:" in text:
+            vec[5] += 1.2
+        return vec
+
+
+def test_a_question_in_the_other_script_of_a_one_script_vault_is_measured_across_the_axis(make_vault, monkeypatch):
+    pages = {"en/memory.md": "# memory\n\nDisplay the amount of free and used memory (RAM).\n",
+             "en/network.md": "# network\n\nShow network interfaces and their packets.\n",
+             "en/options.md": "# options\n\nDefault: false. Type: Boolean.\n"}
+    pages.update({f"en/more{i}.md": f"# more {i}\n\nSet the system clock and time zone, note {i}.\n" for i in range(6)})
+    v = open_vault(make_vault(pages), embedder="fake")
+    v.cache._embedder = HubEmbedder()
+    v.index()
+    try:
+        query = "查看内存使用情况"
+        monkeypatch.setattr(language, "CROSS_QUERY", False)
+        assert v.search(query, mode="vector").hits[0].path == "en/options.md"  # the flaw, uncorrected
+        monkeypatch.setattr(language, "CROSS_QUERY", True)
+        assert language.vault_script(v.cache, v.cache.vectors(8)) == "latin"
+        for mode in ("vector", "hybrid"):
+            assert v.search(query, mode=mode).hits[0].path == "en/memory.md", mode
+        # a question in the vault's own script is measured as before: no axis
+        assert language.axis_for(v.cache, v.cache.vectors(8), "latin") is None
+        assert language.axis_for(v.cache, v.cache.vectors(8), "han") is not None
+    finally:
+        v.close()

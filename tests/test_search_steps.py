@@ -32,9 +32,10 @@ def test_candidate_components_keep_their_names():
 
 def test_steps_are_switched_on_by_what_the_candidates_hold():
     on = {type(s).__name__ for s in STEPS if s.applies(facts())}
-    assert on == {"GraphPullIn"}  # no turns, one script
+    assert on == {"ShortTextPrior", "QueryPagesBelowCited", "GraphPullIn"}  # no turns, one script
     on = {type(s).__name__ for s in STEPS if s.applies(facts(turns=True, two_scripts=True, vectors_of=dict))}
-    assert on == {"ImputeLexical", "TranslationsBelowOriginals", "SpeakerBoost", "GraphPullIn", "NeighbourContext"}
+    assert on == {"ShortTextPrior", "ImputeLexical", "TranslationsBelowOriginals", "QueryPagesBelowCited",
+                  "SpeakerBoost", "GraphPullIn", "NeighbourContext"}
     lexical = {type(s).__name__ for s in STEPS if s.applies(facts(mode="lexical", turns=True, two_scripts=True))}
     assert lexical == {"SpeakerBoost", "NeighbourContext"}  # the language and graph steps are hybrid only
     assert not SpeakerBoost().applies(facts(turns=True, settings=Settings(speaker_boost=0)))

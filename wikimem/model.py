@@ -170,7 +170,7 @@ class Chunk:
     speakers: tuple[str, ...] = ()
     date: str | None = None  # a transcript session's date
     context: str = ""  # text around the chunk that is indexed and embedded with it, not shown
-    aliases: tuple[str, ...] = ()  # the page's aliases: alternative titles, indexed with the title
+    aliases: tuple[str, ...] = ()  # the page's aliases (and its frontmatter description), indexed with the title
 
     def index_title(self) -> str:
         return " / ".join((self.title, *self.aliases)) if self.aliases else self.title

@@ -158,9 +158,33 @@ def _split_long(units: list[_Unit], text: str, page: Page, lines: list[int], max
     return out
 
 
-def _facts(page: Page):
-    return dict(type=page.type, status=page.status, created=page.created, updated=page.updated,
-                aliases=page.aliases)
+DESCRIPTION_KEY = "description"  # frontmatter that says in a line what the page is for
+MAX_DESCRIPTION = 300
+
+
+def page_description(page: Page) -> str | None:
+    """The page's one-line description from its frontmatter (``description``, as Obsidian Publish
+    and most documentation sites write it), when it is short text: it is what the page is for in
+    the words a question uses ("npm-pack": "Create a tarball from a package"), and neither its
+    title nor its body may say it that way (issue 52: on npm's manual, indexed with the title,
+    tune-half MRR@10 0.693 -> 0.710; benchmarks/README.md "Documentation vault"). Not ``summary``:
+    a Claude Code session's summary is rewritten as the session goes on, and every turn would be
+    embedded again each time."""
+    value = page.frontmatter.get(DESCRIPTION_KEY)
+    if isinstance(value, str):
+        text = " ".join(value.split())
+        if text and len(text) <= MAX_DESCRIPTION:
+            return text
+    return None
+
+
+def _facts(page: Page, described: bool = True):
+    """What every chunk of ``page`` carries. Its ``aliases`` (indexed and embedded with the title,
+    never used to resolve links: those come from the page) get the page's description after its
+    own aliases (not a transcript's turns: ``described`` False)."""
+    described = page_description(page) if described else None
+    aliases = page.aliases + (described,) if described and described not in page.aliases else page.aliases
+    return dict(type=page.type, status=page.status, created=page.created, updated=page.updated, aliases=aliases)
 
 
 def chunk_page(page: Page, min_chars: int = MIN_CHARS, max_chars: int = MAX_CHARS,
@@ -356,7 +380,7 @@ def chunk_transcript(page: Page, window: int | None = None, stride: int | None =
     window, stride = max(1, window), max(1, min(stride, window))
     date = page.frontmatter.get("date")
     heading = next((h.text for h in page.headings), page.title)
-    facts = _facts(page)
+    facts = _facts(page, described=False)
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
     i = 0

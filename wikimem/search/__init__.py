@@ -251,7 +251,8 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
     nearest: dict = {}
     if ready is not None:
         index, qvec, tvec, allowed, has_turns = ready
-        near, turn_vids, why = rankers.vector(cache, index, qvec, tvec, n, excluded, allowed, has_turns)
+        from .evidence import script
+        near, turn_vids, why = rankers.vector(cache, index, qvec, tvec, n, excluded, allowed, has_turns, script(query))
         ids = cache.manifest.chunk_ids_by_vid(v for v, _ in near)
         vector = [(ids[v], s) for v, s in near if v in ids]
         turn_ids = {ids[v] for v in turn_vids if v in ids} if has_turns else None

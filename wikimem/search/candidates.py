@@ -30,6 +30,9 @@ class Candidate:
     recency: float = 0.0  # the opt-in recency prior (steps.RecencyPrior; recency_weight, off by default)
     imputed: float | None = None  # the lexical share imputed for a candidate in another script
     translation_of: str | None = None  # the original's page, for a translation of another candidate
+    vector_share: float = 0.0  # the vector side's share before its weight (fusion.fusion_scores x trust)
+    short: float | None = None  # the share of its vector score a chunk with little text kept (priors.py)
+    query_below: str | None = None  # the cited page a query page was placed below (priors.py)
     shares: dict[str, float] = field(default_factory=dict)  # each side's share, for foreign candidates
     steps: list[str] = field(default_factory=list)  # the re-rank steps that changed its score
 
@@ -65,6 +68,10 @@ class Candidate:
             parts["imputed"] = self.imputed
         if self.translation_of is not None:
             parts["translation_of"] = self.translation_of
+        if self.short is not None:
+            parts["short"] = self.short
+        if self.query_below is not None:
+            parts["query_below"] = self.query_below
         return {k: (round(v, 8) if isinstance(v, float) else v) for k, v in parts.items()}
 
     def changed_by(self, step: str) -> None:

@@ -105,6 +105,7 @@ def candidates(ctx, query: str, lexical, vector, settings, mode: str, turn_ids: 
                     c.bm25_rank, c.bm25 = rank, round(score, 6)
                 else:
                     c.vector_rank, c.vector = rank, round(score, 6)
+                    c.vector_share = share
                     if cid in nearest:
                         why = nearest[cid]
                         c.vector_whole = round(why.whole, 6)

@@ -38,7 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .evidence import script_of
-from .tuning import AXIS_MIN_GROUP as MIN_GROUP, AXIS_SAMPLE as SAMPLE, AXIS_WEIGHT as WEIGHT
+from .tuning import AXIS_CROSS_QUERY as CROSS_QUERY, AXIS_MIN_GROUP as MIN_GROUP, AXIS_SAMPLE as SAMPLE, \
+    AXIS_WEIGHT as WEIGHT
 
 # WEIGHT, SAMPLE, MIN_GROUP: measured constants (tuning.py); 0 weight turns the projection off.
 
@@ -153,3 +154,46 @@ def axis(cache, index) -> LanguageAxis | None:
     found = estimate_from(cache, index, known=known)
     cache.runtime.keep("language_axis", key, (found,))
     return found
+
+
+def vault_script(cache, index) -> str | None:
+    """``"han"`` or ``"latin"`` when the first ``SAMPLE`` chunks (by vector id) are in that script
+    and fewer than ``MIN_GROUP`` in the other (a vault in one script), else None. Kept for this
+    process until the index's searched vectors change, as the axis is."""
+    key = (index.serial, index.searched_version)
+    entry = cache.runtime.kept("vault_script", key)
+    if entry is not None:
+        return entry[0]
+    counts = {"han": 0, "latin": 0}
+    cursor = cache.manifest.first_chunk_texts(SAMPLE)
+    try:
+        for _, text in cursor:
+            group = script_of(text)
+            if group:
+                counts[group] += 1
+    finally:
+        cursor.close()
+    found = None
+    if min(counts.values()) < MIN_GROUP and max(counts.values()) >= MIN_GROUP:
+        found = max(counts, key=counts.get)
+    cache.runtime.keep("vault_script", key, (found,))
+    return found
+
+
+def axis_for(cache, index, query_script: str | None) -> LanguageAxis | None:
+    """The axis a search measures with: the vault's (``axis``), or, in a vault written in one
+    script searched in the other (a Chinese question about English pages), the embedder's own
+    measured axis (issue 52): the question's language pulls it towards whatever the vault holds
+    nearest that language (pages of option tables, code, names), not towards the page that answers
+    it. A vault's own estimate needs both scripts, so only an embedder with a measured axis has one."""
+    found = axis(cache, index)
+    if found is not None or not CROSS_QUERY or not query_script or WEIGHT <= 0 or index is None or index.ntotal == 0:
+        return found
+    embedder = cache.embedder()
+    known = getattr(embedder, "language_axis", None) if embedder is not None else None
+    if known is None or len(known) != index.dim:
+        return None
+    held = vault_script(cache, index)
+    if held is None or held == query_script:
+        return None
+    return _along(known)

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .tuning import PASSAGE_SHARE
+from .tuning import CHECK_TOP, PASSAGE_LOOK, PASSAGE_SHARE, SHORT_PASSAGE
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -54,16 +54,17 @@ def transcript_query(query: str, speakers, settings) -> str | None:
 
 
 def vector(cache, index, qvec, tvec, n: int, excluded: set[int], allowed,
-           has_turns: bool) -> tuple[list[tuple[int, float]], set[int], dict[int, Nearest]]:
+           has_turns: bool, query_script: str | None = None) -> tuple[list[tuple[int, float]], set[int], dict[int, Nearest]]:
     """Chunk vids ranked by vector similarity, which of them are transcript turns, and for each
     ranked chunk its whole-chunk cosine and nearest passage (``Nearest``).
 
     In a vault with transcripts the two kinds are ranked apart, each its own top ``n``: ordinary
     notes by the query as written (``qvec``), turns by ``tvec`` (the query without speakers' names)
     when given. So nothing tuned for transcripts can move a note in or out of the candidates, and
-    fusion scales each group by its own scores (see fusion.fuse)."""
-    from .language import axis
-    lang = axis(cache, index)
+    fusion scales each group by its own scores (see fusion.fuse). ``query_script``: the query's
+    script (evidence.script), for the language axis of a one-script vault (language.axis_for)."""
+    from .language import axis_for
+    lang = axis_for(cache, index, query_script)
     why: dict[int, Nearest] = {}
     ranked = _ranking(cache, index, qvec, n if not has_turns else 2 * n, excluded, allowed, lang, why)
     if not has_turns:
@@ -117,23 +118,61 @@ def _similar(index, qvec, lang, ids=None, k: int = 0, allowed=None) -> list[tupl
     return sorted(zip(ids, rescaled.tolist()), key=lambda h: (-round(h[1], 6), h[0]))
 
 
-def _held_best(cache, index, qvec, lang, vids) -> dict[int, tuple[float, int]]:
+def _held_best(cache, index, qvec, lang, vids, whole: dict[int, float] | None = None,
+               n: int = 0) -> dict[int, tuple[float, int]]:
     """Each note chunk's best passage similarity, from its held passage vectors (index/passages.py:
     a note's passages are read back for the candidates, never searched). A chunk whose passages
     are not all embedded yet gets none (it ranks by its whole vector, as before it had passages):
-    a best over some of them would rank it on a scale of its own."""
+    a best over some of them would rank it on a scale of its own. With ``whole`` (chunk vid ->
+    whole cosine) and ``n``: only the ``CHECK_TOP`` x ``n`` best-scored chunks whose nearest passage
+    lifts them above their whole cosine are checked for content (``_with_content``): a passage
+    below the whole lifts nothing, and a chunk far down cannot reach the top ``n``."""
     owner = cache.vector_store.held_passages(vids)
     if not owner:
         return {}
-    best: dict[int, tuple[float, int]] = {}
-    seen: Counter = Counter()
+    ranked: dict[int, list[tuple[float, int]]] = {}
     for pid, score in _similar(index, qvec, lang, ids=list(owner)):
-        vid = owner[pid]
-        if vid not in best or score > best[vid][0]:
-            best[vid] = (score, pid)
-        seen[vid] += 1
+        ranked.setdefault(owner[pid], []).append((score, pid))
     owned = Counter(owner.values())
-    return {vid: found for vid, found in best.items() if seen[vid] == owned[vid]}
+    complete = {vid: sorted(found, key=lambda sp: (-sp[0], sp[1])) for vid, found in ranked.items()
+                if len(found) == owned[vid]}
+    if whole is None or SHORT_PASSAGE <= 0:
+        return _with_content(cache, complete)
+    lifting = sorted((vid for vid, found in complete.items() if found[0][0] > whole.get(vid, 1.0)),
+                     key=lambda vid: (-(whole[vid] + complete[vid][0][0]), vid))[:CHECK_TOP * n]
+    checked = _with_content(cache, {vid: complete[vid] for vid in lifting})
+    return {vid: (checked.get(vid) if vid in lifting else found[0]) for vid, found in complete.items()
+            if vid not in lifting or vid in checked}
+
+
+def _with_content(cache, ranked: dict[int, list[tuple[float, int]]]) -> dict[int, tuple[float, int]]:
+    """Each chunk's best passage that carries some meaning: a passage with fewer than
+    ``SHORT_PASSAGE`` letters of its own (a lone "Keyboard shortcuts:", a list item of one word) is
+    embedded as little more than its page title and wins by that alone (issue 52). The best of the
+    chunk's ``PASSAGE_LOOK`` nearest passages that is long enough is taken; a chunk with none ranks
+    by its whole vector."""
+    if SHORT_PASSAGE <= 0:
+        return {vid: found[0] for vid, found in ranked.items()}
+    from .priors import known_chars
+
+    def own_texts(pids):  # a held passage is "<page title>: <text>": its title is not its content
+        return {pid: (t.split(": ", 1)[1] if ": " in t else t)
+                for pid, t in cache.manifest.passage_texts(pids).items()}
+    best: dict[int, tuple[float, int]] = {}
+    open_ = dict(ranked)  # chunks whose best passage with content is not known yet
+    for look in range(PASSAGE_LOOK):  # the nearest first: most are long enough, so few texts are read
+        chars = known_chars([found[look][1] for found in open_.values() if look < len(found)], own_texts)
+        for vid in list(open_):
+            found = open_[vid]
+            if look >= len(found):
+                del open_[vid]
+                continue
+            if chars.get(found[look][1], 0) >= SHORT_PASSAGE:
+                best[vid] = found[look]
+                del open_[vid]
+        if not open_:
+            break
+    return best
 
 
 def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed, lang=None,
@@ -165,7 +204,7 @@ def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed, lang=None,
         floor = min(s for i, s in raw if i in owners) if len(raw) >= k else -1.0
         whole.update(_similar(index, qvec, lang, ids=[v for v in candidates if v not in whole]))
         has_passages = cache.vector_store.chunks_with_passages(v for v in candidates if v not in best)
-    held = _held_best(cache, index, qvec, lang, [v for v in candidates if v in whole and v not in best])
+    held = _held_best(cache, index, qvec, lang, [v for v in candidates if v in whole and v not in best], whole, n)
     for vid, (score, pid) in held.items():
         best[vid], nearest[vid] = score, pid
     scored = []

@@ -5,6 +5,8 @@ transcript turns, text in two scripts, by the mode and by its setting) and ``app
 candidates with the fields it owns set, naming itself in ``Candidate.steps`` where it changed a
 score (``--explain`` shows them). In order (``STEPS``):
 
+0. ``ShortTextPrior`` (hybrid; priors.py): a note's chunk with almost no text of its own keeps
+   only a share of its vector score.
 1. ``ImputeLexical`` (hybrid, two scripts): a candidate in another script than the query gets a
    lexical share imputed from its vector share (evidence.imputed_gains).
 2. ``TranslationsBelowOriginals`` (hybrid, two scripts, vectors): a translation ranks just below
@@ -14,12 +16,15 @@ score (``--explain`` shows them). In order (``STEPS``):
 4. ``GraphPullIn`` (hybrid): pages that neither ranker found but the top pages link to strongly.
 5. ``NeighbourContext`` (transcript turns): a turn lifted towards a strong neighbouring turn.
 6. ``RecencyPrior`` (opt-in, ``recency_weight``): newer candidates gain a little.
+7. ``QueryPagesBelowCited`` (hybrid; priors.py): a filed answer (queries/) ranks just below a
+   page it cites when the rankers found both; last, so that no later part of a score lifts it back.
 
 The final score is ``(fused + graph + context) x (1 + speaker)``: the lift says which exchange is
 relevant, the boost which of its turns the named person spoke (boosting first lifts the other
 speaker's replies with it). The transcript steps act only on transcript turns: no step changes the
 score of an ordinary note's chunk except the language steps (notes in another script than the
-query) and the graph step, which only pulls in pages that neither ranker found.
+query), the two priors (a chunk with almost no text, a query page below the note it cites) and the
+graph step, which only pulls in pages that neither ranker found.
 """
 from __future__ import annotations
 
@@ -29,6 +34,7 @@ from typing import Any, Callable, Protocol, Sequence
 from ..stores.graph import neighbours
 from . import evidence
 from .candidates import Candidate
+from .priors import QueryPagesBelowCited, ShortTextPrior
 from .rankers import names_in, words
 from .tuning import GRAPH_TOP_PAGES, STRONG_LINK
 
@@ -192,8 +198,8 @@ class RecencyPrior:
         return candidates
 
 
-STEPS: tuple[Step, ...] = (ImputeLexical(), TranslationsBelowOriginals(), SpeakerBoost(), GraphPullIn(),
-                           NeighbourContext(), RecencyPrior())
+STEPS: tuple[Step, ...] = (ShortTextPrior(), ImputeLexical(), TranslationsBelowOriginals(), SpeakerBoost(),
+                           GraphPullIn(), NeighbourContext(), RecencyPrior(), QueryPagesBelowCited())
 
 
 def run_steps(candidates: Candidates, facts: Facts, steps: Sequence[Step] = STEPS) -> Candidates:

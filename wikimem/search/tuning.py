@@ -24,10 +24,24 @@ from __future__ import annotations
 # kept for notes (README "Session 5", held-aside and tldr).
 PASSAGE_SHARE = 0.5
 
+# -- priors (priors.py; issue 52, README "Documentation vault") ---------------------------------------
+# a note's chunk with fewer letters of its own text than this (headings left out) keeps that share
+# of its vector score (chars / SHORT_CHARS); 0: off. Read for the SHORT_TOP best candidates.
+SHORT_CHARS = 40
+SHORT_TOP = 40
+# a note's passage with fewer letters than this (its page title left out) is not the chunk's best
+# passage: the best of its PASSAGE_LOOK nearest that has them is (rankers._with_content); 0: off.
+SHORT_PASSAGE = 20
+PASSAGE_LOOK = 3
+CHECK_TOP = 2  # only the best CHECK_TOP x n chunks (n: the candidates asked for) are checked: a cost bound
+
 # -- the language axis (language.py; README "tldr pages", language axis) ----------------------------
 AXIS_WEIGHT = 1.0  # the whole component along the axis (0.5 / 0.7 kept less of the cross-lingual gain)
 AXIS_SAMPLE = 3000  # chunks read (by vector id order) to estimate the two means
 AXIS_MIN_GROUP = 5  # chunks of each script the sample must hold (an axis from 5 chunks kept most of the gain)
+# a vault in one script searched in the other: the embedder's measured axis is applied to that
+# search (language.axis_for; issue 52, README "Documentation vault"). False: only two-script vaults.
+AXIS_CROSS_QUERY = True
 LETTERS_PER_HAN = 5  # a Han character carries about as much meaning as a five-letter run of Latin
 
 # -- language steps (steps.ImputeLexical, steps.TranslationsBelowOriginals; README "tldr pages") ----
