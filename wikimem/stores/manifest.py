@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Manifest", "ManifestReads", "ManifestSearch", "select_in", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 11
+# 12: a page's frontmatter description is indexed and embedded with its title (issue 52): a cache
+# chunked before it is rebuilt, so it gives what a new build would (its unchanged pages are never re-chunked)
+SCHEMA_VERSION = 12
 
 FILE_COLUMNS = ("path", "size", "mtime_ns", "sha256", "title", "type", "status", "aliases", "links", "tags",
                 "errors", "note", "page")
