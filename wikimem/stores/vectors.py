@@ -9,6 +9,8 @@ The set operations below are what a sync of the index against the manifest needs
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 HELD_BIT = 1 << 61  # above the 60 bits of vector_id: set on the ids of held (never searched) vectors
@@ -52,3 +54,16 @@ def id_intersection(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def vector_id(chunk_id: str) -> int:
     """Chunk ids are 16 hex digits; FAISS wants a signed 64-bit id. 60 bits keep it positive."""
     return int(chunk_id[:15], 16)
+
+
+def rows_in_order(found: dict[int, np.ndarray], ids: Sequence[int], dim: int) -> np.ndarray:
+    """``vector_rows``'s answer from ``get``'s: ``found``'s vectors in the order of ``ids``, zeros
+    for an id not stored (both engines answer it so)."""
+    zero = np.zeros(dim, dtype=np.float32)
+    return np.stack([found.get(int(i), zero) for i in ids])
+
+
+def inner_products(found: dict[int, np.ndarray], query: np.ndarray) -> dict[int, float]:
+    """Exact inner products of ``query`` with the stored vectors ``found`` (id -> vector)."""
+    q = np.asarray(query, dtype=np.float32).reshape(-1)
+    return {i: float(vec @ q) for i, vec in found.items()}

@@ -24,7 +24,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ..vectors import HELD_BIT, id_difference, is_held, sorted_ids
+from ..vectors import HELD_BIT, inner_products, id_difference, is_held, rows_in_order, sorted_ids
 
 
 def checksum(parts: Iterable) -> str:
@@ -278,14 +278,11 @@ class VectorIndex:
                     return (self.held if held[0] else self.index).reconstruct_batch(wanted)
             except RuntimeError:
                 pass
-        found = self.vectors(ids)
-        zero = np.zeros(self.dim, dtype=np.float32)
-        return np.stack([found.get(int(i), zero) for i in ids])
+        return rows_in_order(self.vectors(ids), ids, self.dim)
 
     def similarity(self, ids: Sequence[int], query: np.ndarray) -> dict[int, float]:
         """Exact inner products of the query with the stored vectors of ``ids`` (those present)."""
-        q = np.asarray(query, dtype=np.float32).reshape(-1)
-        return {i: float(vec @ q) for i, vec in self.vectors(ids).items()}
+        return inner_products(self.vectors(ids), query)
 
     def search(self, query: np.ndarray, k: int, allowed: Sequence[int] | None = None) -> list[tuple[int, float]]:
         """The top ``k`` searched vectors by inner product (held vectors are never returned)."""

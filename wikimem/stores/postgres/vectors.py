@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..vectors import HELD_BIT
+from ..vectors import HELD_BIT, inner_products, rows_in_order
 
 HNSW_FROM = 100_000  # rows: below, an exact scan is as fast as FAISS's flat index here (60 ms at 100k)
 EF_SEARCH = 100  # recall@10 >= 0.95 at 100k (bench_pg_scale: ef 60 for vector, 100 for halfvec)
@@ -254,13 +254,10 @@ class PgVectorIndex:
     def vector_rows(self, ids: Sequence[int]) -> np.ndarray:
         if not len(ids):
             return np.zeros((0, self.dim), dtype=np.float32)
-        found = self.vectors(ids)
-        zero = np.zeros(self.dim, dtype=np.float32)
-        return np.stack([found.get(int(i), zero) for i in ids])
+        return rows_in_order(self.vectors(ids), ids, self.dim)
 
     def similarity(self, ids: Sequence[int], query: np.ndarray) -> dict[int, float]:
-        q = np.asarray(query, dtype=np.float32).reshape(-1)
-        return {i: float(vec @ q) for i, vec in self.vectors(ids).items()}
+        return inner_products(self.vectors(ids), query)
 
     def search(self, query: np.ndarray, k: int, allowed: Sequence[int] | None = None) -> list[tuple[int, float]]:
         """The top ``k`` searched vectors by inner product, best first, ties by id (as FAISS's
