@@ -33,9 +33,9 @@ def _rmtree(path) -> None:
         try:
             shutil.rmtree(path)
             return
-        except FileNotFoundError:
-            return
-        except OSError:
+        except OSError:  # a file the watcher wrote meanwhile (not empty), or one it renamed away (not found)
+            if not os.path.lexists(path):
+                return
             time.sleep(0.05)
     shutil.rmtree(path)
 
