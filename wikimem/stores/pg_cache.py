@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import LockError
-from . import pg, pg_tables
+from . import pg, pg_grants, pg_tables
 from .analysis import ANALYZER
 from .cache import Cache
 from .manifest import SCHEMA_VERSION, Manifest
@@ -96,8 +96,10 @@ class PgVectors(FaissVectors):
 
     def fresh(self, dim: int):
         conn = self.cache.connection()
+        kept = pg_grants.read(conn, self.cache._schema_now())  # a reader's SELECT on vecs survives
         conn.execute("DROP TABLE IF EXISTS vecs")
         create_table(conn, dim, self.kind)
+        pg_grants.apply(conn, kept, self.cache._schema_now(), tables=("vecs", "vecs_searched", "vecs_held"))
         self._indexes.clear()  # a new table: what was derived from the old one goes
         return self._make_index(dim)
 
@@ -171,7 +173,9 @@ class PgCache(Cache):
         conn = pg.connect(self.url, "the wikimem database")
         conn.prepare_threshold = None  # a prepared plan ignores later SETs (bench_pg_scale found it)
         try:
-            pg_tables.refuse_newer(conn, schema)  # read or written: a newer wikimem's tables are left alone
+            with pg.lost_is_unavailable(self.url, "the wikimem database"):  # a grant missing: named
+                pg_tables.refuse_newer(conn, schema)  # read or written: a newer wikimem's tables are left alone
+                pg_grants.check_schema(conn, schema)  # a role not granted the schema is told, not led to build it
             pg_tables.ensure_pgvector(conn)
         except BaseException:
             conn.close()
@@ -340,6 +344,7 @@ class PgCache(Cache):
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext('wikimem schema'))")
             conn.execute(f"DROP SCHEMA IF EXISTS {q(old)} CASCADE")
+            pg_grants.carry(conn, self.schema, target)  # a reader's grants survive the rebuild
             if conn.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s",
                             (self.schema,)).fetchone():
                 conn.execute(f"ALTER SCHEMA {q(self.schema)} RENAME TO {q(old)}")
@@ -419,7 +424,9 @@ class PgCache(Cache):
                 conn.close()
 
     def _writer_started(self) -> None:
-        if self._ensure_schema(self.schema):
+        with pg.lost_is_unavailable(self.url, "the wikimem database"):  # a role that may not build: the GRANT
+            made = self._ensure_schema(self.schema)
+        if made:
             log.info("made the tables of %s on %s", self.vault_id, self.where)
 
     def lock_holder(self) -> int | None:
