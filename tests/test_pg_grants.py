@@ -190,3 +190,25 @@ def test_a_privilege_error_names_the_grant():
     assert "superuser" in str(explain(refused('permission denied to create extension "vector"'), "bob"))
     assert explain(ValueError("permission denied"), "bob") is None
     assert explain(refused("permission denied for schema s"), "bob").exit_code == 2
+
+
+def test_a_schema_of_an_older_version_made_again_keeps_the_readers_grants(roles, tmp_path):
+    import psycopg
+
+    from wikimem.api import open_vault
+    url = roles
+    blocks = recipe()
+    run_block(url, blocks[0])
+    run_block(url, blocks[1])
+    vault = copy_vault(ROOT / "examples", tmp_path / "team-vault")
+    builder = as_role(url, "wikimem_builder", "wiki")
+    open_vault(vault, embedder="fake", store="postgres", database_url=builder, vault_id="team").index()
+    run_block(url, blocks[2])
+    with psycopg.connect(builder, autocommit=True) as db:  # a version no migration starts from: dropped, made again
+        db.execute("UPDATE wikimem_schema SET version = 0 WHERE component = 'vault:wm_team_ca8b22d0db'")
+    report = open_vault(vault, embedder="fake", store="postgres", database_url=builder, vault_id="team").index()
+    assert report.added == 41, report
+    reader = open_vault(vault, embedder="fake", store="postgres", database_url=as_role(url, "wikimem_reader", "wiki"),
+                        vault_id="team")
+    assert "concepts/Hybrid Search.md" in {h.path for h in reader.search("hybrid search").hits}
+    reader.close()
