@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 
 from conftest import copy_vault
-from test_pg_grants import ROOT, as_role, recipe, roles, run_block, wikimem  # noqa: F401 (roles: a fixture)
+from test_pg_grants import ROOT, as_role, make_token, recipe, roles, run_block, wikimem  # noqa: F401 (roles: a fixture)
 
 
 def _bin(name: str) -> str:
@@ -39,6 +39,7 @@ def test_dump_lose_everything_restore_and_search_at_once(roles, tmp_path):
     run_block(url, blocks[1])
     vault = copy_vault(ROOT / "examples", tmp_path / "team-vault")
     assert wikimem(url, "wikimem_builder", vault, "index", str(vault)).returncode == 0
+    secret = make_token(url, vault)
     run_block(url, blocks[2])
     queries = ("hybrid search", "reciprocal rank fusion", "embedding model")
     before = {q: _search(url, vault, q) for q in queries}
@@ -58,6 +59,10 @@ def test_dump_lose_everything_restore_and_search_at_once(roles, tmp_path):
     _run(_bin("pg_restore"), "--create", "-d", admin, str(dump))
     # the reader searches at once: the same chunks, in the same order, with the same scores
     assert {q: _search(url, vault, q) for q in queries} == before
+    from wikimem.serve.tokens import DatabaseTokens  # the team's tokens came back with it
+    tokens = DatabaseTokens(as_role(url, "wikimem_reader", "wiki"))
+    assert tokens.check(secret).name == "alice-laptop"
+    tokens.close()
     # and the builder's next build has nothing to do: no rebuild, nothing embedded
     built = wikimem(url, "wikimem_builder", vault, "index", str(vault), "--json")
     assert built.returncode == 0, built.stderr

@@ -75,6 +75,14 @@ def wikimem(url: str, role: str, vault: Path, *args: str, vault_id: str = "team"
                           text=True, timeout=300)
 
 
+def make_token(url: str, vault: Path) -> str:
+    """Step 2's token, made by the builder (its table in the database made by the first one)."""
+    made = wikimem(url, "wikimem_builder", vault, "token", "add", "alice-laptop", "--vault", vault.name, "--scope",
+                   "write")
+    assert made.returncode == 0, made.stderr
+    return made.stdout.strip()
+
+
 def _hits(run) -> list[str]:
     assert run.returncode == 0, run.stderr
     return [h["path"] for h in json.loads(run.stdout)["hits"]]
@@ -106,7 +114,12 @@ def test_the_recipe_as_written(roles, tmp_path):
     doctor = _database_check(wikimem(url, "wikimem_reader", vault, "doctor", str(vault), "--json"))
     assert doctor["status"] == "fail" and "GRANT USAGE ON SCHEMA wm_team_ca8b22d0db TO wikimem_reader" in doctor["fix"]
     # 3. the builder grants the readers the vault
+    secret = make_token(url, vault)
     run_block(url, blocks[2])
+    from wikimem.serve.tokens import DatabaseTokens
+    tokens = DatabaseTokens(as_role(url, "wikimem_reader", "wiki"))  # a reader's server checks the team's tokens
+    assert tokens.check(secret).name == "alice-laptop"
+    tokens.close()
     # 4. readers search
     found = _hits(wikimem(url, "wikimem_reader", vault, "search", "hybrid search", "--vault", str(vault), "--json"))
     assert "concepts/Hybrid Search.md" in found
@@ -159,6 +172,7 @@ def test_an_embedder_change_keeps_the_readers_select_on_the_vectors(roles, tmp_p
     vault = copy_vault(ROOT / "examples", tmp_path / "team-vault")
     builder = as_role(url, "wikimem_builder", "wiki")
     open_vault(vault, embedder="fake", store="postgres", database_url=builder, vault_id="team").index()
+    make_token(url, vault)
     run_block(url, blocks[2])
     with psycopg.connect(builder, autocommit=True) as db:  # no default privileges: only the grants on the tables
         db.execute("ALTER DEFAULT PRIVILEGES IN SCHEMA wm_team_ca8b22d0db REVOKE SELECT ON TABLES FROM wikimem_reader")
@@ -203,6 +217,7 @@ def test_a_schema_of_an_older_version_made_again_keeps_the_readers_grants(roles,
     vault = copy_vault(ROOT / "examples", tmp_path / "team-vault")
     builder = as_role(url, "wikimem_builder", "wiki")
     open_vault(vault, embedder="fake", store="postgres", database_url=builder, vault_id="team").index()
+    make_token(url, vault)
     run_block(url, blocks[2])
     with psycopg.connect(builder, autocommit=True) as db:  # a version no migration starts from: dropped, made again
         db.execute("UPDATE wikimem_schema SET version = 0 WHERE component = 'vault:wm_team_ca8b22d0db'")
