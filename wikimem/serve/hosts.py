@@ -63,7 +63,7 @@ class VaultHost:
         self._refuse_newer()
         self.tools = Tools(self.vault)
         self.watch = watch
-        self.session = self.vault.warm_session(watch=False)  # the watcher is started here, first, to refuse a second
+        self.session = self.vault.warm_session(watch=False)  # the watcher is started here (or a standby for it)
         self.watcher = None
         self.standby = None  # a Standby while another process holds the watching role
         self.mcp: dict[str, Any] = {}  # "read" | "write" -> (MCPServer, its ASGI app)
