@@ -68,6 +68,9 @@ def test_doctor_reports_a_watcher_whose_worker_died_of_an_error(tmp_path, monkey
     try:
         (root / "after.md").write_text("# After\n\nx\n")
         assert until(lambda: w.status()["state"] == "stopped", timeout=60), w.status()
+        # the state is in memory a moment before watch.json is written: wait for the file's (a race
+        # seen once under load)
+        assert until(lambda: check_watcher(root).status == "fail", timeout=30), check_watcher(root)
         check = check_watcher(root)
         assert check.status == "fail" and "something no one expected" in check.detail, check
     finally:
