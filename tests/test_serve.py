@@ -225,13 +225,19 @@ def test_a_vault_deleted_under_the_server_stops_being_served_while_the_other_goe
         assert states == {"one": "gone", "two": "ready"}
 
 
-def test_two_servers_on_one_vault_the_second_is_refused_and_named(make_vault):
-    from wikimem.errors import LockError
+def test_two_servers_on_one_vault_the_second_stands_by_naming_the_watcher(make_vault):
+    """A second server of a watched vault is not refused (issue 51 item 2): it answers, and stands
+    by to take the watching role over (tests/test_serve_takeover.py)."""
     root = make_vault(FILES)
     first = start_hosts([("v", root)], watch=True, embedder="none")
     try:
-        with pytest.raises(LockError, match="held by another process"):
-            start_hosts([("v", root)], watch=True, embedder="none")
+        second = start_hosts([("v", root)], watch=True, embedder="none")
+        try:
+            assert second["v"].watcher is None
+            assert second["v"].health()["watcher"]["holder"] == os.getpid()
+        finally:
+            for host in second.values():
+                host.stop()
     finally:
         for host in first.values():
             host.stop()

@@ -156,6 +156,48 @@ def check_shared_cache(settings) -> Check | None:
     return Check("shared embedding cache", "ok", f"{where} answers, {held} vectors held")
 
 
+def check_database(ctx) -> Check | None:
+    """On the PostgreSQL store: pgvector is there, and this role may do what it does (a builder:
+    make and write its vault's schema and the shared tables; a reader: use the schema and read its
+    tables and the versions table); with the database's size. None on the local store."""
+    settings = ctx.settings
+    if settings.store != "postgres":
+        return None
+    from .stores import pg
+    from .stores.pg_grants import privileges
+    schema = ctx.cache.schema
+    with pg.connect(settings.database_url, "the wikimem database") as conn:
+        info = privileges(conn, schema)
+    role, size = info["role"], f"database {info['database']} {info['database_bytes'] / 1e6:.1f} MB"
+    if info["vector"] is None:
+        return Check("database", "fail", f"pgvector is not in the database ({size})",
+                     f"CREATE EXTENSION vector; as a superuser, once, on database {info['database']}")
+    found = info["schema"]
+    builder = info["superuser"] or (found is not None and found["owner"] == role) or \
+        (found is None and info["create_schema"])
+    missing: list[str] = []
+    if found is None and not info["create_schema"]:
+        missing.append(f"GRANT CREATE ON DATABASE {info['database']} TO {role} (the vault is not built yet and this "
+                       "role may not make its schema; or build it as the builder's role)")
+    if found is not None and not found["usage"]:
+        missing.append(f"GRANT USAGE ON SCHEMA {schema} TO {role}")
+    if info.get("unreadable"):
+        missing.append(f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role} (unreadable: "
+                       f"{', '.join(info['unreadable'])})")
+    versions, embeddings = info["shared"]["wikimem_schema"], info["shared"]["wikimem_embeddings"]
+    if versions is not None and not versions["select"]:
+        missing.append(f"GRANT SELECT ON wikimem_schema TO {role}")
+    if builder and versions is not None and not (versions["insert"] and versions["update"]):
+        missing.append(f"GRANT SELECT, INSERT, UPDATE, DELETE ON wikimem_schema TO {role}")
+    if builder and embeddings is not None and not (embeddings["select"] and embeddings["insert"]):
+        missing.append(f"GRANT SELECT, INSERT ON wikimem_embeddings TO {role}")
+    what = "superuser" if info["superuser"] else ("builds this vault" if builder else "reads this vault")
+    detail = f"pgvector {info['vector']}; role {role} ({what}); {size}"
+    if missing:
+        return Check("database", "fail", f"{detail}; missing privileges", "; ".join(missing))
+    return Check("database", "ok", detail)
+
+
 def check_embedder(ctx, recorded: str | None) -> Check:
     """The configured embedder loads and embeds, with the dimension the cache recorded."""
     from .embed import get_embedder
@@ -316,6 +358,9 @@ def diagnose(path: str | os.PathLike[str] | None = None, ctx: "Context | None" =
             checks.append(Check("embedder", "skip", "endpoint unreachable"))
         else:
             checks.append(_guard("embedder", lambda: check_embedder(ctx, meta.get("embedder"))))
+        database = _guard("database", lambda: check_database(ctx))
+        if database is not None:
+            checks.append(database)
         shared = _guard("shared embedding cache", lambda: check_shared_cache(ctx.settings))
         if shared is not None:
             checks.append(shared)

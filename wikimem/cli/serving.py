@@ -54,8 +54,8 @@ def token_add(name: str = typer.Argument(..., help="Who or what uses it, e.g. al
               scope: str = typer.Option("read", "--scope", help="read | write."),
               as_json: bool = JsonOpt) -> None:
     """Make a token; it is printed once and only its hash is kept."""
-    from ..serve.tokens import TokenStore
-    store = TokenStore()
+    from ..serve.tokens import store_here
+    store = _run(store_here)
     secret = _run(lambda: store.add(name, vault, scope))
     if as_json:
         _emit_json({"name": name, "vault": vault, "scope": scope, "token": secret, "file": str(store.path)})
@@ -68,8 +68,8 @@ def token_add(name: str = typer.Argument(..., help="Who or what uses it, e.g. al
 @token_app.command("list")
 def token_list(as_json: bool = JsonOpt) -> None:
     """The tokens (names, vaults, scopes; never the secrets)."""
-    from ..serve.tokens import TokenStore
-    store = TokenStore()
+    from ..serve.tokens import store_here
+    store = _run(store_here)
     tokens = _run(store.tokens)
     if as_json:
         _emit_json([{"name": t.name, "vault": t.vault, "scope": t.scope, "created": t.created} for t in tokens])
@@ -86,8 +86,8 @@ def token_list(as_json: bool = JsonOpt) -> None:
 @token_app.command("revoke")
 def token_revoke(name: str = typer.Argument(..., help="The token's name.")) -> None:
     """Revoke a token; a running server refuses it from its next request."""
-    from ..serve.tokens import TokenStore
-    gone = _run(lambda: TokenStore().revoke(name))
+    from ..serve.tokens import store_here
+    gone = _run(lambda: store_here().revoke(name))
     out.print(f"revoked {escape(gone.name)} ({gone.scope} on {escape(gone.vault)})", highlight=False)
 
 

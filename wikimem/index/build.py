@@ -164,6 +164,10 @@ def build(ctx, rebuild: bool = False, embed: bool = True, progress: Progress | N
     report.vectors_from_cache = store.taken_local - taken[0] + report.vectors_from_shared
     if store.shared is not None and store.shared.problem:
         report.notices.append(f"{store.shared.problem}; what it lacked was embedded here")
+    if plan.paths is None:  # a full scan: is the same vault in the database under another id?
+        twin = cache.twin_notice()
+        if twin:
+            report.notices.append(twin)
     return report
 
 

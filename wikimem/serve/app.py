@@ -369,7 +369,10 @@ def plan(vaults: list[str], named: list[str], config: ServeConfig, store: TokenS
     from .guard import is_loopback
     from .hosts import parse_vault_specs
     pairs = parse_vault_specs(vaults, named)
-    store = store or TokenStore()
+    if store is None:  # the database's tokens when the vaults are on the PostgreSQL store, else the file
+        from ..config import load_settings
+        from .tokens import store_for
+        store = store_for([load_settings(root) for _, root in pairs])
     names = {name for name, _ in pairs}
     tokens = [t for t in store.tokens() if t.vault == "*" or t.vault in names]
     if not is_loopback(config.host) and not tokens:

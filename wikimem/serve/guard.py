@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import ConfigError
+from ..errors import ConfigError, DatabaseUnavailable
 from .tokens import Token, TokenStore
 
 log = logging.getLogger(__name__)
@@ -163,6 +163,11 @@ class Guard:
         if not path.startswith(OPEN_PATHS):
             try:
                 who, problem = self._caller(headers, scope)
+            except DatabaseUnavailable as exc:  # the tokens' database is down: no one is let in, for now
+                log.error("%s", exc)
+                return await _reply(send, 503, {"error": "the server cannot check tokens now (its database does not "
+                                                "answer); try again shortly", "code": "database_unavailable"},
+                                    {"Retry-After": "2"})
             except ConfigError as exc:  # the token file is broken: no one is let in; its path stays in the log
                 log.error("%s", exc)
                 return await _reply(send, 503, {"error": "the server's token file is not valid: no one is let in "

@@ -1,6 +1,7 @@
 """One served vault: its open ``Vault`` (warm cache), the ``Tools`` every client's calls go through,
-the watcher that keeps it in step (serve takes the watcher's role, so a second watcher or server on
-the vault is refused and named), its MCP servers, and whether it is still there."""
+the watcher that keeps it in step (serve takes the watcher's role; when another process holds it,
+this server stands by and takes it over when that process dies: ``standby.py``), its MCP servers,
+and whether it is still there."""
 from __future__ import annotations
 
 import logging
@@ -62,8 +63,9 @@ class VaultHost:
         self._refuse_newer()
         self.tools = Tools(self.vault)
         self.watch = watch
-        self.session = self.vault.warm_session(watch=False)  # the watcher is started here, first, to refuse a second
+        self.session = self.vault.warm_session(watch=False)  # the watcher is started here (or a standby for it)
         self.watcher = None
+        self.standby = None  # a Standby while another process holds the watching role
         self.mcp: dict[str, Any] = {}  # "read" | "write" -> (MCPServer, its ASGI app)
         self.lock = threading.Lock()
 
@@ -80,19 +82,28 @@ class VaultHost:
             log.debug("cache of %s not checked at start", self.name, exc_info=True)
 
     def start(self) -> None:
-        """Take the vault: its watcher (LockError names who holds it), then the warm-up in the background."""
+        """Take the vault: its watcher, or when another process watches it, a standby that takes
+        the role over when that process dies; then the warm-up in the background."""
         if self.watch:
             watcher = self.vault.watch()
             try:
                 watcher.start()
+                self.watcher = watcher
             except LockError as exc:
-                raise LockError(f"vault {self.name!r} ({self.root}) is held by another process: {exc}") from None
-            self.watcher = watcher
+                from .standby import Standby
+                log.warning("vault %s (%s) is watched by another process: %s. This server answers and stands by "
+                            "to take over watching it when that process ends", self.name, self.root, exc)
+                self.standby = Standby(self.name, lambda: watcher.start(), self._took_over, str(exc)).start()
         self.session.go.set()  # no handshake to wait for
         self.session.start()
 
+    def _took_over(self, watcher) -> None:
+        self.watcher = watcher
+
     def stop(self) -> None:
         self.session.stop()
+        if self.standby is not None:
+            self.standby.stop()  # first: it may be starting a watcher, which is then stopped below
         if self.watcher is not None:
             try:
                 self.watcher.stop()
@@ -153,6 +164,10 @@ class VaultHost:
                                "state": w.get("state"), "backlog": self.watcher.changes.pending(),
                                "last_error": w.get("last_error"),
                                "last_build_at": (w.get("last_build") or {}).get("at")}
+            if self.standby is not None:
+                info["watcher"]["took_over_at"] = self.standby.took_at
+        elif self.standby is not None:
+            info["watcher"] = {"here": False, **self.standby.state()}
         else:
             info["watcher"] = {"here": False}
         return info

@@ -110,7 +110,7 @@ def api_error(exc: BaseException) -> ApiError:
             elif isinstance(exc, NoteReadError) and isinstance(exc.__cause__, FileNotFoundError):
                 status = 404  # no such page
             error = ApiError(status, str(exc), type(exc).__name__)
-            if status == 503 and type(exc).__name__ != "NewerSchema":  # an upgrade, not a retry, mends that
+            if status == 503 and type(exc).__name__ not in ("NewerSchema", "MissingGrant"):  # a retry mends neither
                 error.headers["Retry-After"] = "2"
             return error
     driver = sys.modules.get("psycopg")  # a connection that broke under a read (the database restarted, went)
@@ -120,6 +120,11 @@ def api_error(exc: BaseException) -> ApiError:
                          "DatabaseUnavailable")
         error.headers["Retry-After"] = "2"
         return error
+    if driver is not None:
+        from ..stores.pg_grants import explain
+        refused = explain(exc)  # a privilege the database refused: the GRANT it lacks, not an internal error
+        if refused is not None:
+            return ApiError(503, str(refused), "MissingGrant")
     if isinstance(exc, (OSError, ValueError, TypeError)):
         return ApiError(400, f"{type(exc).__name__}: {exc}", type(exc).__name__)
     return ApiError(500, f"internal error ({type(exc).__name__}: {exc}); the server is still running", "internal")

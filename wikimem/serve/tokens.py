@@ -123,16 +123,23 @@ class TokenStore:
             raise UsageError(f"a token named {name!r} exists; revoke it first or choose another name")
         secret = PREFIX + secrets.token_urlsafe(32)
         created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        self._save([*tokens, Token(name, vault, scope, digest(secret), created)])
+        self._insert(Token(name, vault, scope, digest(secret), created), tokens)
         return secret
 
     def revoke(self, name: str) -> Token:
-        tokens = self.tokens()
-        gone = [t for t in tokens if t.name == name]
-        if not gone:
+        gone = self._remove(name, self.tokens())
+        if gone is None:
             raise UsageError(f"no token named {name!r} (`wikimem token list` shows them)")
-        self._save([t for t in tokens if t.name != name])
-        return gone[0]
+        return gone
+
+    def _insert(self, token: Token, tokens: list[Token]) -> None:
+        self._save([*tokens, token])
+
+    def _remove(self, name: str, tokens: list[Token]) -> Token | None:
+        gone = [t for t in tokens if t.name == name]
+        if gone:
+            self._save([t for t in tokens if t.name != name])
+        return gone[0] if gone else None
 
     def _save(self, tokens: list[Token]) -> None:
         """Atomic, mode 0600 (an empty 0600 file is made first when there is none: the atomic write
@@ -145,3 +152,69 @@ class TokenStore:
         text = json.dumps({"version": 1, "tokens": [asdict(t) for t in tokens]}, indent=2) + "\n"
         atomic_write_bytes(self.path, text.encode("utf-8"))
         self._seen = None
+
+
+class DatabaseTokens(TokenStore):
+    """The tokens of servers on the PostgreSQL store, in the database (``stores.pg_tokens``): every
+    server behind a load balancer accepts and refuses the same tokens, an add or a revoke holding on
+    all of them from their next request. Read on every check (one short question on a held
+    connection), so nothing is cached that a revoke elsewhere would leave stale."""
+
+    def __init__(self, url: str):
+        from ..stores import pg
+        self.url = url
+        self.path = f"the database {pg.server_name(url)} (table wikimem_tokens)"  # type: ignore[assignment]
+        self._db = pg.Held(url, "the token table's database", lambda db: None, down_for=2.0)
+        self._seen, self._tokens = None, []
+
+    def _run(self, fn):
+        """``fn(connection)``; a privilege the database refuses is the GRANT it lacks (MissingGrant)."""
+        from ..stores import pg
+        try:
+            return self._db.run(fn)
+        except pg.psycopg().errors.InsufficientPrivilege as exc:
+            from ..stores.pg_grants import explain, user_of
+            raise explain(exc, user_of(self.url)) from None
+
+    def tokens(self) -> list[Token]:
+        from ..stores import pg_tokens
+        return [Token(*row) for row in self._run(pg_tokens.active)]
+
+    def _insert(self, token: Token, tokens: list[Token]) -> None:
+        from ..stores import pg_tokens
+        self._run(lambda db: pg_tokens.insert(db, (token.name, token.vault, token.scope, token.sha256, token.created)))
+
+    def _remove(self, name: str, tokens: list[Token]) -> Token | None:
+        from ..stores import pg_tokens
+        row = self._run(lambda db: pg_tokens.revoke(db, name))
+        return Token(*row) if row else None
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def store_for(settings: list) -> TokenStore:
+    """Where the tokens of processes with these settings live: the database when their vaults are
+    on the PostgreSQL store (one database: a server's vaults on two databases are refused), else the
+    token file. ``WIKIMEM_TOKENS`` naming a file keeps the file."""
+    urls = {s.database_url for s in settings if s.store == "postgres" and s.database_url}
+    if not urls or os.environ.get("WIKIMEM_TOKENS"):
+        return TokenStore()
+    if len(urls) > 1:
+        from ..stores.pg import server_name
+        raise UsageError("the served vaults are on different databases (" + ", ".join(sorted(server_name(u) for u in urls))
+                         + "): the tokens live in the database, so serve the vaults of one database per process")
+    return DatabaseTokens(urls.pop())
+
+
+def store_here() -> TokenStore:
+    """The token store `wikimem token` works on: as the settings say here (``WIKIMEM_STORE`` and
+    ``WIKIMEM_DATABASE_URL``, or the .wikimem.toml of the vault around the current folder)."""
+    from ..config import load_settings
+    from ..core import default_vault_path
+    from ..errors import WikimemError
+    try:
+        root = default_vault_path(None)
+    except WikimemError:
+        root = None
+    return store_for([load_settings(root)])

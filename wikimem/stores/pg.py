@@ -101,6 +101,9 @@ def lost_is_unavailable(url: str, what: str) -> Iterator[None]:
     except psycopg().OperationalError as exc:
         reason = " ".join(redact(str(exc)).split())
         raise DatabaseUnavailable(f"{what} at {server_name(url)} went away: {reason}") from None
+    except psycopg().errors.InsufficientPrivilege as exc:  # a grant missing: one line naming it (pg_grants)
+        from .pg_grants import explain, user_of
+        raise explain(exc, user_of(url)) from None
 
 
 class NewerSchema(DatabaseUnavailable):

@@ -362,6 +362,9 @@ class CacheDir(StoresBase):
             self.set_meta(db, schema_version=SCHEMA_VERSION, analyzer=ANALYZER, wikimem_version=__version__,
                           embedder=embedder_key, artifacts={}, dirty=False, created=time.time())
 
+    def twin_notice(self) -> str | None:
+        return None  # a folder of its own: no other vault id beside it
+
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.dir.rglob("*") if p.is_file()) if self.dir.is_dir() else 0
 

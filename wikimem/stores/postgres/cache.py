@@ -31,7 +31,7 @@ import numpy as np
 
 from ... import __version__
 from ...errors import LockError
-from .. import pg
+from .. import pg, pg_grants
 from ..analysis import ANALYZER
 from ..bundle import StoresBase
 from ..manifest import SCHEMA_VERSION
@@ -98,8 +98,10 @@ class PgVectors(VectorsBase):
 
     def fresh(self, dim: int):
         conn = self.cache.connection()
+        kept = pg_grants.read(conn, self.cache._schema_now())  # a reader's SELECT on vecs survives
         conn.execute("DROP TABLE IF EXISTS vecs")
         create_table(conn, dim, self.kind)
+        pg_grants.apply(conn, kept, self.cache._schema_now(), tables=("vecs", "vecs_searched", "vecs_held"))
         self._indexes.clear()  # a new table: what was derived from the old one goes
         return self._make_index(dim)
 
@@ -177,7 +179,9 @@ class PgCache(StoresBase):
         conn = pg.connect(self.url, "the wikimem database")
         conn.prepare_threshold = None  # a prepared plan ignores later SETs (bench_pg_scale found it)
         try:
-            pg_tables.refuse_newer(conn, schema)  # read or written: a newer wikimem's tables are left alone
+            with pg.lost_is_unavailable(self.url, "the wikimem database"):  # a grant missing: named
+                pg_tables.refuse_newer(conn, schema)  # read or written: a newer wikimem's tables are left alone
+                pg_grants.check_schema(conn, schema)  # a role not granted the schema is told, not led to build it
             pg_tables.ensure_pgvector(conn)
         except BaseException:
             conn.close()
@@ -308,6 +312,11 @@ class PgCache(StoresBase):
                           embedder=embedder_key, artifacts={}, dirty=False, created=time.time(),
                           store="postgres", vault_id=self.vault_id)
 
+    def twin_notice(self) -> str | None:
+        """Once per process, after a full build: another vault id's schema holding these notes."""
+        from .twins import twin_notice
+        return twin_notice(self)
+
     def size_bytes(self) -> int:
         row = self.connection().execute(
             "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n "
@@ -333,6 +342,7 @@ class PgCache(StoresBase):
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext('wikimem schema'))")
             conn.execute(f"DROP SCHEMA IF EXISTS {q(old)} CASCADE")
+            pg_grants.carry(conn, self.schema, target)  # a reader's grants survive the rebuild
             if conn.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s",
                             (self.schema,)).fetchone():
                 conn.execute(f"ALTER SCHEMA {q(self.schema)} RENAME TO {q(old)}")
@@ -408,7 +418,9 @@ class PgCache(StoresBase):
                 conn.close()
 
     def _writer_started(self) -> None:
-        if self._ensure_schema(self.schema):
+        with pg.lost_is_unavailable(self.url, "the wikimem database"):  # a role that may not build: the GRANT
+            made = self._ensure_schema(self.schema)
+        if made:
             log.info("made the tables of %s on %s", self.vault_id, self.where)
 
     def lock_holder(self) -> int | None:

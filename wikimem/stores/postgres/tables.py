@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from .. import pg
+from .. import pg, pg_grants
 from .lexical import PgLexical
 from .vectors import partition_vecs
 
@@ -73,6 +73,8 @@ def ensure(db, schema: str) -> bool:
             use(db, schema)
             return False
 
+    kept: list[pg_grants.Grants] = []  # a schema of an older version made again keeps its readers' grants
+
     def create(conn) -> None:
         conn.execute(f"CREATE SCHEMA {quoted(schema)}")
         # the vault's tables made in its schema; the versions table still found where it is
@@ -80,8 +82,11 @@ def ensure(db, schema: str) -> bool:
         for statement in TABLES_SQL:
             conn.execute(statement)
         PgLexical.create(conn)
+        if kept:
+            pg_grants.apply(conn, kept[0], schema)
 
     def drop(conn) -> None:
+        kept.append(pg_grants.read(conn, schema))
         conn.execute(f"DROP SCHEMA IF EXISTS {quoted(schema)} CASCADE")
 
     def in_schema(step):
