@@ -121,3 +121,60 @@ def test_a_repeated_search_reads_no_vector_twice(make_vault, pg_database):
         assert [s for _, s in remote_hits] == pytest.approx([s for _, s in local_hits], abs=1e-3), q
     v.close()
     local.close()
+
+
+def test_two_databases_with_one_embedder_name_keep_their_own_vectors(make_vault, pg_url):
+    """The same texts embedded by two embedders that call themselves alike (a test's, an Ollama
+    model pulled again under its name), each vault on its own database (each with its own shared
+    embedding cache): a process that reads both reads back each one's own vectors, not the other's
+    (the process's kept vectors are keyed by database and vault, not by the embedder's name alone)."""
+    import uuid
+
+    import numpy as np
+    from pg_server import with_database
+    from wikimem.api import open_vault
+    from wikimem.embed import EmbedderIdentity, normalise
+    from wikimem.stores.postgres import vectors as pg_vectors
+
+    class Tilted:
+        identity = EmbedderIdentity("fake", "same-name", "1", 4)
+
+        def __init__(self, axis):
+            self.axis = axis
+
+        def _vec(self, text):
+            vec = np.full(4, 0.1, dtype=np.float32)
+            vec[self.axis] = 1.0 + len(text) % 3
+            return vec
+
+        def embed_passages(self, texts):
+            return normalise(np.stack([self._vec(t) for t in texts])) if texts else np.zeros((0, 4), np.float32)
+
+        def embed_query(self, text):
+            return normalise(self._vec(text))[0]
+
+    pg_vectors.CONTENT_CACHE = pg_vectors.ContentCache()
+    pages = {f"n{i}.md": f"# Note {i}\n\nThe same words in both vaults, number {i}.\n" for i in range(4)}
+    names = ["wm_" + uuid.uuid4().hex[:12] for _ in range(2)]
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        for name in names:
+            admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        for name, axis in zip(names, (0, 2)):
+            url = with_database(pg_url, name)
+            with psycopg.connect(url, autocommit=True) as db:
+                db.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            v = open_vault(make_vault(pages, name=name), embedder="fake", store="postgres", database_url=url,
+                           vault_id="same")
+            v.cache._embedder = Tilted(axis)
+            v.index()
+            index = v.cache.vectors(4)
+            ids = [int(i) for i in index.ids()[:3]]
+            index.vectors(ids)  # read once: kept
+            rows = index.vectors(ids)  # read again: from the process
+            assert all(int(np.argmax(rows[i])) == axis for i in ids), (name, rows)
+            v.close()
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            for name in names:
+                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

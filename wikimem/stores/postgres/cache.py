@@ -69,8 +69,16 @@ class PgVectors(VectorsBase):
             index = self._indexes[key] = PgVectorIndex(self.cache.connection, dim, self.kind, create=False,
                                                        version_of=lambda: self.cache.meta().get("vectors_sig"),
                                                        memo=self.cache.memo, recorded=self._recorded_counts,
-                                                       content_key=lambda: self.cache.meta().get("embedder"))
+                                                       content_key=lambda: self._content_key(key[0]))
         return index
+
+    def _content_key(self, schema: str) -> tuple | None:
+        """What a vector read here is kept under (``ContentCache``): this database and vault, and
+        the embedder that wrote the vectors. The database and vault are in it although an id names
+        its text: two embedders under one name (a test's, an Ollama model pulled again) would
+        otherwise lend one vault's vectors to another."""
+        embedder = self.cache.meta().get("embedder")
+        return (self.cache.url, schema, embedder) if embedder else None
 
     def _recorded_counts(self) -> tuple[int, int] | None:
         """(rows, held rows) as the last build recorded them, for a search (inside a snapshot):

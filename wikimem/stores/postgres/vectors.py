@@ -34,8 +34,8 @@ _SERIALS = itertools.count(1)
 
 class ContentCache:
     """Vectors already read, by what names their content: a vector id hashes the text embedded
-    (``index.build.chunk_vid``, ``passage_id``), so under one embedder (and column type and width)
-    an id's vector never changes, whichever process wrote it; another embedder is another key.
+    (``index.build.chunk_vid``, ``passage_id``), so in one vault under one embedder (and column type
+    and width) an id's vector never changes, whichever process wrote it; another is another key.
     A hybrid search reads ~1,300 vectors by id (candidates' chunks and held passages): ~12 ms a
     search on a 500-page vault, the largest part of PostgreSQL's time over the local store's,
     which holds them in memory. Least recently used ids go first past ``limit`` (float16 kept:
@@ -129,8 +129,8 @@ class PgVectorIndex:
         # (None for a writer, who counts): what a local reader's loaded index holds, without a
         # count(*) over every row (~10 ms each at 54k rows)
         self._recorded = recorded or (lambda: None)
-        # content_key(): the embedder that wrote the vectors (the manifest's ``embedder``), under
-        # which an id's vector is fixed (``ContentCache``); None: every read goes to the server
+        # content_key(): the database, vault and embedder the vectors belong to, under which an
+        # id's vector is fixed (``ContentCache``); None: every read goes to the server
         self._content_key = content_key or (lambda: None)
         self.serial = next(_SERIALS)
         self.version = 0
@@ -227,9 +227,9 @@ class PgVectorIndex:
         pgvector's loader cost ~4 µs a row in Python; the packed value in text form (hex) or
         sorted by the server cost 3x this; a hybrid search reads ~1,500 held passages."""
         ids = [int(i) for i in ids]
-        embedder = self._content_key()
-        key = (embedder, self.kind, self.dim)
-        if embedder:
+        owner = self._content_key()
+        key = (owner, self.kind, self.dim)
+        if owner:
             held, ids = CONTENT_CACHE.take(key, ids)
             if not ids:
                 return held
@@ -243,7 +243,7 @@ class PgVectorIndex:
             if blob:
                 rows = np.frombuffer(blob, dtype=record)
                 out.update(zip(rows["vid"].tolist(), rows["vec"].astype(np.float32)))
-        if embedder:
+        if owner:
             CONTENT_CACHE.keep(key, out)
             out.update(held)
         return out
