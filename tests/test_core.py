@@ -138,7 +138,7 @@ def test_transcript_tuning_never_touches_ordinary_notes(vault, monkeypatch):
     assert "how does the configure ollama" in seen  # transcript turns without the speaker's name
     note = next(h for h in result.hits if h.path == "notes/Ollama setup.md")
     index = vault.cache.vectors(embedder.identity.dim)
-    (vid,), = vault.cache.db.execute("SELECT vid FROM chunks WHERE id=?", (note.chunk_id,))
+    vid = vault.cache.manifest.vids_by_id([note.chunk_id])[note.chunk_id]
     cosine = index.similarity([vid], original(query))[vid]
     assert note.components["vector"] == pytest.approx(cosine, abs=1e-6)
 

@@ -131,6 +131,7 @@ def test_stale_watcher_pid_file(healthy):
     assert watcher.status == "fail" and "--stop" in watcher.fix
 
 
+@pytest.mark.local_store  # a stale lock file: PostgreSQL's writer lock is an advisory lock its server frees
 def test_text_output_shows_fixes(healthy):
     (healthy / ".wikimem" / "lock").write_text(str(dead_pid()))
     result = runner.invoke(app, ["doctor", str(healthy), "--embedder", "fake"])

@@ -219,7 +219,7 @@ def test_a_chunk_with_some_passages_embedded_ranks_by_its_whole_vector(make_vaul
     embed_missing(vault.cache, embedder, state, 8, None, BuildReport())
     hit = vault.search("plum thing", mode="vector").hits[0]
     index = vault.cache.vectors(embedder.identity.dim)
-    (vid,), = vault.cache.db.execute("SELECT vid FROM chunks WHERE id=?", (hit.chunk_id,))
+    vid = vault.cache.manifest.vids_by_id([hit.chunk_id])[hit.chunk_id]
     whole = float(np.dot(embedder.embed_query("plum thing"), index.vectors([vid])[vid]))
     assert hit.components["vector"] == pytest.approx(whole, abs=1e-5)
     vault.index()  # all three: the mean of the whole and the best passage

@@ -15,6 +15,7 @@ import pytest
 
 from conftest import copy_vault
 from serve_helpers import free_port, wait_healthy
+from wikimem.api import open_vault
 from wikimem.config import Settings
 from wikimem.errors import UsageError
 from wikimem.serve.tokens import DatabaseTokens, TokenStore, store_for
@@ -114,6 +115,9 @@ def test_a_server_whose_token_database_is_down_lets_no_one_in(make_vault, pg_dat
 
     from wikimem.serve.app import Server, ServeConfig, start_hosts
     root = make_vault({"a.md": "# A\n\nalpha\n"})
+    built = open_vault(root, embedder="none")  # the vault itself answers: only the tokens' database is down
+    built.index()
+    built.close()
     port = free_port()
     tokens = DatabaseTokens(pg_database)
     secret = tokens.add("alice", "v", "read")

@@ -39,7 +39,7 @@ def bilingual(make_vault):
 
 
 def _ids(v, path):
-    return [r[0] for r in v.cache.db.execute("SELECT id FROM chunks WHERE path=? ORDER BY ord", (path,))]
+    return v.cache.manifest.chunk_ids_of_page(path)
 
 
 def test_foreign_is_another_script_than_the_query(bilingual):
