@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sqlite3
 import time
 from dataclasses import replace
 from typing import Collection, Sequence
@@ -109,7 +108,7 @@ def search(ctx, query: str, *, limit: int = 10, mode: str = "hybrid", folder: st
             with ctx.cache.snapshot():  # one committed state for every read of this search
                 return _search_or_relax(ctx, query, limit, mode, filters, per_page, parsed)
         return _search_or_relax(ctx, query, limit, mode, filters, per_page, parsed)
-    except sqlite3.DatabaseError as exc:  # damage that only a query could find
+    except ctx.cache.damage_errors as exc:  # damage that only a query could find (the engine says which errors)
         from ..stores.sidefiles import raise_if_not_damage
         raise_if_not_damage(exc)
         log.warning("the cache is damaged (%s)", exc)
@@ -291,7 +290,7 @@ def _as_on_disk(ctx, hits: list[Hit], notices: list[str]) -> list[Hit]:
     paths = sorted({h.path for h in hits})
     try:
         recorded = ctx.cache.manifest.file_states(paths)
-    except (sqlite3.Error, OSError):
+    except (*ctx.cache.damage_errors, OSError):
         return hits
     gone, changed = [], []
     for path in paths:
