@@ -72,6 +72,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--embedder", default="e5")
     ap.add_argument("--port", type=int, default=8791)
     ap.add_argument("--out", type=Path, default=None, help="write the JSON result here")
+    ap.add_argument("--database-url", default="", help="serve the vault from this PostgreSQL (store = postgres)")
+    ap.add_argument("--vault-id", default="bench-serve", help="with --database-url: the vault's id there")
     args = ap.parse_args(argv)
 
     queries = load_queries(HERE / "tldr_queries.jsonl")
@@ -87,6 +89,8 @@ def main(argv: list[str] | None = None) -> dict:
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_") or k == "WIKIMEM_SERVE_READ_THREADS"}
     env["WIKIMEM_TOKENS"] = str(args.work / "tokens.json")  # none: loopback without tokens
+    if args.database_url:  # the same vault and load on the team store
+        env.update(WIKIMEM_STORE="postgres", WIKIMEM_DATABASE_URL=args.database_url, WIKIMEM_VAULT_ID=args.vault_id)
     wikimem = str(Path(sys.executable).parent / "wikimem")
     print(f"indexing {root} ...", flush=True)
     subprocess.run([wikimem, "index", str(root)], env=env, check=True, stdout=subprocess.DEVNULL)
