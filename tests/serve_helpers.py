@@ -3,6 +3,7 @@ need one: MCP over HTTP, the browser, SIGTERM."""
 from __future__ import annotations
 
 import socket
+import subprocess
 import threading
 import time
 from contextlib import contextmanager
@@ -29,6 +30,19 @@ def wait_healthy(url: str, timeout: float = 60.0) -> None:
             pass
         time.sleep(0.1)
     raise TimeoutError(f"{url} did not come up")
+
+
+def stop_servers(procs: list[subprocess.Popen]) -> None:
+    """SIGTERM every ``wikimem serve`` child a test started (those still running), then wait for each,
+    killing one that has not stopped after 30 s."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 @contextmanager

@@ -309,7 +309,7 @@ def test_three_serve_processes_over_one_database(tmp_path, pg_database):
     import time
 
     import httpx
-    from serve_helpers import free_port, wait_healthy
+    from serve_helpers import free_port, stop_servers, wait_healthy
     root = _copy(tmp_path, "served")
     env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_")}
     env.update(WIKIMEM_STORE="postgres", WIKIMEM_DATABASE_URL=pg_database, WIKIMEM_EMBEDDER="fake",
@@ -343,12 +343,6 @@ def test_three_serve_processes_over_one_database(tmp_path, pg_database):
                 assert time.monotonic() - written < 15.0, hits
                 time.sleep(0.05)
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_servers(procs)
     for proc in procs:
         assert proc.returncode in (0, -15), proc.stderr.read().decode()[-2000:]

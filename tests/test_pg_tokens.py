@@ -14,7 +14,7 @@ import psycopg
 import pytest
 
 from conftest import copy_vault
-from serve_helpers import free_port, wait_healthy
+from serve_helpers import free_port, stop_servers, wait_healthy
 from wikimem.api import open_vault
 from wikimem.config import Settings
 from wikimem.errors import UsageError
@@ -100,13 +100,7 @@ def test_two_servers_accept_and_revoke_the_same_token_at_once(tmp_path, pg_datab
             r = httpx.get(url + "/v1/vaults/served/stats", headers=auth, timeout=30)
             assert r.status_code == 401 and "revoked" in r.json()["error"], r.text
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_servers(procs)
 
 
 def test_a_server_whose_token_database_is_down_lets_no_one_in(make_vault, pg_database):

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from conftest import copy_vault
-from serve_helpers import free_port, wait_healthy
+from serve_helpers import free_port, stop_servers, wait_healthy
 from test_watch_support import until
 from wikimem.serve.app import start_hosts
 
@@ -114,14 +114,7 @@ def _kill_the_watcher_and_edit(tmp_path: Path, env: dict[str, str]) -> None:
         (root / "concepts" / "Quokka.md").write_text("# Quokka\n\nNow a wombatquill.\n", encoding="utf-8")
         assert until(lambda: _search(urls[1], name, "wombatquill") == ["concepts/Quokka.md"], timeout=CEILING_S)
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_servers(procs)
 
 
 @pytest.mark.slow
