@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import logging
 import re
-import sqlite3
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NoteReadError, UsageError
+from ..stores.failures import driver_errors
 from ..knowledge.names import refuse_unreadable
 from ..parse import parse_page
 from ..vault.files import rel_parts
@@ -77,7 +77,7 @@ def manifest(ctx) -> "Manifest | None":
         if ctx.cache.manifest_problem() is not None:
             return None
         return ctx.cache.manifest
-    except (sqlite3.Error, OSError) as exc:
+    except (*driver_errors(), OSError) as exc:
         log.warning("cache unavailable: %s", exc)
         return None
 

@@ -9,7 +9,6 @@ import functools
 import inspect
 import json
 import logging
-import sqlite3
 import threading
 import time
 from contextlib import contextmanager
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .. import __version__
 from ..errors import ConflictError, LockError, WikimemError, describe_os_error
+from ..stores.failures import driver_errors, in_words
 
 if TYPE_CHECKING:
     from .tools import Tools
@@ -154,9 +154,10 @@ def run_tool(fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any], wait_f
             if sha else "")) from None
     except WikimemError as exc:
         raise ToolFailure(f"{type(exc).__name__}: {exc}") from None
-    except (OSError, sqlite3.Error) as exc:  # a full disk, a read-only cache: in words, not "[Errno 28]"
+    except (OSError, *driver_errors()) as exc:  # a full disk, a read-only cache, a database gone: in words
         log.warning("tool %s failed: %s", fn.__name__, exc)
-        raise ToolFailure(describe_os_error(exc)) from None
+        said = in_words(exc)  # PostgreSQL's: the server went, a GRANT missing
+        raise ToolFailure(describe_os_error(exc) if said is None else f"{type(said).__name__}: {said}") from None
     except (ValueError, TypeError) as exc:
         log.warning("tool %s failed: %s", fn.__name__, exc)
         raise ToolFailure(f"{type(exc).__name__}: {exc}") from None

@@ -25,11 +25,11 @@ import difflib
 import json
 import logging
 import re
-import sqlite3
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from ..errors import UsageError, WikimemError
+from ..stores.failures import driver_errors
 from ..parse import frontmatter as fm
 from ..parse import generated
 from .answer import chunk_hash
@@ -345,7 +345,7 @@ def time_status(ctx) -> dict[str, Any]:
     try:
         stale = len(stale_pages(ctx, refresh=False)[0])
         dates = timeline(ctx.cache).counts()
-    except (WikimemError, OSError, sqlite3.Error) as exc:
+    except (WikimemError, OSError, *driver_errors()) as exc:
         log.debug("time status unavailable: %s", exc)
         return {}
     return {"stale_pages": stale, "superseded_dated_by": dates}

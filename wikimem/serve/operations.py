@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import inspect
 import re
-import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, get_args, get_origin
@@ -34,6 +33,7 @@ from ..errors import (
     WikimemError,
 )
 from ..mcp.tools import Tools
+from ..stores.failures import in_words
 
 
 @dataclass(frozen=True)
@@ -103,6 +103,7 @@ def api_error(exc: BaseException) -> ApiError:
         return exc
     if isinstance(exc, ValidationError):
         return ApiError(400, "; ".join(_problem(e) for e in exc.errors()), "bad_request")
+    exc = in_words(exc) or exc  # a driver error that escaped a store (a connection cut, a refused grant)
     for kind, status in _STATUS:
         if isinstance(exc, kind):
             if isinstance(exc, NoteReadError) and exc.kind == "too_large":
@@ -113,18 +114,6 @@ def api_error(exc: BaseException) -> ApiError:
             if status == 503 and type(exc).__name__ not in ("NewerSchema", "MissingGrant"):  # a retry mends neither
                 error.headers["Retry-After"] = "2"
             return error
-    driver = sys.modules.get("psycopg")  # a connection that broke under a read (the database restarted, went)
-    if driver is not None and isinstance(exc, driver.OperationalError):
-        from ..stores.pg import redact
-        error = ApiError(503, f"the database cannot be reached now: {' '.join(redact(str(exc)).split())}",
-                         "DatabaseUnavailable")
-        error.headers["Retry-After"] = "2"
-        return error
-    if driver is not None:
-        from ..stores.pg_grants import explain
-        refused = explain(exc)  # a privilege the database refused: the GRANT it lacks, not an internal error
-        if refused is not None:
-            return ApiError(503, str(refused), "MissingGrant")
     if isinstance(exc, (OSError, ValueError, TypeError)):
         return ApiError(400, f"{type(exc).__name__}: {exc}", type(exc).__name__)
     return ApiError(500, f"internal error ({type(exc).__name__}: {exc}); the server is still running", "internal")

@@ -39,7 +39,6 @@ import contextlib
 import errno
 import logging
 import os
-import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -48,6 +47,7 @@ from typing import Any
 from watchdog.observers.polling import PollingObserverVFS
 
 from ..errors import DatabaseUnavailable, LockError, WikimemError
+from ..stores.failures import driver_errors
 from ..index.background import embed_pending
 from ..index.update import update
 from . import control
@@ -376,7 +376,7 @@ class Watcher:
             return
         try:
             paths = expand(self.root, batch, self._cached_under)
-        except (OSError, sqlite3.Error) as exc:
+        except (OSError, *driver_errors()) as exc:
             log.info("watch: cannot list the folders that changed (%s); scanning the vault", exc)
             paths = None
         if paths is not None and not paths:
@@ -394,7 +394,7 @@ class Watcher:
         except Exception as exc:  # noqa: BLE001 - a long-running watcher retries rather than dies
             self._failures += 1
             log.warning("watch: build failed (%s: %s); retrying with a full scan", type(exc).__name__, exc,
-                        exc_info=not isinstance(exc, (WikimemError, OSError, sqlite3.Error)))
+                        exc_info=not isinstance(exc, (WikimemError, OSError, *driver_errors())))
             batch.full = batch.full or "retry after a failed build"
             self._retry(batch, f"{type(exc).__name__}: {exc}", backoff=min(MAX_BACKOFF_S, 2.0 ** self._failures))
             return
@@ -477,7 +477,7 @@ class Watcher:
             return
         except Exception as exc:  # noqa: BLE001 - vectors wait; the lexical side keeps following edits
             log.warning("watch: embedding stopped (%s: %s); it resumes after the next edit", type(exc).__name__, exc,
-                        exc_info=not isinstance(exc, (WikimemError, OSError, sqlite3.Error)))
+                        exc_info=not isinstance(exc, (WikimemError, OSError, *driver_errors())))
             self._info["last_error"] = f"{type(exc).__name__}: {exc}"
             self._backlog = False
             return
@@ -593,7 +593,7 @@ class Watcher:
         by an edit (a sync tool, ``touch -r``, a same-length rewrite within the clock's grain)."""
         try:
             rows = self.ctx.cache.manifest.file_stats_after(self._verify_after, VERIFY_FILES)
-        except sqlite3.Error:
+        except driver_errors():
             return
         verified = self._info["verified"]
         if len(rows) < VERIFY_FILES:
