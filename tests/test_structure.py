@@ -262,3 +262,16 @@ def test_the_engines_packages_do_not_import_each_other():
                           for line, target in _imports(name, is_pkg, tree)
                           if target == other or target.startswith(other + ".")]
     assert not wrong, "\n".join(wrong)
+
+
+def test_no_layer_above_the_stores_names_an_engine_driver():
+    """An engine's errors are caught above the stores as ``stores.failures.driver_errors()`` (and said as
+    ``in_words``), not as ``sqlite3.Error``: a PostgreSQL error took the generic path wherever a layer
+    named SQLite's (an MCP "internal error", a watcher ended)."""
+    wrong = []
+    for path, name, is_pkg, unit, tree in _modules():
+        if name.startswith("wikimem.stores") or name == "wikimem.errors":  # errors: describe_os_error words SQLite's
+            continue
+        wrong += [f"{path.relative_to(PACKAGE)}:{line} imports {target}"
+                  for line, target in _imports(name, is_pkg, tree) if target in ("sqlite3", "psycopg")]
+    assert not wrong, "\n".join(wrong)
