@@ -257,3 +257,55 @@ def test_an_address_limit_is_per_ipv4_address_and_per_ipv6_64():
     assert _address({"client": ("2001:db8::1", 1)}) == _address({"client": ("2001:db8::abcd:2", 1)})
     assert _address({"client": ("2001:db8::1", 1)}) != _address({"client": ("2001:db8:0:1::1", 1)})
     assert _address({"client": ("::ffff:10.0.0.1", 1)}) == "10.0.0.1" != _address({"client": ("::ffff:10.0.0.2", 1)})
+
+
+def test_a_token_check_that_waits_on_the_database_stalls_no_other_request(tmp_path):
+    """Tokens on the PostgreSQL store are checked by a question to the database on every request: it
+    runs off the event loop, so one request waiting on a slow or dead database (up to a connect
+    timeout) does not hold up every other client, the health check included."""
+    import asyncio
+    import threading
+
+    from wikimem.serve.guard import Guard, RateLimiter
+
+    release, released = threading.Event(), []
+
+    class SlowDatabaseTokens(TokenStore):
+        blocking = True
+
+        def tokens(self):
+            release.wait(10)
+            released.append(True)
+            return []
+
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    guard = Guard(app, store=SlowDatabaseTokens(tmp_path / "t.json"), require_token=True,
+                  allowed_hosts={"127.0.0.1"}, max_body=1000, limiter=RateLimiter(0.0, 1))
+
+    async def request(path, headers=()):
+        statuses = []
+
+        async def receive():
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message):
+            if message["type"] == "http.response.start":
+                statuses.append(message["status"])
+        scope = {"type": "http", "method": "GET", "path": path, "headers": [(b"host", b"127.0.0.1"), *headers],
+                 "client": ("127.0.0.1", 5000)}
+        await guard(scope, receive, send)
+        return statuses[0], bool(released)
+
+    async def both():
+        waiting = asyncio.ensure_future(request("/v1/vaults/one/stats", [(b"authorization", b"Bearer abc")]))
+        await asyncio.sleep(0.2)
+        health = await asyncio.wait_for(request("/health"), 5)
+        release.set()
+        return health, await waiting
+    threading.Timer(3.0, release.set).start()  # the code before: the loop itself waited, until this
+    (health_status, health_after_release), (status, _) = asyncio.run(both())
+    assert health_status == 200 and not health_after_release  # answered while the token check still waited
+    assert status == 401

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
+
 from ..errors import ConfigError, DatabaseUnavailable
 from .tokens import Token, TokenStore
 
@@ -162,7 +164,10 @@ class Guard:
                                                 f"{self.max_body}-byte limit", "code": "too_large"})
         if not path.startswith(OPEN_PATHS):
             try:
-                who, problem = self._caller(headers, scope)
+                if self.store.blocking:  # a question to the database: off the event loop, so a slow or dead
+                    who, problem = await anyio.to_thread.run_sync(self._caller, headers, scope)  # one stalls no one
+                else:
+                    who, problem = self._caller(headers, scope)
             except DatabaseUnavailable as exc:  # the tokens' database is down: no one is let in, for now
                 log.error("%s", exc)
                 return await _reply(send, 503, {"error": "the server cannot check tokens now (its database does not "

@@ -66,6 +66,8 @@ class Token:
 class TokenStore:
     """The token file: read on every change of it (mtime), written atomically with mode 0600."""
 
+    blocking = False  # a check may wait on something slow (the guard then runs it off the event loop)
+
     def __init__(self, path: Path | None = None):
         self.path = Path(path) if path is not None else token_file()
         self._seen: tuple[int, int] | None = None
@@ -159,6 +161,8 @@ class DatabaseTokens(TokenStore):
     server behind a load balancer accepts and refuses the same tokens, an add or a revoke holding on
     all of them from their next request. Read on every check (one short question on a held
     connection), so nothing is cached that a revoke elsewhere would leave stale."""
+
+    blocking = True
 
     def __init__(self, url: str):
         from ..stores import pg
