@@ -178,3 +178,27 @@ def test_two_databases_with_one_embedder_name_keep_their_own_vectors(make_vault,
         with psycopg.connect(pg_url, autocommit=True) as admin:
             for name in names:
                 admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_a_search_asks_the_lexical_side_in_two_statements_and_no_catalogue(make_vault, pg_database):
+    """The terms' frequencies and the token total come in one statement, the ranked rows with their
+    chunk ids in one (were two each); a vault far below the HNSW threshold never asks pg_indexes
+    whether the index exists. The ranking is the same: ids and scores as the local store's."""
+    from wikimem.api import open_vault
+    files = {f"n{i}.md": f"# Note {i}\n\nquokka {'wombat ' * (i % 3)}topic {i}\n" for i in range(6)}
+    root = make_vault(files)
+    v = open_vault(root, embedder="fake", store="postgres", database_url=pg_database, vault_id="lexical2")
+    v.index()
+    v.search("warm", limit=3)
+    with Sent() as sent:
+        pg_hits = [(h.path, round(h.score, 5)) for h in v.search("quokka wombat", mode="lexical", limit=5).hits]
+    v.close()
+    lexical = [s for s in sent.sent if " terms " in s or "lex l" in s or "lex_totals" in s]
+    assert len(lexical) == 2, lexical
+    assert not any("pg_indexes" in s for s in sent.sent)
+    assert not any(s.startswith("SELECT vid, id FROM chunks") for s in sent.sent)
+    local = open_vault(make_vault(files, name="local"), embedder="fake")
+    local.index()
+    assert [(h.path, round(h.score, 5)) for h in local.search("quokka wombat", mode="lexical", limit=5).hits] == pg_hits
+    assert len(pg_hits) == 4  # "quokka" is in every note (no use in ranking): the four with "wombat"
+    local.close()

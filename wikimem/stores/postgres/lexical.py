@@ -128,13 +128,23 @@ class PgLexical:
     def _frequencies(self, words: Sequence[str]) -> dict[str, int]:
         return dict(self.db.execute("SELECT term, df FROM terms WHERE term = ANY(%s)", (list(words),)).fetchall())
 
-    def _score_sql(self, words: Sequence[str], df: dict[str, int]) -> tuple[str, list]:
+    def _statistics(self, words: Sequence[str]) -> tuple[dict[str, int], int]:
+        """(the document frequencies of ``words``, the chunk count under ""; the tokens of every chunk)
+        in one round trip: a search used to ask them in two."""
+        df, tokens = {}, 0
+        for term, n, total in self.db.execute("SELECT t.term, t.df, x.tokens FROM lex_totals x "
+                                              "LEFT JOIN terms t ON t.term = ANY(%s)", (list(words),)).fetchall():
+            tokens = total or 0
+            if term is not None:
+                df[term] = n
+        return df, tokens
+
+    def _score_sql(self, words: Sequence[str], df: dict[str, int], tokens: int) -> tuple[str, list]:
         """BM25 of ``words`` as an SQL expression over ``lex l`` and its arguments, term by term in
         FTS5's order and arithmetic (``fts5Bm25Function``), so a score is the same double; ``df``:
-        the document frequencies of ``words``, the chunk count under ""."""
+        the document frequencies of ``words``, the chunk count under ""; ``tokens``: every chunk's."""
         rows = df.get("", 0)
-        tokens = self.db.execute("SELECT tokens FROM lex_totals").fetchone()
-        avgdl = float(tokens[0] if tokens else 0) / float(rows or 1)
+        avgdl = float(tokens) / float(rows or 1)
         parts, args = [], []
         for word in words:
             n = df.get(word, 0)
@@ -153,26 +163,23 @@ class PgLexical:
         asked = terms(text)
         if not asked:
             return []
-        df = self._frequencies(["", *asked])  # read once: which terms to score, and their IDF
+        df, tokens = self._statistics(["", *asked])  # read once: which terms to score, and their IDF
         words = keep_useful(asked, df)  # as lexical.useful_terms: terms in over half the chunks go
         if not words:
             return []
-        score, score_args = self._score_sql(words, df)
+        score, score_args = self._score_sql(words, df, tokens)
         where, where_args = where_sql(filters)
         if where:
             sql = (f"SELECT c.id, {score} AS score FROM lex l JOIN chunks c ON c.vid = l.vid "
                    f"WHERE l.tf ?| %s {where} ORDER BY score DESC, c.id LIMIT %s")
             return [(cid, float(s)) for cid, s in
                     self.db.execute(sql, (*score_args, list(words), *where_args, limit)).fetchall()]
-        sql = f"SELECT l.vid, {score} AS score FROM lex l WHERE l.tf ?| %s ORDER BY score DESC, l.vid LIMIT %s"
-        ranked = [(vid, float(s)) for vid, s in
-                  self.db.execute(sql, (*score_args, list(words), limit + len(exclude))).fetchall()
-                  if vid not in exclude][:limit]
-        if not ranked:
-            return []
-        ids = dict(self.db.execute("SELECT vid, id FROM chunks WHERE vid = ANY(%s)",
-                                   ([v for v, _ in ranked],)).fetchall())
-        hits = [(ids[v], s) for v, s in ranked if v in ids]
+        # the best rows first, then their ids (joined on the few kept, not on every row that matched)
+        sql = (f"SELECT r.vid, r.score, c.id FROM (SELECT l.vid, {score} AS score FROM lex l WHERE l.tf ?| %s "
+               "ORDER BY score DESC, l.vid LIMIT %s) r JOIN chunks c ON c.vid = r.vid ORDER BY r.score DESC, r.vid")
+        hits = [(cid, float(s)) for vid, s, cid in
+                self.db.execute(sql, (*score_args, list(words), limit + len(exclude))).fetchall()
+                if vid not in exclude][:limit]
         hits.sort(key=lambda h: (-h[1], h[0]))
         return hits
 

@@ -185,6 +185,13 @@ class PgVectorIndex:
         self.db.execute(f"CREATE INDEX IF NOT EXISTS vecs_hnsw ON vecs_searched USING hnsw (vec {ops})")
         return True
 
+    def _large(self) -> bool:
+        """Whether the last build recorded ``HNSW_FROM`` rows or more (True when unknown: a writer). Below
+        it no index was built, or one outlived rows since deleted: an exact scan is right either way, and
+        a search of a small vault does not ask the catalogue (a round trip of ~0.6 ms in a ~20 ms search)."""
+        recorded = self._recorded()
+        return recorded is None or recorded[0] >= HNSW_FROM
+
     def _has_index(self) -> bool:
         return self._memo((self.serial, "hnsw"), lambda: bool(self.db.execute(
             "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'vecs_hnsw'").fetchone()))
@@ -274,7 +281,7 @@ class PgVectorIndex:
             sql = ("WITH c AS MATERIALIZED (SELECT vid, vec FROM vecs WHERE NOT held AND vid = ANY(%s)) "
                    f"SELECT vid, vec FROM c ORDER BY vec <#> {cast}, vid LIMIT %s")
             rows = self.db.execute(sql, ([int(i) for i in allowed], q, k), binary=True).fetchall()
-        elif self._has_index():
+        elif self._large() and self._has_index():
             with self.db.transaction():
                 self.db.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, k)}")
                 rows = self.db.execute(f"SELECT vid, vec FROM vecs WHERE NOT held "
