@@ -30,10 +30,11 @@ import time
 from pathlib import Path
 
 from wikimem import __version__
+from shared_data import shared_dataset  # benchmarks/ is the script's folder
 from wikimem.api import open_vault
 from wikimem.ingest import Session, Turn
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "locomo" / "locomo10.json"
+DATA = shared_dataset("locomo", "locomo10.json")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 DIALOG_K = (1, 5, 10)
 SESSION_K = (5, 10)

@@ -32,10 +32,11 @@ import time
 from pathlib import Path
 
 from wikimem import __version__
+from shared_data import shared_dataset  # benchmarks/ is the script's folder
 from wikimem.api import open_vault
 
 HERE = Path(__file__).resolve().parent
-DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "tldr"
+DATA = shared_dataset("tldr")
 QUERIES = HERE / "tldr_queries.jsonl"
 LANGS = {"en": "pages", "zh": "pages.zh"}
 SECTIONS = ("common", "linux")
