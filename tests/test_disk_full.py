@@ -6,6 +6,7 @@ import sqlite3
 
 import pytest
 
+from support_tool_failure import tool_failure
 from wikimem.api import open_vault
 from wikimem.errors import DiskFullError, describe_os_error
 
@@ -41,16 +42,8 @@ def test_a_full_disk_is_not_taken_for_cache_damage(make_vault):
     (sqlite3.OperationalError("database or disk is full"), "the disk is full"),
 ])
 def test_mcp_says_a_full_disk_and_a_read_only_cache_in_words(exc, words):
-    from wikimem.mcp.server import FirstBuildGate, ToolFailure, run_tool
-
-    class Nothing:
-        pass
-
-    def tool():
-        raise exc
-    with pytest.raises(ToolFailure) as failed:
-        run_tool(tool, (), {}, False, FirstBuildGate(Nothing()), lambda d: d)
-    assert words in str(failed.value) and "Errno" not in str(failed.value)
+    said = tool_failure(exc)
+    assert words in said and "Errno" not in said
     assert words in describe_os_error(exc)
 
 

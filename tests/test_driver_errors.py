@@ -10,24 +10,12 @@ import sqlite3
 import pytest
 
 from wikimem.api import open_vault
+from support_tool_failure import tool_failure
 from wikimem.stores.failures import driver_errors, in_words
 
 psycopg = pytest.importorskip("psycopg")
 
 _REFUSED = 'permission denied for table chunks\nLINE 1: SELECT id FROM "wm_v".chunks\n        ^'
-
-
-def _mcp_failure(exc: BaseException) -> str:
-    from wikimem.mcp.server import FirstBuildGate, ToolFailure, run_tool
-
-    class Nothing:
-        pass
-
-    def tool():
-        raise exc
-    with pytest.raises(ToolFailure) as failed:
-        run_tool(tool, (), {}, False, FirstBuildGate(Nothing()), lambda d: d)
-    return str(failed.value)
 
 
 def test_every_loaded_engine_error_is_a_driver_error():
@@ -37,13 +25,13 @@ def test_every_loaded_engine_error_is_a_driver_error():
 
 
 def test_mcp_says_a_database_gone_mid_call_not_internal_error():
-    said = _mcp_failure(psycopg.OperationalError("server closed the connection unexpectedly"))
+    said = tool_failure(psycopg.OperationalError("server closed the connection unexpectedly"))
     assert said.startswith("DatabaseUnavailable: the database cannot be reached now")
     assert "internal error" not in said
 
 
 def test_mcp_names_the_grant_a_refused_privilege_lacks():
-    said = _mcp_failure(psycopg.errors.InsufficientPrivilege(_REFUSED))
+    said = tool_failure(psycopg.errors.InsufficientPrivilege(_REFUSED))
     assert said.startswith("MissingGrant:") and "GRANT SELECT ON" in said and "internal error" not in said
 
 
