@@ -34,6 +34,34 @@ def lexical(cache, query: str, n: int, filters, exclude) -> list[tuple[str, floa
         return manifest.lexical.search(query, n, filters, exclude=exclude)
 
 
+def lexical_reach(cache, query: str) -> float:
+    """How much of ``query`` the lexical side can match at all: the share of its terms' letters (a
+    Han character counting ``LETTERS_PER_HAN``) in terms the index holds. A Chinese question
+    about English pages has only its stray Latin words ("npm") to match, and BM25 ranks the chunks
+    that hold them as if they answered the whole question; its share in fusion is scaled by this
+    (fusion.candidates). In a vault that holds the question's words (both scripts, or one) it is 1
+    or near it; the mirror case, an English question about Chinese pages, is the same rule."""
+    from ..stores.analysis import terms
+    from .tuning import LETTERS_PER_HAN, REACH_MIN
+    if REACH_MIN >= 1.0:
+        return 1.0
+    asked = terms(query)
+    if not asked:
+        return 1.0
+
+    def mass(term: str) -> int:
+        han = len(_HAN.findall(term))
+        return len(term) - han + han * LETTERS_PER_HAN
+    with cache.reading() as manifest:
+        held = manifest.lexical.document_frequencies(asked)
+    total = sum(mass(t) for t in asked)
+    found = sum(mass(t) for t in asked if held.get(t, 0) > 0)
+    return max(REACH_MIN, found / total) if total else 1.0
+
+
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
 def words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 

@@ -36,6 +36,7 @@ from . import evidence
 from .candidates import Candidate
 from .priors import QueryPagesBelowCited, ShortTextPrior
 from .rankers import names_in, words
+from .rerank import PageCentroid
 from .tuning import GRAPH_TOP_PAGES, STRONG_LINK
 
 Candidates = dict[str, Candidate]  # chunk id -> candidate
@@ -53,6 +54,7 @@ class Facts:
     vectors_of: Callable | None = None  # chunk ids -> unit vectors across the language axis
     turns: bool = False  # some candidate is a transcript turn
     two_scripts: bool = False  # some candidate is written in another script than the query
+    page_similarity: Callable | None = None  # page paths -> cosine of the query with each page's centroid (rerank.py)
 
 
 class Step(Protocol):
@@ -198,7 +200,7 @@ class RecencyPrior:
         return candidates
 
 
-STEPS: tuple[Step, ...] = (ShortTextPrior(), ImputeLexical(), TranslationsBelowOriginals(), SpeakerBoost(),
+STEPS: tuple[Step, ...] = (ShortTextPrior(), ImputeLexical(), PageCentroid(), TranslationsBelowOriginals(), SpeakerBoost(),
                            GraphPullIn(), NeighbourContext(), RecencyPrior(), QueryPagesBelowCited())
 
 

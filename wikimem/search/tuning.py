@@ -35,6 +35,12 @@ SHORT_PASSAGE = 20
 PASSAGE_LOOK = 3
 CHECK_TOP = 2  # only the best CHECK_TOP x n chunks (n: the candidates asked for) are checked: a cost bound
 
+# -- page centroid re-rank (rerank.PageCentroid; issue 52, README "Cross-script questions and a reranker")
+# the candidates of the best CENTROID_PAGES pages gain CENTROID_WEIGHT x their page centroid's
+# cosine with the query, min-max scaled over those pages; 0: off.
+CENTROID_WEIGHT = 0.0
+CENTROID_PAGES = 20
+
 # -- the language axis (language.py; README "tldr pages", language axis) ----------------------------
 AXIS_WEIGHT = 1.0  # the whole component along the axis (0.5 / 0.7 kept less of the cross-lingual gain)
 AXIS_SAMPLE = 3000  # chunks read (by vector id order) to estimate the two means
@@ -43,6 +49,11 @@ AXIS_MIN_GROUP = 5  # chunks of each script the sample must hold (an axis from 5
 # search (language.axis_for; issue 52, README "Documentation vault"). False: only two-script vaults.
 AXIS_CROSS_QUERY = True
 LETTERS_PER_HAN = 5  # a Han character carries about as much meaning as a five-letter run of Latin
+
+# the lexical side's share in hybrid fusion is scaled by how much of the query it can match at all
+# (rankers.lexical_reach: the share of the query's letters in terms the index holds), never below
+# REACH_MIN; 1: off. Issue 52, README "Cross-script questions and a reranker".
+REACH_MIN = 0.0
 
 # -- language steps (steps.ImputeLexical, steps.TranslationsBelowOriginals; README "tldr pages") ----
 # BM25's missing share for a candidate in another script is CROSS_LEXICAL x its vector share;
