@@ -9,22 +9,24 @@ score (``--explain`` shows them). In order (``STEPS``):
    only a share of its vector score.
 1. ``ImputeLexical`` (hybrid, two scripts): a candidate in another script than the query gets a
    lexical share imputed from its vector share (evidence.imputed_gains).
-2. ``TranslationsBelowOriginals`` (hybrid, two scripts, vectors): a translation ranks just below
+2. ``PageCentroid`` (hybrid, vectors; rerank.py): the chunks of the best pages gain by how near
+   their page's centroid (the mean of its chunks' vectors) is to the query.
+3. ``TranslationsBelowOriginals`` (hybrid, two scripts, vectors): a translation ranks just below
    its original (evidence.translations); capped before the graph step, which picks the pages whose
    links it follows by fused score.
-3. ``SpeakerBoost`` (transcript turns): turns spoken by someone the query names.
-4. ``GraphPullIn`` (hybrid): pages that neither ranker found but the top pages link to strongly.
-5. ``NeighbourContext`` (transcript turns): a turn lifted towards a strong neighbouring turn.
-6. ``RecencyPrior`` (opt-in, ``recency_weight``): newer candidates gain a little.
-7. ``QueryPagesBelowCited`` (hybrid; priors.py): a filed answer (queries/) ranks just below a
+4. ``SpeakerBoost`` (transcript turns): turns spoken by someone the query names.
+5. ``GraphPullIn`` (hybrid): pages that neither ranker found but the top pages link to strongly.
+6. ``NeighbourContext`` (transcript turns): a turn lifted towards a strong neighbouring turn.
+7. ``RecencyPrior`` (opt-in, ``recency_weight``): newer candidates gain a little.
+8. ``QueryPagesBelowCited`` (hybrid; priors.py): a filed answer (queries/) ranks just below a
    page it cites when the rankers found both; last, so that no later part of a score lifts it back.
 
 The final score is ``(fused + graph + context) x (1 + speaker)``: the lift says which exchange is
 relevant, the boost which of its turns the named person spoke (boosting first lifts the other
 speaker's replies with it). The transcript steps act only on transcript turns: no step changes the
 score of an ordinary note's chunk except the language steps (notes in another script than the
-query), the two priors (a chunk with almost no text, a query page below the note it cites) and the
-graph step, which only pulls in pages that neither ranker found.
+query), the two priors (a chunk with almost no text, a query page below the note it cites), the
+page-centroid re-rank (notes only) and the graph step, which only pulls in pages that neither ranker found.
 """
 from __future__ import annotations
 
