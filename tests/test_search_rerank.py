@@ -107,16 +107,25 @@ def test_a_cross_script_question_is_not_ranked_by_its_one_latin_word(make_vault,
 
 # -- the page centroid -------------------------------------------------------------------------
 
-REFERENCE = ("# Package reference\n\n"
-             "## deprecate\n\nThe deprecate field deprecates a version: each version it names is deprecated.\n\n"
-             "## bin\n\nThe bin field maps command names to local files to install on the path.\n\n"
-             "## files\n\nThe files field lists what is included when the package is packed.\n\n"
-             "## engines\n\nThe engines field names the node versions the package works on.\n\n"
-             "## os\n\nThe os field names the operating systems the package runs on.\n")
-FOCUSED = ("# Retire a release\n\n## Synopsis\n\nDeprecate a release version, with a message.\n\n"
-           "## Description\n\nUsers who install a deprecated version get a warning.\n\n"
-           "## Undo\n\nAn empty message lifts the deprecation of that version.\n")
-OTHER = "# Search\n\nFind packages in the registry by name, keyword or author, and print what matches.\n"
+FILLER = " The manual says more about it, with examples of its use in a project." * 4  # pages of several chunks
+
+
+def _sections(title: str, sections: dict[str, str]) -> str:
+    return f"# {title}\n\n" + "".join(f"## {h}\n\n{text}{FILLER}\n\n" for h, text in sections.items())
+
+
+REFERENCE = _sections("Package reference", {
+    "deprecate": "The deprecate field deprecates a version: each version it names is deprecated.",
+    "bin": "The bin field maps command names to local files to install on the path.",
+    "files": "The files field lists what is included when the package is packed.",
+    "engines": "The engines field names the node versions the package works on.",
+    "os": "The os field names the operating systems the package runs on."})
+FOCUSED = _sections("Retire a release", {
+    "Synopsis": "Deprecate a release version, with a message.",
+    "Description": "Users who install a deprecated version get a warning.",
+    "Undo": "An empty message lifts the deprecation of that version."})
+OTHER = _sections("Search", {"Synopsis": "Find packages in the registry by name, keyword or author.",
+                             "Output": "Print what matches, one package a line."})
 CENTROID_TOPICS = {
     "deprecate": (("deprecat", 1.0), ("warn", 0.5)),
     "field": (("field", 0.7), ("version", 0.5)),
@@ -150,14 +159,15 @@ def test_a_page_whose_centroid_is_nearer_gains_on_a_long_page_with_one_near_sect
     def similar(paths):
         asked.append(list(paths))
         table = {"reference.md": 0.80, "deprecate.md": 0.90, "search.md": 0.70, "far.md": 0.99}
-        return {p: table[p] for p in paths}
+        return {p: (table[p], 3) for p in paths}
     step = rerank.PageCentroid()
     assert step.applies(_facts(similar))
     out = step.apply(found, _facts(similar))
     assert asked == [["reference.md", "deprecate.md", "search.md"]]  # the best CENTROID_PAGES pages only
     assert sorted(out, key=lambda cid: -out[cid].fused)[0] == "b"
-    assert out["b"].centroid == pytest.approx(1.0) and out["c"].centroid == 0.0
-    assert out["a"].centroid == pytest.approx(0.5) and out["a2"].centroid == pytest.approx(0.5)
+    # shares 0.5 / 1 / 0 over the three pages, less their mean (0.5)
+    assert out["b"].centroid == pytest.approx(0.5) and out["c"].centroid == pytest.approx(-0.5)
+    assert out["a"].centroid == 0.0 and out["a2"].centroid == 0.0
     assert out["d"].centroid == 0.0 and out["d"].fused == pytest.approx(0.2)  # beyond the pages asked
     assert "centroid" in out["b"].steps and "centroid" not in out["d"].steps
 
@@ -169,22 +179,38 @@ def test_the_page_centroid_leaves_turns_lexical_mode_and_a_lone_page_alone(monke
     assert not step.applies(SimpleNamespace(mode="hybrid", page_similarity=None))
     turn = _candidate("t", "session.md", 1.0, speakers=("Ann",))
     note = _candidate("n", "note.md", 0.5)
-    out = step.apply({"t": turn, "n": note}, _facts(lambda paths: {p: 0.5 for p in paths}))
+    out = step.apply({"t": turn, "n": note}, _facts(lambda paths: {p: (0.5, 3) for p in paths}))
     assert out["t"].fused == 1.0 and out["n"].fused == 0.5  # one page of notes: nothing to compare
     monkeypatch.setattr(rerank, "CENTROID_WEIGHT", 0.0)
     assert not step.applies(_facts(lambda paths: {}))
 
 
-def test_a_search_shows_the_centroid_gain_of_each_page(make_vault, monkeypatch):
+def test_the_page_centroid_stays_out_when_the_candidates_are_in_two_scripts(monkeypatch):
+    """A page and its translation: the centroid's language residue is not topic (examples/ fell)."""
     monkeypatch.setattr(rerank, "CENTROID_WEIGHT", 1.0)
+    found = {"a": _candidate("a", "en/curl.md", 1.0, foreign=True), "b": _candidate("b", "zh/curl.md", 0.9),
+             "c": _candidate("c", "zh/wget.md", 0.5)}
+    out = rerank.PageCentroid().apply(found, _facts(lambda paths: {p: (float(len(p)), 3) for p in paths}))
+    assert [out[c].fused for c in "abc"] == [1.0, 0.9, 0.5] and not any(out[c].steps for c in "abc")
+    found = {"a": _candidate("a", "en/curl.md", 1.0, foreign=True), "c": _candidate("c", "en/wget.md", 0.5,
+                                                                                      foreign=True)}
+    out = rerank.PageCentroid().apply(found, _facts(lambda paths: {"en/curl.md": (0.7, 2), "en/wget.md": (0.8, 2)}))
+    assert out["c"].centroid == pytest.approx(0.5)  # all in another script (a Chinese question, English notes)
+
+
+def test_a_search_ranks_the_page_about_the_question_above_a_long_page_with_one_near_section(make_vault,
+                                                                                             monkeypatch):
     v = _open(make_vault, {"Package reference.md": REFERENCE, "Retire a release.md": FOCUSED, "Search.md": OTHER},
               KeywordEmbedder(CENTROID_TOPICS))
     try:
-        hits = v.search("how do I deprecate a version", limit=3).hits
-        by_page = {h.path: h for h in hits}
-        assert by_page["Retire a release.md"].components["centroid"] == pytest.approx(1.0)
-        assert "centroid" in by_page["Retire a release.md"].steps
-        assert 0.0 < by_page["Package reference.md"].components["centroid"] < 1.0
+        query = "how do I deprecate a version"
+        monkeypatch.setattr(rerank, "CENTROID_WEIGHT", 0.0)
+        assert [h.path for h in v.search(query, limit=3).hits][:2] == ["Package reference.md", "Retire a release.md"]
+        monkeypatch.setattr(rerank, "CENTROID_WEIGHT", 1.5)
+        hits = v.search(query, limit=3).hits
+        assert [h.path for h in hits][:2] == ["Retire a release.md", "Package reference.md"]
+        assert "centroid" in hits[0].steps and hits[0].components["centroid"] > hits[1].components["centroid"]
+        assert hits[2].path == "Search.md" and hits[2].components["centroid"] < 0
     finally:
         v.close()
 
@@ -201,6 +227,7 @@ def test_the_page_centroid_is_the_mean_of_its_chunks_unit_vectors(make_vault):
         ids = v.cache.manifest.chunk_ids_of_page("Package reference.md")
         rows = index.vector_rows(list(v.cache.manifest.vids_by_id(ids).values()))
         mean = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).mean(axis=0)
-        assert sims["Package reference.md"] == pytest.approx(float(mean @ q) / float(np.linalg.norm(mean)), abs=1e-5)
+        assert sims["Package reference.md"][0] == pytest.approx(float(mean @ q) / float(np.linalg.norm(mean)), abs=1e-5)
+        assert sims["Package reference.md"][1] == len(ids) == 5
     finally:
         v.close()
