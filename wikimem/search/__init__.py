@@ -267,13 +267,7 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
                               reach)
     if mode == "hybrid" and vectors_of is not None and vector_trust < 1.0:
         fusion.impute_pending(found, vectors_of, settings, vector_trust)
-    page_similarity = None
-    if ready is not None:
-        from .evidence import script
-        from .language import axis_for
-        from .rerank import page_similarity as centroids
-        page_similarity = centroids(cache, ready[0], ready[1], axis_for(cache, ready[0], script(query)))
-    ranked = fusion.rank(ctx, query, found, settings, mode, filters, vectors_of, page_similarity)
+    ranked = fusion.rank(ctx, query, found, settings, mode, filters, vectors_of)
     chosen = fusion.select(cache, ranked, limit, per_page, filters.hidden(), text_ok, page_ok)
     hits = _with_versions(fusion.hits(ctx, chosen, lambda path, heading=None: obsidian_uri(name, path, heading),
                                       nearest, query), versions)

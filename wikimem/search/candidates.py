@@ -32,7 +32,6 @@ class Candidate:
     translation_of: str | None = None  # the original's page, for a translation of another candidate
     vector_share: float = 0.0  # the vector side's share before its weight (fusion.fusion_scores x trust)
     short: float | None = None  # the share of its vector score a chunk with little text kept (priors.py)
-    centroid: float = 0.0  # the page-centroid re-rank's gain (rerank.py)
     query_below: str | None = None  # the cited page a query page was placed below (priors.py)
     shares: dict[str, float] = field(default_factory=dict)  # each side's share, for foreign candidates
     steps: list[str] = field(default_factory=list)  # the re-rank steps that changed its score
@@ -71,8 +70,6 @@ class Candidate:
             parts["translation_of"] = self.translation_of
         if self.short is not None:
             parts["short"] = self.short
-        if self.centroid:
-            parts["centroid"] = self.centroid
         if self.query_below is not None:
             parts["query_below"] = self.query_below
         return {k: (round(v, 8) if isinstance(v, float) else v) for k, v in parts.items()}

@@ -148,13 +148,12 @@ def impute_pending(found: Candidates, vectors_of: Callable, settings, trust: flo
 
 
 def rank(ctx, query: str, found: Candidates, settings, mode: str, filters=None,
-         vectors_of: Callable | None = None, page_similarity: Callable | None = None) -> list[Candidate]:
+         vectors_of: Callable | None = None) -> list[Candidate]:
     """The re-rank steps over ``found``, then every candidate best first (ties by chunk id).
     ``filters``: the search's (stores.filters.Filters; pulled-in pages must pass them); ``vectors_of``: chunk
     ids -> {id: unit vector across the language axis} (rankers.unit_vectors), when the vector side ran."""
     facts = Facts(query, mode, settings, ctx.cache, filters, vectors_of,
-                  turns=any(c.turn for c in found.values()), two_scripts=any(c.foreign for c in found.values()),
-                  page_similarity=page_similarity)
+                  turns=any(c.turn for c in found.values()), two_scripts=any(c.foreign for c in found.values()))
     found = run_steps(found, facts)
     return sorted(found.values(), key=lambda c: (-c.score, c.id))
 

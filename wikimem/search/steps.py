@@ -9,24 +9,22 @@ score (``--explain`` shows them). In order (``STEPS``):
    only a share of its vector score.
 1. ``ImputeLexical`` (hybrid, two scripts): a candidate in another script than the query gets a
    lexical share imputed from its vector share (evidence.imputed_gains).
-2. ``PageCentroid`` (hybrid, vectors; rerank.py): the chunks of the best pages gain by how near
-   their page's centroid (the mean of its chunks' vectors) is to the query.
-3. ``TranslationsBelowOriginals`` (hybrid, two scripts, vectors): a translation ranks just below
+2. ``TranslationsBelowOriginals`` (hybrid, two scripts, vectors): a translation ranks just below
    its original (evidence.translations); capped before the graph step, which picks the pages whose
    links it follows by fused score.
-4. ``SpeakerBoost`` (transcript turns): turns spoken by someone the query names.
-5. ``GraphPullIn`` (hybrid): pages that neither ranker found but the top pages link to strongly.
-6. ``NeighbourContext`` (transcript turns): a turn lifted towards a strong neighbouring turn.
-7. ``RecencyPrior`` (opt-in, ``recency_weight``): newer candidates gain a little.
-8. ``QueryPagesBelowCited`` (hybrid; priors.py): a filed answer (queries/) ranks just below a
+3. ``SpeakerBoost`` (transcript turns): turns spoken by someone the query names.
+4. ``GraphPullIn`` (hybrid): pages that neither ranker found but the top pages link to strongly.
+5. ``NeighbourContext`` (transcript turns): a turn lifted towards a strong neighbouring turn.
+6. ``RecencyPrior`` (opt-in, ``recency_weight``): newer candidates gain a little.
+7. ``QueryPagesBelowCited`` (hybrid; priors.py): a filed answer (queries/) ranks just below a
    page it cites when the rankers found both; last, so that no later part of a score lifts it back.
 
 The final score is ``(fused + graph + context) x (1 + speaker)``: the lift says which exchange is
 relevant, the boost which of its turns the named person spoke (boosting first lifts the other
 speaker's replies with it). The transcript steps act only on transcript turns: no step changes the
 score of an ordinary note's chunk except the language steps (notes in another script than the
-query), the two priors (a chunk with almost no text, a query page below the note it cites), the
-page-centroid re-rank (notes only) and the graph step, which only pulls in pages that neither ranker found.
+query), the two priors (a chunk with almost no text, a query page below the note it cites) and the
+graph step, which only pulls in pages that neither ranker found.
 """
 from __future__ import annotations
 
@@ -38,7 +36,6 @@ from . import evidence
 from .candidates import Candidate
 from .priors import QueryPagesBelowCited, ShortTextPrior
 from .rankers import names_in, words
-from .rerank import PageCentroid
 from .tuning import GRAPH_TOP_PAGES, STRONG_LINK
 
 Candidates = dict[str, Candidate]  # chunk id -> candidate
@@ -56,7 +53,6 @@ class Facts:
     vectors_of: Callable | None = None  # chunk ids -> unit vectors across the language axis
     turns: bool = False  # some candidate is a transcript turn
     two_scripts: bool = False  # some candidate is written in another script than the query
-    page_similarity: Callable | None = None  # page paths -> cosine of the query with each page's centroid (rerank.py)
 
 
 class Step(Protocol):
@@ -202,7 +198,7 @@ class RecencyPrior:
         return candidates
 
 
-STEPS: tuple[Step, ...] = (ShortTextPrior(), ImputeLexical(), PageCentroid(), TranslationsBelowOriginals(), SpeakerBoost(),
+STEPS: tuple[Step, ...] = (ShortTextPrior(), ImputeLexical(), TranslationsBelowOriginals(), SpeakerBoost(),
                            GraphPullIn(), NeighbourContext(), RecencyPrior(), QueryPagesBelowCited())
 
 

@@ -14,7 +14,12 @@ benchmark's ``--set module.NAME=value`` patches the module that reads it (``evid
 ``language.WEIGHT``, ``rankers.PASSAGE_SHARE``). Steps that were measured and did not help have been
 removed, not left at 0: the page-support and title bonus (issue 17: +0.011 MRR@10 on tldr but
 examples/ held-aside 0.895 -> 0.885; the title bonus 0.682 -> 0.683 on tldr) are in git history
-(commit c0ff1bc, search/evidence.py ``page_evidence``) should a new data set call for them.
+(commit c0ff1bc, search/evidence.py ``page_evidence``) should a new data set call for them. So is
+issue 52's page-centroid re-rank (each page's mean chunk vector against the query, for the best 10
+pages of several chunks when the candidates are in one script): documentation set, tune half
+MRR@10 0.715 -> 0.785, held-out half 0.835 -> 0.830 (Chinese hit@5 0.89 -> 0.86, English hit@1
+unchanged at 0.81): it did not move rank 1 on the held-out half, so it is not kept (commit 9253b14,
+search/rerank.py; README "Cross-script questions and a reranker").
 """
 from __future__ import annotations
 
@@ -34,16 +39,6 @@ SHORT_TOP = 40
 SHORT_PASSAGE = 20
 PASSAGE_LOOK = 3
 CHECK_TOP = 2  # only the best CHECK_TOP x n chunks (n: the candidates asked for) are checked: a cost bound
-
-# -- page centroid re-rank (rerank.PageCentroid; issue 52, README "Cross-script questions and a reranker")
-# the chunks of the best CENTROID_PAGES pages of more than one chunk gain CENTROID_WEIGHT x their
-# page centroid's cosine with the query, min-max scaled over those pages, less the mean share; only
-# when the candidates are in one script (a two-script vault's translations differ by language
-# there: examples/ held-aside 0.960 -> 0.922 without that rule).
-# Tune half of the documentation set, MRR@10: weight 1.0 0.775, 1.5 0.782, 2.0 0.795, 3.0 0.773
-# (10 pages); 20 pages 0.784 at 2.0. 1.5: inside the range that gains, away from the fall at 3. 0: off.
-CENTROID_WEIGHT = 1.5
-CENTROID_PAGES = 10
 
 # -- the language axis (language.py; README "tldr pages", language axis) ----------------------------
 AXIS_WEIGHT = 1.0  # the whole component along the axis (0.5 / 0.7 kept less of the cross-lingual gain)
