@@ -67,6 +67,8 @@ def test_lexical_reach_is_the_share_of_the_query_the_index_holds(make_vault):
         # "npm" (3 letters) is held; 卸载 and 包 (3 Han characters, 5 letters each) are not
         assert rankers.lexical_reach(v.cache, "如何用 npm 卸载包") < 0.2
         assert rankers.lexical_reach(v.cache, "npm") == pytest.approx(1.0)
+        # a word no note holds is not blindness to a script: the rest of the question is matched
+        assert rankers.lexical_reach(v.cache, "remove a package halfway through") == pytest.approx(1.0)
     finally:
         v.close()
 
@@ -76,6 +78,7 @@ def test_lexical_reach_is_whole_in_a_vault_that_holds_the_questions_script(make_
     v = _open(make_vault, pages, KeywordEmbedder(NPM_TOPICS))
     try:
         assert rankers.lexical_reach(v.cache, "如何用 npm 卸载包") == pytest.approx(1.0)
+        assert rankers.lexical_reach(v.cache, "如何用 npm 卸载包，中止变基") == pytest.approx(1.0)  # 中止, 变基: not held
     finally:
         v.close()
 
