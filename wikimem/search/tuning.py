@@ -50,8 +50,10 @@ AXIS_CROSS_QUERY = True
 LETTERS_PER_HAN = 5  # a Han character carries about as much meaning as a five-letter run of Latin
 
 # the lexical side's share in hybrid fusion is scaled by how much of the query it can match at all
-# (rankers.lexical_reach: the share of the query's letters in terms the index holds), never below
-# REACH_MIN; 1: off. Issue 52, README "Cross-script questions and a reranker".
+# (rankers.lexical_reach: the share of the query's letters in a script of which the index holds
+# some of its terms), never below REACH_MIN; 1: off. Documentation set, Chinese questions about
+# English pages: held-out hit@1 0.68 -> 0.71, MRR@10 0.749 -> 0.769; tldr, examples/, LoCoMo the
+# same. Issue 52, README "Cross-script questions and a reranker".
 REACH_MIN = 0.0
 
 # -- language steps (steps.ImputeLexical, steps.TranslationsBelowOriginals; README "tldr pages") ----
