@@ -234,18 +234,20 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
             ready = (index, qvec, tvec, allowed, bool(meta.get("speakers")))
 
     lexical: list[tuple[str, float]] = []
+    reach = 1.0  # how much of the query the lexical side can match (rankers.lexical_reach)
     lexical_job = None
     if mode in ("hybrid", "lexical"):
         lex_filters = filters if narrowing else None
 
         def run_lexical():
-            return rankers.lexical(cache, query, n, lex_filters, excluded)
+            found = rankers.lexical(cache, query, n, lex_filters, excluded)
+            return found, (rankers.lexical_reach(cache, query) if mode == "hybrid" and found else 1.0)
         if ready is not None:
             # BM25 runs in SQLite (which releases the GIL) on its own connection while FAISS
             # searches here on one thread: the two sides overlap instead of adding up
             lexical_job = cache.runtime.pool().submit(run_lexical)
         else:
-            lexical = run_lexical()
+            lexical, reach = run_lexical()
     turn_ids: set[str] | None = None
     nearest: dict = {}
     if ready is not None:
@@ -257,11 +259,12 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
         turn_ids = {ids[v] for v in turn_vids if v in ids} if has_turns else None
         nearest = {ids[v]: found for v, found in why.items() if v in ids}
     if lexical_job is not None:
-        lexical = lexical_job.result()
+        lexical, reach = lexical_job.result()
 
     name = ctx.root.name
     vectors_of = (lambda ids: rankers.unit_vectors(cache, ready[0], ids)) if ready is not None else None
-    found = fusion.candidates(ctx, query, lexical, vector, settings, mode, turn_ids, nearest, vector_trust)
+    found = fusion.candidates(ctx, query, lexical, vector, settings, mode, turn_ids, nearest, vector_trust,
+                              reach)
     if mode == "hybrid" and vectors_of is not None and vector_trust < 1.0:
         fusion.impute_pending(found, vectors_of, settings, vector_trust)
     ranked = fusion.rank(ctx, query, found, settings, mode, filters, vectors_of)

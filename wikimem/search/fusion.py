@@ -73,7 +73,8 @@ def repeats(key: tuple[tuple[str, ...], str], other: tuple[tuple[str, ...], str]
 
 
 def candidates(ctx, query: str, lexical, vector, settings, mode: str, turn_ids: set[str] | None = None,
-               nearest: dict[str, Any] | None = None, vector_trust: float = 1.0) -> Candidates:
+               nearest: dict[str, Any] | None = None, vector_trust: float = 1.0,
+               lexical_reach: float = 1.0) -> Candidates:
     """The rankers' lists fused into candidates. ``turn_ids``: in a vault with transcripts, which
     vector candidates are transcript turns (scaled apart from notes); ``nearest``: chunk id ->
     rankers.Nearest for the vector candidates. A chunk whose row is gone (a build committed during
@@ -83,7 +84,12 @@ def candidates(ctx, query: str, lexical, vector, settings, mode: str, turn_ids: 
     vectors are still being embedded), which scales its weight. Its scores are scaled over its own
     list, so while only a few pages have vectors the nearest of those few got a full share whatever
     it was: in a new vault's first minutes "compress a folder into an archive" ranked the `apkeep`
-    page first, level with `7za`."""
+    page first, level with `7za`.
+
+    ``lexical_reach``: the share of the query the lexical side can match at all
+    (rankers.lexical_reach), which scales its weight the same way: the best of BM25's list gets a
+    full share however little of the query it matched, so a Chinese question about English pages
+    ranked the pages that say "npm" most often first."""
     nearest = nearest or {}
     cache = ctx.cache
     # hybrid only: which candidates are in another script than the query (the language steps)
@@ -92,7 +98,7 @@ def candidates(ctx, query: str, lexical, vector, settings, mode: str, turn_ids: 
         other = evidence.foreign(cache.manifest, query, list(dict.fromkeys([cid for cid, _ in vector] +
                                                                      [cid for cid, _ in lexical])))
     found: Candidates = {}
-    for side, groups, weight, floor, trust in (("bm25", [lexical], settings.weight_lexical, 0.0, 1.0),
+    for side, groups, weight, floor, trust in (("bm25", [lexical], settings.weight_lexical, 0.0, lexical_reach),
                                                ("vector", _groups(vector, turn_ids), settings.weight_vector, None,
                                                 vector_trust)):
         for ranked in groups:

@@ -34,6 +34,40 @@ def lexical(cache, query: str, n: int, filters, exclude) -> list[tuple[str, floa
         return manifest.lexical.search(query, n, filters, exclude=exclude)
 
 
+def lexical_reach(cache, query: str) -> float:
+    """How much of ``query`` the lexical side can match at all: the share of its terms' letters (a
+    Han character counting ``LETTERS_PER_HAN``) in a script of which the index holds at least one
+    of the query's terms. A Chinese question about English pages has only its stray Latin words
+    ("npm") to match, and BM25 ranked the chunks that hold them as if they answered the whole
+    question; its share in fusion is scaled by this (fusion.candidates). The mirror case, an
+    English question about Chinese pages, is the same rule. A vault that holds some of the
+    question's words in each of its scripts gets 1: a word no note holds ("halfway", or a Chinese
+    word jieba cut otherwise) is not the lexical side's blindness to a script, and scaling by it
+    cost tldr's Chinese questions over Chinese pages (README "Cross-script questions")."""
+    from ..stores.analysis import terms
+    from .tuning import LETTERS_PER_HAN, REACH_MIN
+    if REACH_MIN >= 1.0:
+        return 1.0
+    asked = terms(query)
+    if not asked:
+        return 1.0
+    with cache.reading() as manifest:
+        held = manifest.lexical.document_frequencies(asked)
+    mass = {"han": 0, "other": 0}
+    seen = {"han": False, "other": False}
+    for term in asked:
+        han = len(_HAN.findall(term))
+        side = "han" if han else "other"
+        mass[side] += len(term) - han + han * LETTERS_PER_HAN
+        seen[side] = seen[side] or held.get(term, 0) > 0
+    total = mass["han"] + mass["other"]
+    found = sum(mass[side] for side in mass if seen[side])
+    return max(REACH_MIN, found / total) if total else 1.0
+
+
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
 def words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 
