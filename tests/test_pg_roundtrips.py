@@ -192,7 +192,10 @@ def test_a_search_asks_the_lexical_side_in_two_statements_and_no_catalogue(make_
     v.search("warm", limit=3)
     with Sent() as sent:
         pg_hits = [(h.path, round(h.score, 5)) for h in v.search("quokka wombat", mode="lexical", limit=5).hits]
+    with Sent() as hybrid:  # the lexical reach (search.rankers) reuses the frequencies the search read
+        v.search("quokka wombat", limit=5)
     v.close()
+    assert sum(" terms " in s for s in hybrid.sent) == 1, [s for s in hybrid.sent if " terms " in s]
     lexical = [s for s in sent.sent if " terms " in s or "lex l" in s or "lex_totals" in s]
     assert len(lexical) == 2, lexical
     assert not any("pg_indexes" in s for s in sent.sent)

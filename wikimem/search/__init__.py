@@ -240,8 +240,9 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
         lex_filters = filters if narrowing else None
 
         def run_lexical():
-            found = rankers.lexical(cache, query, n, lex_filters, excluded)
-            return found, (rankers.lexical_reach(cache, query) if mode == "hybrid" and found else 1.0)
+            if mode != "hybrid":
+                return rankers.lexical(cache, query, n, lex_filters, excluded), 1.0
+            return rankers.lexical(cache, query, n, lex_filters, excluded, reach=True)
         if ready is not None:
             # BM25 runs in SQLite (which releases the GIL) on its own connection while FAISS
             # searches here on one thread: the two sides overlap instead of adding up

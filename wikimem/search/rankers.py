@@ -27,11 +27,17 @@ class Nearest(NamedTuple):
     passage_id: int | None
 
 
-def lexical(cache, query: str, n: int, filters, exclude) -> list[tuple[str, float]]:
+def lexical(cache, query: str, n: int, filters, exclude, reach: bool = False):
     """BM25's top ``n`` (the lexical store), on this thread's connection in one committed state: a
-    hybrid search runs it on the vault's worker threads (``cache.runtime.pool()``)."""
+    hybrid search runs it on the vault's worker threads (``cache.runtime.pool()``). ``reach``: also
+    how much of the query the lexical side can match (``lexical_reach``; 1.0 when nothing was found),
+    read in the same state: returns (hits, reach)."""
     with cache.reading() as manifest:
-        return manifest.lexical.search(query, n, filters, exclude=exclude)
+        index = manifest.lexical  # one object for both questions: it may keep what the first read
+        found = index.search(query, n, filters, exclude=exclude)
+        if not reach:
+            return found
+        return found, (_reach(index, query) if found else 1.0)
 
 
 def lexical_reach(cache, query: str) -> float:
@@ -44,6 +50,11 @@ def lexical_reach(cache, query: str) -> float:
     question's words in each of its scripts gets 1: a word no note holds ("halfway", or a Chinese
     word jieba cut otherwise) is not the lexical side's blindness to a script, and scaling by it
     cost tldr's Chinese questions over Chinese pages (README "Cross-script questions")."""
+    with cache.reading() as manifest:
+        return _reach(manifest.lexical, query)
+
+
+def _reach(index, query: str) -> float:
     from ..stores.analysis import terms
     from .tuning import LETTERS_PER_HAN, REACH_MIN
     if REACH_MIN >= 1.0:
@@ -51,8 +62,7 @@ def lexical_reach(cache, query: str) -> float:
     asked = terms(query)
     if not asked:
         return 1.0
-    with cache.reading() as manifest:
-        held = manifest.lexical.document_frequencies(asked)
+    held = index.document_frequencies(asked)
     mass = {"han": 0, "other": 0}
     seen = {"han": False, "other": False}
     for term in asked:

@@ -72,6 +72,7 @@ class PgLexical:
 
     def __init__(self, db):
         self.db = db
+        self._searched: tuple[set[str], dict[str, int]] | None = None  # a search's words and their df
 
     @staticmethod
     def create(db) -> None:
@@ -164,6 +165,7 @@ class PgLexical:
         if not asked:
             return []
         df, tokens = self._statistics(["", *asked])  # read once: which terms to score, and their IDF
+        self._searched = (set(asked), df)  # what search.rankers.lexical_reach asks next, on this object
         words = keep_useful(asked, df)  # as lexical.useful_terms: terms in over half the chunks go
         if not words:
             return []
@@ -197,6 +199,9 @@ class PgLexical:
         return int(row[0]) if row else 0
 
     def document_frequencies(self, words: Sequence[str]) -> dict[str, int]:
+        known = self._searched
+        if known is not None and set(words) <= known[0]:  # asked in the same state: no round trip
+            return {t: int(known[1][t]) for t in words if t != "" and t in known[1]}
         return {t: int(n) for t, n in self._frequencies(list(words)).items() if t != ""}
 
     def frequencies_outside(self, words: Sequence[str], folder: str,
