@@ -9,6 +9,7 @@ trusted; one of a newer version is left alone and refused (a teammate runs a new
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import threading
 import time
@@ -113,17 +114,26 @@ class NewerSchema(DatabaseUnavailable):
 
 
 def ensure_schema(db, component: str, version: int, create: Callable[[Any], None], drop: Callable[[Any], None],
-                  migrations: Mapping[int, Callable[[Any], None]] | None = None, what: str | None = None) -> bool:
+                  migrations: Mapping[int, Callable[[Any], None]] | None = None, what: str | None = None,
+                  present: Callable[[Any], bool] | None = None) -> bool:
     """Make ``component``'s tables at ``version``, under an advisory lock so two processes do not
     both do it. Tables of an older version are brought up by ``migrations`` (``{n: step from n to
     n + 1}``) when every step is there, else dropped and made again; tables of a newer version are
-    refused (``NewerSchema``), never dropped. Returns whether they were (re)made (empty)."""
+    refused (``NewerSchema``), never dropped. ``present(db)``: whether the tables are there; a
+    version row whose tables are gone (dropped by hand: ``DROP SCHEMA``, ``DROP TABLE``) is no
+    reason to take them as made, so they are made again. Returns whether they were (re)made (empty)."""
     with db.transaction():
         db.execute("SELECT pg_advisory_xact_lock(hashtext('wikimem schema'))")
         db.execute("CREATE TABLE IF NOT EXISTS wikimem_schema (component text PRIMARY KEY, version integer NOT NULL)")
         row = db.execute("SELECT version FROM wikimem_schema WHERE component = %s", (component,)).fetchone()
         if row is not None and row[0] == version:
-            return False
+            if present is None or present(db):
+                return False
+            logging.getLogger(__name__).warning("%s were dropped by hand (their version row stayed): made again",
+                                                what or component)
+            drop(db)
+            create(db)
+            return True
         if row is not None and row[0] > version:
             raise NewerSchema(f"{what or component} in the database is at schema version {row[0]}, written by a newer "
                               f"wikimem than this one (version {version}); upgrade wikimem here "

@@ -67,8 +67,9 @@ def ensure(db, schema: str) -> bool:
     tables, so it answers what the locked path would; any other answer takes the locked path."""
     home = getattr(db, "_wikimem_home", None)
     if home is not None:
-        row = db.execute(f"SELECT version FROM {quoted(home)}.wikimem_schema WHERE component = %s",
-                         (f"vault:{schema}",)).fetchone()
+        row = db.execute(f"SELECT version FROM {quoted(home)}.wikimem_schema WHERE component = %s "
+                         "AND to_regnamespace(%s) IS NOT NULL",  # a schema dropped by hand: the locked path
+                         (f"vault:{schema}", quoted(schema))).fetchone()
         if row is not None and row[0] == SCHEMA_VERSION:
             use(db, schema)
             return False
@@ -98,7 +99,9 @@ def ensure(db, schema: str) -> bool:
     db.execute("RESET search_path")  # the versions table is the database's, not a vault's
     home = db.execute("SELECT current_schema()").fetchone()[0] or "public"
     made = pg.ensure_schema(db, f"vault:{schema}", SCHEMA_VERSION, create, drop,
-                            {step: in_schema(fn) for step, fn in MIGRATIONS.items()}, what=f"the vault's tables ({schema})")
+                            {step: in_schema(fn) for step, fn in MIGRATIONS.items()}, what=f"the vault's tables ({schema})",
+                            present=lambda conn: conn.execute("SELECT to_regnamespace(%s) IS NOT NULL",
+                                                              (quoted(schema),)).fetchone()[0])
     use(db, schema)
     db._wikimem_home = home  # the versions table's schema: the next ensure on this connection reads it there
     return made
