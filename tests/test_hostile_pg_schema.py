@@ -127,3 +127,25 @@ def test_a_malformed_database_url_is_one_clear_error(make_vault, url):
             vault.close()
     assert "secret" not in str(err.value)
     assert (root / "a.md").read_text() == "# A\n\nalpha\n"
+
+
+def test_a_search_after_the_database_ended_its_idle_session_is_answered(make_vault, pg_database):
+    """The database ended this process's idle sessions (a restart, a failover, idle_session_timeout)
+    and is up again: the next search is answered on a new connection, not refused with
+    DatabaseUnavailable for a connection that was already gone before it began."""
+    import time
+    root, vault = _vault(make_vault, pg_database)
+    try:
+        assert _found(vault, "word2") == {"n2.md"}
+        name = pg_database.split("?")[0].rsplit("/", 1)[1]
+        with psycopg.connect(pg_database, autocommit=True) as db:
+            ended = db.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = %s "
+                               "AND pid <> pg_backend_pid()", (name,)).fetchone()[0]
+        assert ended >= 1
+        time.sleep(0.5)  # the server has said goodbye on the sockets by now
+        assert _found(vault, "word2") == {"n2.md"}
+        (root / "n2.md").write_text("# Note 2\n\nrewritten quokkaword\n")
+        vault.index(paths=["n2.md"])  # and a write, on the writer's own sessions
+        assert _found(vault, "quokkaword") == {"n2.md"}
+    finally:
+        vault.close()

@@ -158,3 +158,36 @@ def test_a_token_revoked_while_its_requests_are_in_flight(make_vault, pg_databas
     assert set(before) == {200}, sorted(set(before))
     assert 401 in after and set(after) <= {401, 429}, sorted(set(after))  # 429: the limit on token-less callers
     assert not [s for _, _, s in results if s >= 500]
+
+
+def test_a_token_check_after_the_database_ended_its_session_is_answered(pg_database):
+    """The database ended the token store's idle session (a restart) and is up again: the next
+    check is answered on a new connection; it was a 503, and every request for 2 s after it too."""
+    tokens = DatabaseTokens(pg_database)
+    try:
+        secret = tokens.add("alice", "v", "read")
+        assert tokens.check(secret).name == "alice"
+        name = pg_database.split("?")[0].rsplit("/", 1)[1]
+        with psycopg.connect(pg_database, autocommit=True) as db:
+            db.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s "
+                       "AND pid <> pg_backend_pid()", (name,))
+        time.sleep(0.5)
+        assert tokens.check(secret).name == "alice"
+    finally:
+        tokens.close()
+
+
+def test_the_cli_says_a_connection_cut_in_words_not_as_a_bug(make_vault, monkeypatch, capsys):
+    """A driver error that escapes to the command line (the server ended the session mid-command):
+    one line saying the database cannot be reached, exit 2, not "a wikimem bug"."""
+    from wikimem.api import Vault
+    from wikimem.cli.app import invoke
+    root = make_vault({"a.md": "# A\n\nalpha\n"})
+
+    def cut(*args, **kwargs):
+        raise psycopg.errors.AdminShutdown("terminating connection due to administrator command")
+    monkeypatch.setattr(Vault, "search", cut)
+    code = invoke(["search", "alpha", "-V", str(root)])
+    said = capsys.readouterr().err
+    assert code == 2, said
+    assert "cannot be reached" in said and "bug" not in said

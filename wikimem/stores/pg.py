@@ -93,6 +93,25 @@ def connect(url: str, what: str):
         raise ConfigError(f"{what}: not a database URL ({redact(url)}): {exc}") from None
 
 
+def ended_by_server(conn) -> bool:
+    """Whether an idle connection was ended by the server meanwhile (a restart, a failover,
+    ``pg_terminate_backend``, ``idle_session_timeout``): what the server sent is read without
+    waiting (libpq's ``PQconsumeInput``), so a held connection found dead before a question is
+    replaced instead of failing that question. A connection inside a transaction is not asked."""
+    import select
+    try:
+        if conn.info.transaction_status:  # not IDLE: in a transaction, or already in trouble
+            return False
+        if not select.select([conn.fileno()], [], [], 0)[0]:
+            return False  # nothing was said on an idle connection: the common case, one system call
+        for _ in range(3):  # the server's goodbye (read as a notice), then the end of the stream
+            conn.pgconn.consume_input()
+            conn.pgconn.is_busy()
+        return conn.pgconn.status != 0  # CONNECTION_OK is 0
+    except Exception:  # noqa: BLE001 - the socket closed under it
+        return True
+
+
 @contextlib.contextmanager
 def lost_is_unavailable(url: str, what: str) -> Iterator[None]:
     """A connection that breaks inside (the server restarted, a network cut, the session ended) is
@@ -168,6 +187,8 @@ class Held:
     def run(self, fn: Callable[[Any], Any]) -> Any:
         """``fn(connection)``; DatabaseUnavailable when the server cannot be reached."""
         with self._lock:
+            if self._db is not None and ended_by_server(self._db):
+                self._close()  # ended while idle (a restart): a new connection, not a failed call
             if self._db is None:
                 if self._clock() < self._down_until:
                     raise DatabaseUnavailable(self.problem or f"{self.what} at {server_name(self.url)} is down")
