@@ -149,3 +149,61 @@ def test_a_search_after_the_database_ended_its_idle_session_is_answered(make_vau
         assert _found(vault, "quokkaword") == {"n2.md"}
     finally:
         vault.close()
+
+
+def _end_session(url: str, pid: int) -> None:
+    with psycopg.connect(url, autocommit=True) as db:
+        db.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+
+def test_a_write_whose_writer_lock_session_ended_is_not_committed(make_vault, pg_database):
+    """The writer lock lives on a session of its own, idle while the build writes on another: the
+    server may end it alone (idle_session_timeout, a pooler), and the lock goes with it. A write
+    under that lost lock is refused and rolled back, while another process can take the lock
+    (two writers at once otherwise)."""
+    from wikimem.errors import DatabaseUnavailable
+    root, vault = _vault(make_vault, pg_database)
+    other = open_vault(root, embedder="fake", store="postgres", database_url=pg_database, vault_id="hostile")
+    cache = vault.ctx.cache
+    try:
+        with cache.writer_lock():
+            _end_session(pg_database, cache._lock_session.info.backend_pid)
+            import time
+            time.sleep(0.3)
+            with other.ctx.cache.writer_lock():  # the lock is free now: the other process writes
+                other.ctx.cache.set_meta(other.ctx.cache.db, hostile_mark="theirs")
+            with pytest.raises(DatabaseUnavailable, match="lost mid-write"):
+                with cache.transaction() as db:
+                    cache.set_meta(db, hostile_mark="mine")
+        assert other.ctx.cache.meta(other.ctx.cache.db).get("hostile_mark") == "theirs"
+        (root / "late.md").write_text("# Late\n\nlatecomer words\n")
+        vault.index()  # the next build takes a new lock session and writes
+        assert _found(vault, "latecomer") == {"late.md"}
+    finally:
+        other.close()
+        vault.close()
+
+
+def test_a_build_whose_writer_lock_session_ends_midway_commits_nothing_after(make_vault, pg_database, monkeypatch):
+    root, vault = _vault(make_vault, pg_database)
+    cache = vault.ctx.cache
+    (root / "n1.md").write_text("# Note 1\n\nrewritten wombatword\n")
+    from wikimem.index import build as build_mod
+    real = build_mod.sync_vectors
+
+    def cut(c, *args, **kwargs):  # between the lexical commit and the vectors' commit
+        _end_session(pg_database, cache._lock_session.info.backend_pid)
+        import time
+        time.sleep(0.3)
+        return real(c, *args, **kwargs)
+    monkeypatch.setattr(build_mod, "sync_vectors", cut)
+    from wikimem.errors import DatabaseUnavailable
+    try:
+        with pytest.raises(DatabaseUnavailable, match="lost mid-write"):
+            vault.index()
+        monkeypatch.undo()
+        report = vault.index()
+        assert report.coverage == 1.0
+        assert _found(vault, "wombatword") == {"n1.md"} and _found(vault, "word4") == {"n4.md"}
+    finally:
+        vault.close()

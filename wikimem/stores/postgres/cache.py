@@ -242,7 +242,23 @@ class PgCache(StoresBase):
     def transaction(self, db=None) -> Iterator[PgDB]:
         db = db or self.db
         with pg.lost_is_unavailable(self.url, "the wikimem database"), db.conn.transaction():
+            self._still_locked()
             yield db
+            self._still_locked()  # before the commit: a write whose lock went is rolled back
+
+    def _still_locked(self) -> None:
+        """DatabaseUnavailable when this thread writes under the writer lock and the lock's session
+        was ended by the server (a restart, ``idle_session_timeout``: the session is idle while the
+        build works on another connection): the lock went with it, another process may be writing
+        now, so this write must not commit. Read without a round trip (what the server sent)."""
+        if not getattr(self._local, "lock_depth", 0):
+            return
+        conn = self._lock_session
+        if conn is None or conn.closed or conn.broken or pg.ended_by_server(conn):
+            self._drop_lock_session()
+            raise pg.DatabaseUnavailable(f"the writer lock on {self._lock_subject} was lost mid-write (the database "
+                                         "ended its session: a restart, a failover, idle_session_timeout); this "
+                                         "write is undone and the next build redoes it")
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[PgDB]:
@@ -355,6 +371,7 @@ class PgCache(StoresBase):
         conn.execute("RESET search_path")
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext('wikimem schema'))")
+            self._still_locked()  # a rebuild whose writer lock went is not swapped in
             conn.execute(f"DROP SCHEMA IF EXISTS {q(old)} CASCADE")
             pg_grants.carry(conn, self.schema, target)  # a reader's grants survive the rebuild
             if conn.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s",
