@@ -107,3 +107,23 @@ def test_the_vault_tables_dropped_under_a_running_serve(make_vault, pg_database,
         assert r.status_code == 200, r.text
         for word, path in (("gammaword", "c.md"), ("deltaword", "d.md"), ("alpha", "a.md"), ("beta", "b.md")):
             assert until(lambda: _search(url, word) == [path], timeout=CEILING_S), (word, httpx.get(url + "/health").json())
+
+
+@pytest.mark.parametrize("table", ["lex", "chunks", "meta"])
+def test_one_table_dropped_under_a_running_serve(make_vault, pg_database, on_pg, table):
+    """A half-made schema under a running serve (one table dropped by hand): searches answer (503
+    at worst, never a 500), and the next write or edit rebuilds it, every note searchable again."""
+    root = make_vault({"a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n"})
+    with live_server([("v", root)], on_pg) as (url, server):
+        assert until(lambda: _search(url, "alpha") == ["a.md"], timeout=CEILING_S)
+        schema = pg_tables.schema_name("hostile-serve")
+        with psycopg.connect(pg_database, autocommit=True) as db:
+            db.execute(f"DROP TABLE {pg_tables.quoted(schema)}.{table} CASCADE")
+        for _ in range(3):
+            r = httpx.get(f"{url}/v1/vaults/v/search", params={"q": "alpha"}, timeout=60)
+            assert r.status_code in (200, 503), r.text
+        r = httpx.post(f"{url}/v1/vaults/v/write", timeout=60, json={"path": "d.md", "content": "# D\n\ndeltaword\n"})
+        assert r.status_code == 200, r.text
+        (root / "c.md").write_text("# C\n\ngammaword\n")
+        for word, path in (("gammaword", "c.md"), ("deltaword", "d.md"), ("alpha", "a.md"), ("beta", "b.md")):
+            assert until(lambda: _search(url, word) == [path], timeout=CEILING_S), (word, httpx.get(url + "/health").json())
