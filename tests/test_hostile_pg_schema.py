@@ -207,3 +207,30 @@ def test_a_build_whose_writer_lock_session_ends_midway_commits_nothing_after(mak
         assert _found(vault, "wombatword") == {"n1.md"} and _found(vault, "word4") == {"n4.md"}
     finally:
         vault.close()
+
+
+@pytest.mark.parametrize("damage", [
+    "UPDATE meta SET value = '{not json' WHERE key = 'analyzer'",
+    "UPDATE meta SET value = '\"twelve\"' WHERE key = 'schema_version'",
+    "UPDATE meta SET value = '[1, 2]' WHERE key = 'artifacts'",
+    "UPDATE files SET page = '{broken' WHERE path = 'n2.md'",
+    "UPDATE chunks SET links = 'not json' WHERE path = 'n2.md'",
+])
+def test_corrupt_rows_are_detected_and_rebuilt_not_trusted(make_vault, pg_database, damage):
+    """Rows of the vault's tables that are not what wikimem wrote (a bad restore, a hand edit):
+    the next build detects and rebuilds; searches and reads never fail with a decoding traceback."""
+    root, vault = _vault(make_vault, pg_database)
+    vault.close()
+    with psycopg.connect(pg_database, autocommit=True) as db:
+        db.execute(f"SET search_path TO {pg_tables.quoted(pg_tables.schema_name('hostile'))}")
+        db.execute(damage)
+    again = open_vault(root, embedder="fake", store="postgres", database_url=pg_database, vault_id="hostile")
+    try:
+        (root / "late.md").write_text("# Late\n\nlatecomer words\n")
+        assert _found(again, "word2") == {"n2.md"}  # a search first: it finds the damage or reads around it
+        again.index()  # the build finds it and rebuilds on its own
+        assert _found(again, "latecomer") == {"late.md"}
+        assert _found(again, "word2") == {"n2.md"}
+        assert "n2.md" in again.pages()
+    finally:
+        again.close()

@@ -20,6 +20,7 @@ above both): ``manifest`` (``manifest.PgManifest``: its own SQL), ``reading()`` 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import threading
@@ -150,6 +151,14 @@ class PgCache(StoresBase):
     module docstring)."""
 
     manifest_class = PgManifest
+
+    @property
+    def damage_errors(self) -> tuple[type[BaseException], ...]:  # type: ignore[override]
+        """What rows not as wikimem wrote them raise (a bad restore, a hand edit, a table dropped
+        under a running process): a stored value that does not decode, or that the server cannot
+        cast, a table or column that is not there. The build and a search then rebuild, once."""
+        driver = pg.psycopg()
+        return (json.JSONDecodeError, driver.DataError, driver.errors.UndefinedTable, driver.errors.UndefinedColumn)
 
     def __init__(self, root: Path, settings: "Settings"):
         self.url = settings.database_url
@@ -313,7 +322,10 @@ class PgCache(StoresBase):
             return "no cache yet"  # no schema (or an empty one): nothing was built into it
         if not REQUIRED_TABLES <= tables:
             return f"the database's tables are damaged (missing {', '.join(sorted(REQUIRED_TABLES - tables))})"
-        meta = self.meta()
+        try:
+            meta = self.meta()
+        except (ValueError, TypeError) as exc:  # a value that is not the JSON wikimem wrote
+            return f"the database's tables are corrupt (meta: {exc})"
         if not meta:
             return "no cache yet"  # the tables are made (by the writer that asks) but were never filled
         if not isinstance(meta.get("artifacts", {}), dict):
