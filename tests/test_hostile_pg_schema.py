@@ -234,3 +234,18 @@ def test_corrupt_rows_are_detected_and_rebuilt_not_trusted(make_vault, pg_databa
         assert "n2.md" in again.pages()
     finally:
         again.close()
+
+
+@pytest.mark.parametrize("content", [b"# Nul\n\nbefore\x00after nulword\n", b"# Esc\n\n\\u0000 nulword \\ud800\n",
+                                     "# Big\n\n".encode() + "nulword ".encode() + "\U0001F600".encode() * 50])
+def test_note_bytes_postgres_cannot_store_as_text_do_not_stop_a_build(make_vault, pg_database, content):
+    """A NUL byte (PostgreSQL's text has none), a JSON-escape look-alike, astral characters: the
+    build goes on, the other notes are searchable, and no note is changed."""
+    root = make_vault({**NOTES, "odd.md": content})
+    vault = open_vault(root, embedder="fake", store="postgres", database_url=pg_database, vault_id="odd")
+    try:
+        vault.index()
+        assert _found(vault, "word3") == {"n3.md"}
+        assert (root / "odd.md").read_bytes() == content
+    finally:
+        vault.close()
