@@ -249,3 +249,27 @@ def test_note_bytes_postgres_cannot_store_as_text_do_not_stop_a_build(make_vault
         assert (root / "odd.md").read_bytes() == content
     finally:
         vault.close()
+
+
+def test_a_rebuild_sweeps_its_own_leftovers_only(make_vault, pg_database):
+    """A full rebuild drops the schemas a killed rebuild of this vault left (``<schema>_next_<pid>``),
+    never another vault's whose name merely starts alike (LIKE's ``_`` matches any character)."""
+    root, vault = _vault(make_vault, pg_database, vault_id="a")
+    ours = vault.ctx.cache.schema
+    other_id = f"{ours[3:]}_next_7"  # a vault id that reads like our rebuild's temporary schema
+    other_root = make_vault({"o.md": "# O\n\notherword\n"}, name="other")
+    other = open_vault(other_root, embedder="fake", store="postgres", database_url=pg_database, vault_id=other_id)
+    try:
+        other.index()
+        leftover = f"{ours[:48]}_next_4242"
+        with psycopg.connect(pg_database, autocommit=True) as db:
+            db.execute(f'CREATE SCHEMA "{leftover}"')
+        vault.index(rebuild=True)
+        with psycopg.connect(pg_database, autocommit=True) as db:
+            names = {r[0] for r in db.execute("SELECT nspname FROM pg_namespace")}
+        assert leftover not in names
+        assert other.ctx.cache.schema in names
+        assert _found(other, "otherword") == {"o.md"}
+    finally:
+        other.close()
+        vault.close()

@@ -411,9 +411,11 @@ class PgCache(StoresBase):
         if self._next is not None:
             return
         conn = self.connection()
-        prefix = self.schema[:48] + "\\_next\\_%"
-        for (name,) in conn.execute("SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE %s",
-                                    (prefix,)).fetchall():
+        # the whole shape, <schema[:48]>_next_<pid>: a LIKE prefix (its "_" any character, any tail)
+        # also matched another vault's live schema whose id starts so (its tables were dropped)
+        shape = "^" + self.schema[:48] + "_next_[0-9]+$"  # schema names are [a-z0-9_]: nothing to escape
+        for (name,) in conn.execute("SELECT schema_name FROM information_schema.schemata WHERE schema_name ~ %s",
+                                    (shape,)).fetchall():
             pg_tables.drop(conn, name)
         pg_tables.use(conn, self._schema_now())
 
