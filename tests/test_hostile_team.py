@@ -171,3 +171,48 @@ def test_every_session_ended_under_a_watching_serve_twice_and_it_comes_back(tmp_
     assert statuses and not [s for s in statuses if s >= 500 and s != 503], sorted(set(statuses))
     assert not [s for s in statuses if s == -1], "the server stopped answering"
     assert "Traceback" not in log.read_text(), log.read_text()[-3000:]
+
+
+@pytest.mark.slow
+def test_a_serve_started_while_the_database_is_away_comes_up_when_it_is_back(tmp_path, pg_database):
+    """The database does not accept connections when `wikimem serve` starts (a restart, a failover
+    in progress): the server starts anyway and says so (503 on /health and on searches, never a
+    crash), and once the database is back the vault is built and followed like any other."""
+    root = tmp_path / "late"
+    (root / "notes").mkdir(parents=True)
+    (root / "notes" / "a.md").write_text("# A\n\nalphaword\n", encoding="utf-8")
+    name = pg_database.split("?")[0].rsplit("/", 1)[1]
+    admin = pg_database.replace(f"/{name}", "/postgres", 1)
+    with psycopg.connect(admin, autocommit=True) as db:
+        db.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_")}
+    env.update(WIKIMEM_STORE="postgres", WIKIMEM_DATABASE_URL=pg_database, WIKIMEM_VAULT_ID="hostile-late",
+               WIKIMEM_EMBEDDER="none", WIKIMEM_TOKENS=str(tmp_path / "tokens.json"))
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = tmp_path / "serve.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([str(Path(sys.executable).parent / "wikimem"), "serve", str(root), "--port", str(port)],
+                                env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        def answers() -> int | None:
+            try:
+                return httpx.get(url + "/health", timeout=10).status_code
+            except httpx.HTTPError:
+                return None
+        assert until(lambda: answers() is not None or proc.poll() is not None, timeout=CEILING_S)
+        assert proc.poll() is None, log.read_text()[-3000:]
+        assert answers() == 503
+        r = httpx.get(f"{url}/v1/vaults/{root.name}/search", params={"q": "alphaword"}, timeout=30)
+        assert r.status_code == 503, r.text
+        with psycopg.connect(admin, autocommit=True) as db:
+            db.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+        (root / "notes" / "b.md").write_text("# B\n\nbetaword\n", encoding="utf-8")
+        for word, path in (("alphaword", "notes/a.md"), ("betaword", "notes/b.md")):
+            assert until(lambda: _search(url, root.name, word) == [path], timeout=CEILING_S), \
+                (word, _health(url), log.read_text()[-3000:])
+        assert answers() == 200
+    finally:
+        with psycopg.connect(admin, autocommit=True) as db:
+            db.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+        stop_servers([proc])
