@@ -275,3 +275,41 @@ def test_a_rebuild_sweeps_its_own_leftovers_only(make_vault, pg_database):
     finally:
         other.close()
         vault.close()
+
+
+def test_a_read_only_database_serves_searches(make_vault, pg_database):
+    """A read replica (or a database made read-only for an incident): searches are answered from
+    what is there, in every mode, and a write says clearly that it cannot be made, never a driver
+    traceback; the note itself is written to the vault (the vault is the truth)."""
+    root, vault = _vault(make_vault, pg_database)
+    vault.close()
+    name = pg_database.split("?")[0].rsplit("/", 1)[1]
+    with psycopg.connect(pg_database, autocommit=True) as db:
+        db.execute(f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')
+    reader = open_vault(root, embedder="fake", store="postgres", database_url=pg_database, vault_id="hostile")
+    try:
+        for mode in ("lexical", "vector", "hybrid"):
+            assert "n3.md" in {h.path for h in reader.search("word3 topic0", mode=mode, limit=6).hits}, mode
+        result = reader.write_page("new.md", "# New\n\nnewword\n")
+        assert (root / "new.md").read_text() == "# New\n\nnewword\n"
+        assert result.warnings  # the index was not updated: said so
+        with pytest.raises(WikimemError, match="accepts no writes"):
+            reader.index()
+    finally:
+        reader.close()
+        with psycopg.connect(pg_database, autocommit=True) as db:
+            db.execute("SET default_transaction_read_only = off")
+            db.execute(f'ALTER DATABASE "{name}" RESET default_transaction_read_only')
+
+
+def test_the_cli_says_a_read_only_database_in_words(make_vault, monkeypatch, capsys):
+    from wikimem.api import Vault
+    from wikimem.cli.app import invoke
+    root = make_vault({"a.md": "# A\n\nalpha\n"})
+
+    def refused(*args, **kwargs):
+        raise psycopg.errors.ReadOnlySqlTransaction("cannot execute INSERT in a read-only transaction")
+    monkeypatch.setattr(Vault, "index", refused)
+    code = invoke(["index", str(root)])
+    said = capsys.readouterr().err
+    assert code == 2 and "accepts no writes" in said and "bug" not in said, said

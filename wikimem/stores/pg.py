@@ -124,6 +124,20 @@ def lost_is_unavailable(url: str, what: str) -> Iterator[None]:
     except psycopg().errors.InsufficientPrivilege as exc:  # a grant missing: one line naming it (pg_grants)
         from .pg_grants import explain, user_of
         raise explain(exc, user_of(url)) from None
+    except psycopg().errors.ReadOnlySqlTransaction:
+        raise read_only(url, what) from None
+
+
+class ReadOnlyDatabase(DatabaseUnavailable):
+    """The database accepts no writes (a read replica, ``default_transaction_read_only``): a
+    setting to change or a server to point at, not something a retry mends."""
+
+
+def read_only(url: str | None, what: str = "the wikimem database") -> ReadOnlyDatabase:
+    where = f" at {server_name(url)}" if url else ""
+    return ReadOnlyDatabase(f"{what}{where} accepts no writes (a read replica, or "
+                            "default_transaction_read_only is on): build and watch against the primary; "
+                            "a replica serves searches (serve --no-watch)")
 
 
 class NewerSchema(DatabaseUnavailable):
