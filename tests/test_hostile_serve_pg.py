@@ -127,3 +127,22 @@ def test_one_table_dropped_under_a_running_serve(make_vault, pg_database, on_pg,
         (root / "c.md").write_text("# C\n\ngammaword\n")
         for word, path in (("gammaword", "c.md"), ("deltaword", "d.md"), ("alpha", "a.md"), ("beta", "b.md")):
             assert until(lambda: _search(url, word) == [path], timeout=CEILING_S), (word, httpx.get(url + "/health").json())
+
+
+@pytest.mark.parametrize("path", ["../secret.md", "/etc/passwd", "link/secret.md", "notes/../../secret.md",
+                                  "link", "..", "%2e%2e/secret.md", "notes/%2e%2e/%2e%2e/secret.md"])
+def test_a_read_escaping_the_vault_shows_nothing_outside(make_vault, tmp_path, on_pg, path):
+    """Reads through the API and the web page's file route: a path leading out of the vault (by
+    "..", an absolute path, a symlink, percent-encoded dots) is refused and shows no byte of it."""
+    root = make_vault({"a.md": "# A\n\nalpha\n", "notes/b.md": "# B\n\nbeta\n"})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("# Secret\n\ntopsecretword\n")
+    (root.parent / "secret.md").write_text("# Secret\n\ntopsecretword\n")
+    os.symlink(outside, root / "link")
+    with live_server([("v", root)], on_pg) as (url, _server):
+        for r in (httpx.get(f"{url}/v1/vaults/v/page", params={"path": path}, timeout=60),
+                  httpx.get(f"{url}/v/v/file/{path}", timeout=60),
+                  httpx.get(f"{url}/v/v/page/{path}", timeout=60)):
+            assert r.status_code != 500, (r.request.url, r.text)
+            assert "topsecretword" not in r.text and "root:" not in r.text, (r.request.url, r.status_code)
