@@ -191,3 +191,26 @@ def test_the_cli_says_a_connection_cut_in_words_not_as_a_bug(make_vault, monkeyp
     said = capsys.readouterr().err
     assert code == 2, said
     assert "cannot be reached" in said and "bug" not in said
+
+
+def test_one_cancelled_statement_does_not_take_the_database_down_for_everyone(pg_database):
+    """A statement the server cancels (statement_timeout, a DBA's pg_cancel_backend) fails that one
+    call; the connection is still good, so the next call is answered at once instead of every call
+    being refused for ``down_for`` seconds (every token check: a 503 for everyone)."""
+    from wikimem.errors import DatabaseUnavailable
+    from wikimem.stores import pg
+    held = pg.Held(pg_database, "the test's database", lambda db: None, down_for=300.0)
+    try:
+        assert held.run(lambda db: db.execute("SELECT 1").fetchone()[0]) == 1
+
+        def slow(db):
+            db.execute("SET statement_timeout = 10")
+            try:
+                db.execute("SELECT pg_sleep(2)")
+            finally:
+                db.execute("RESET statement_timeout")
+        with pytest.raises(DatabaseUnavailable):
+            held.run(slow)
+        assert held.run(lambda db: db.execute("SELECT 2").fetchone()[0]) == 2
+    finally:
+        held.close()

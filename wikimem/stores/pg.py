@@ -219,10 +219,16 @@ class Held:
                 self._db, self.problem = db, None
             try:
                 return fn(self._db)
-            except psycopg().OperationalError as exc:  # the connection went: the next call reconnects
-                self._close()
+            except psycopg().OperationalError as exc:
+                said = f"{self.what} at {server_name(self.url)}: {' '.join(redact(str(exc)).split())}"
+                db = self._db
+                if not (db is None or db.closed or db.broken or db.pgconn.status != 0):
+                    # the statement failed, the connection did not (statement_timeout, a cancel, a
+                    # deadlock): this call fails, the next is asked as usual
+                    raise DatabaseUnavailable(said) from None
+                self._close()  # the connection went: the next call reconnects, after ``down_for``
                 self._down_until = self._clock() + self._down_for
-                self.problem = f"{self.what} at {server_name(self.url)}: {' '.join(redact(str(exc)).split())}"
+                self.problem = said
                 raise DatabaseUnavailable(self.problem) from None
 
     def _close(self) -> None:
