@@ -313,3 +313,23 @@ def test_the_cli_says_a_read_only_database_in_words(make_vault, monkeypatch, cap
     code = invoke(["index", str(root)])
     said = capsys.readouterr().err
     assert code == 2 and "accepts no writes" in said and "bug" not in said, said
+
+
+def test_a_cancelled_statement_is_not_said_as_the_database_gone(make_vault, pg_database):
+    """A statement the server cancels (a role's statement_timeout set by a DBA) is said as that, a
+    setting to look at, not as "went away" / "cannot be reached" (an outage hunt)."""
+    from wikimem.errors import DatabaseUnavailable
+    from wikimem.stores.failures import in_words
+    root, vault = _vault(make_vault, pg_database)
+    try:
+        cache = vault.ctx.cache
+        with pytest.raises(DatabaseUnavailable) as err:
+            with cache.transaction() as db:
+                db.execute("SET LOCAL statement_timeout = 10")
+                db.execute("SELECT pg_sleep(2)")
+        assert "statement_timeout" in str(err.value) and "went away" not in str(err.value)
+        said = in_words(psycopg.errors.QueryCanceled("canceling statement due to statement timeout"))
+        assert "statement_timeout" in str(said) and "cannot be reached" not in str(said)
+        assert _found(vault, "word1") == {"n1.md"}  # and the connection serves on
+    finally:
+        vault.close()

@@ -120,12 +120,23 @@ def lost_is_unavailable(url: str, what: str) -> Iterator[None]:
         yield
     except psycopg().OperationalError as exc:
         reason = " ".join(redact(str(exc)).split())
-        raise DatabaseUnavailable(f"{what} at {server_name(url)} went away: {reason}") from None
+        raise DatabaseUnavailable(f"{what} at {server_name(url)} {how_it_failed(exc)}: {reason}") from None
     except psycopg().errors.InsufficientPrivilege as exc:  # a grant missing: one line naming it (pg_grants)
         from .pg_grants import explain, user_of
         raise explain(exc, user_of(url)) from None
     except psycopg().errors.ReadOnlySqlTransaction:
         raise read_only(url, what) from None
+
+
+def how_it_failed(exc: BaseException) -> str:
+    """An OperationalError in words: the server cancelling one statement, or ending it to settle a
+    conflict, is not the database going away (an operator reading "went away" looks for an outage)."""
+    errors = psycopg().errors
+    if isinstance(exc, errors.QueryCanceled):
+        return "cancelled the statement (statement_timeout, or an administrator)"
+    if isinstance(exc, (errors.TransactionRollback, errors.LockNotAvailable)):
+        return "ended the statement to settle a conflict with another session (try again)"
+    return "went away"
 
 
 class ReadOnlyDatabase(DatabaseUnavailable):
