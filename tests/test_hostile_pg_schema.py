@@ -333,3 +333,27 @@ def test_a_cancelled_statement_is_not_said_as_the_database_gone(make_vault, pg_d
         assert _found(vault, "word1") == {"n1.md"}  # and the connection serves on
     finally:
         vault.close()
+
+
+def test_connections_of_threads_that_ended_are_closed(make_vault, pg_database):
+    """``serve`` runs each request in a pool thread, and the pool ends threads idle for 10 s and
+    starts new ones for the next burst. Each thread had a connection of its own, kept open after
+    its thread ended: a long-running serve opened connections without bound, until the server's
+    max_connections refused everyone on the database (the whole team's processes)."""
+    root, vault = _vault(make_vault, pg_database)
+    name = pg_database.split("?")[0].rsplit("/", 1)[1]
+
+    def open_sessions() -> int:
+        with psycopg.connect(pg_database, autocommit=True) as db:
+            return db.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                              (name,)).fetchone()[0]
+    try:
+        before = open_sessions()
+        for _ in range(12):  # twelve bursts, each on a new pool thread that then ends
+            t = threading.Thread(target=lambda: _found(vault, "word1"))
+            t.start()
+            t.join(60)
+        assert _found(vault, "word1") == {"n1.md"}
+        assert open_sessions() <= before + 2, (before, open_sessions())
+    finally:
+        vault.close()

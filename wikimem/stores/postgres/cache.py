@@ -168,7 +168,7 @@ class PgCache(StoresBase):
         self.vault_id = settings.vault_id or Path(root).name
         self.schema = pg_tables.schema_name(self.vault_id)
         self._pg_local = threading.local()
-        self._pg_conns: list[Any] = []
+        self._pg_conns: list[tuple[threading.Thread, Any]] = []  # every thread's connection, with its thread
         self._next: str | None = None  # a rebuild's new schema, while it is written
         self._lock_session = None  # the writer lock's own connection (``_process_lock``)
         super().__init__(root, settings)
@@ -214,7 +214,11 @@ class PgCache(StoresBase):
         pg_tables.use(conn, schema)
         self._pg_local.conn = (schema, conn)
         with self._conns_lock:
-            self._pg_conns.append(conn)
+            ended = [(t, c) for t, c in self._pg_conns if not t.is_alive()]
+            self._pg_conns = [(t, c) for t, c in self._pg_conns if t.is_alive()] + [(threading.current_thread(), conn)]
+        for _thread, old in ended:  # a pool thread that ended (serve's idle ones do after 10 s): its session goes
+            with contextlib.suppress(Exception):
+                old.close()
         return conn
 
     @property
@@ -232,8 +236,7 @@ class PgCache(StoresBase):
         held = getattr(self._pg_local, "conn", None)
         if held is not None:
             with self._conns_lock:
-                if held[1] in self._pg_conns:
-                    self._pg_conns.remove(held[1])
+                self._pg_conns = [(t, c) for t, c in self._pg_conns if c is not held[1]]
             with contextlib.suppress(Exception):
                 held[1].close()
             self._pg_local.conn = None
@@ -243,7 +246,7 @@ class PgCache(StoresBase):
         super().close()  # the parts: usage counts, the embedding cache, runtime
         with self._conns_lock:
             conns, self._pg_conns = self._pg_conns, []
-        for conn in conns:
+        for _thread, conn in conns:
             with contextlib.suppress(Exception):
                 conn.close()
         self._pg_local = threading.local()
