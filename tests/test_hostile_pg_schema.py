@@ -357,3 +357,34 @@ def test_connections_of_threads_that_ended_are_closed(make_vault, pg_database):
         assert open_sessions() <= before + 2, (before, open_sessions())
     finally:
         vault.close()
+
+
+@pytest.mark.parametrize("damage", ["DELETE FROM wikimem_schema WHERE component LIKE 'vault:%'",
+                                    "DROP TABLE wikimem_schema"])
+def test_a_vault_schema_without_its_version_row_is_made_again(make_vault, pg_database, damage):
+    """The vault's tables are there but their version row is not (a restore of the schema alone, a
+    hand "reset" of wikimem_schema): the next build makes them again rather than failing on
+    CREATE SCHEMA of one that exists, and no other vault's tables are touched."""
+    root, vault = _vault(make_vault, pg_database)
+    vault.close()
+    with psycopg.connect(pg_database, autocommit=True) as db:
+        db.execute(damage)
+    again = open_vault(root, embedder="fake", store="postgres", database_url=pg_database, vault_id="hostile")
+    try:
+        (root / "late.md").write_text("# Late\n\nlatecomer words\n")
+        again.index()
+        assert _found(again, "latecomer") == {"late.md"} and _found(again, "word3") == {"n3.md"}
+        assert again.ctx.cache.vector_store.taken_local > 0  # the embedding cache was kept (nothing re-embedded)
+    finally:
+        again.close()
+    from wikimem.serve.tokens import DatabaseTokens
+    tokens = DatabaseTokens(pg_database)  # and a token table whose row went is adopted, its tokens kept
+    try:
+        secret = tokens.add("alice", "v", "read")
+        with psycopg.connect(pg_database, autocommit=True) as db:
+            db.execute(damage)
+        assert tokens.check(secret).name == "alice"
+        assert tokens.check(tokens.add("bob", "v", "read")).name == "bob"
+        assert tokens.check(secret).name == "alice"
+    finally:
+        tokens.close()

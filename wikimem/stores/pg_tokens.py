@@ -24,6 +24,17 @@ COLUMNS = "name, vault, scope, sha256, created"
 
 
 def _create(db) -> None:
+    if db.execute("SELECT to_regclass('wikimem_tokens') IS NOT NULL").fetchone()[0]:
+        # its version row is gone (a hand reset of wikimem_schema): access is kept, never dropped;
+        # adopted when it has this version's columns
+        try:
+            with db.transaction():
+                db.execute(f"SELECT {COLUMNS}, revoked FROM wikimem_tokens LIMIT 0")
+                return
+        except pg.psycopg().Error as exc:
+            raise TokenTableDamaged(f"the token table (wikimem_tokens) has no version row and is not as this "
+                                    f"wikimem makes it ({' '.join(str(exc).splitlines()[0].split())}); fix or drop it "
+                                    "and add the tokens again") from None
     db.execute("CREATE TABLE wikimem_tokens (name text NOT NULL, vault text NOT NULL, scope text NOT NULL, "
                "sha256 text NOT NULL UNIQUE, created text NOT NULL, revoked timestamptz)")
     db.execute("CREATE UNIQUE INDEX wikimem_tokens_live_name ON wikimem_tokens (name) WHERE revoked IS NULL")
@@ -58,8 +69,13 @@ def active(db) -> list[tuple[str, str, str, str, str]]:
     try:
         with db.transaction():
             rows = db.execute(ACTIVE, (COMPONENT,)).fetchall()
-    except driver.errors.UndefinedTable:
-        return []
+    except driver.errors.UndefinedTable:  # no tokens yet; or the versions table alone is gone (a hand reset)
+        try:
+            with db.transaction():
+                return [tuple(r) for r in db.execute(f"SELECT {COLUMNS} FROM wikimem_tokens WHERE revoked IS NULL "
+                                                     "ORDER BY created, name").fetchall()]
+        except driver.errors.UndefinedTable:
+            return []
     except (driver.ProgrammingError, driver.DataError) as exc:
         if isinstance(exc, driver.errors.InsufficientPrivilege):
             raise

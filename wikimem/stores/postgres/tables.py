@@ -77,6 +77,8 @@ def ensure(db, schema: str) -> bool:
     kept: list[pg_grants.Grants] = []  # a schema of an older version made again keeps its readers' grants
 
     def create(conn) -> None:
+        if not kept and conn.execute("SELECT to_regnamespace(%s) IS NOT NULL", (quoted(schema),)).fetchone()[0]:
+            drop(conn)  # tables with no version row (a restore of the schema alone, a hand reset): not trusted
         conn.execute(f"CREATE SCHEMA {quoted(schema)}")
         # the vault's tables made in its schema; the versions table still found where it is
         conn.execute(f"SET LOCAL search_path TO {quoted(schema)}, {quoted(home)}")
