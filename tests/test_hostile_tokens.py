@@ -214,3 +214,34 @@ def test_one_cancelled_statement_does_not_take_the_database_down_for_everyone(pg
         assert held.run(lambda db: db.execute("SELECT 2").fetchone()[0]) == 2
     finally:
         held.close()
+
+
+def test_a_database_that_stops_answering_does_not_queue_every_caller_forever(pg_database):
+    """The server stops answering without closing the connection (a hung host, a network cut with
+    no reset: here its backend is stopped with SIGSTOP). The call in flight waits; the ones behind
+    it are told the database does not answer after ``queue_for``, instead of queueing forever
+    (every token check of a serve, every request then)."""
+    import os
+    import signal
+    from wikimem.errors import DatabaseUnavailable
+    from wikimem.stores import pg
+    held = pg.Held(pg_database, "the test's database", lambda db: None, queue_for=1.0)
+    backend = held.run(lambda db: db.info.backend_pid)
+    try:
+        os.kill(backend, signal.SIGSTOP)
+    except PermissionError:
+        pytest.skip("the test server's backends run as another user this process may not signal")
+    stuck = threading.Thread(target=lambda: held.run(lambda db: db.execute("SELECT 1").fetchone()), daemon=True)
+    try:
+        stuck.start()
+        time.sleep(0.3)
+        began = time.monotonic()
+        with pytest.raises(DatabaseUnavailable, match="does not answer"):
+            held.run(lambda db: db.execute("SELECT 2").fetchone())
+        assert time.monotonic() - began < 30
+    finally:
+        os.kill(backend, signal.SIGCONT)
+        stuck.join(30)
+        held.close()
+    assert held.run(lambda db: db.execute("SELECT 3").fetchone()[0]) == 3
+    held.close()

@@ -201,8 +201,9 @@ class Held:
     failure; ``down_for`` seconds after one, calls fail at once instead of waiting for a timeout."""
 
     def __init__(self, url: str, what: str, setup: Callable[[Any], None], down_for: float = 30.0,
-                 clock: Callable[[], float] | None = None):
+                 clock: Callable[[], float] | None = None, queue_for: float = 30.0):
         self.url, self.what, self._setup, self._down_for = url, what, setup, down_for
+        self._queue_for = queue_for  # the longest a call waits behind another that does not return
         self._clock = clock or time.monotonic
         self._db = None
         self._lock = threading.Lock()
@@ -210,37 +211,48 @@ class Held:
         self.problem: str | None = None
 
     def run(self, fn: Callable[[Any], Any]) -> Any:
-        """``fn(connection)``; DatabaseUnavailable when the server cannot be reached."""
-        with self._lock:
-            if self._db is not None and ended_by_server(self._db):
-                self._close()  # ended while idle (a restart): a new connection, not a failed call
-            if self._db is None:
-                if self._clock() < self._down_until:
-                    raise DatabaseUnavailable(self.problem or f"{self.what} at {server_name(self.url)} is down")
-                try:
-                    db = connect(self.url, self.what)
-                    try:
-                        self._setup(db)
-                    except BaseException:
-                        db.close()
-                        raise
-                except DatabaseUnavailable as exc:
-                    self.problem, self._down_until = str(exc), self._clock() + self._down_for
-                    raise
-                self._db, self.problem = db, None
+        """``fn(connection)``; DatabaseUnavailable when the server cannot be reached, or when the call
+        before this one has not returned for ``queue_for`` seconds (a server that stopped answering
+        without closing: a hung host, a network cut with no reset): every caller queued behind that
+        one forever otherwise (every request of a serve, its token check waiting here)."""
+        if not self._lock.acquire(timeout=self._queue_for):
+            raise DatabaseUnavailable(f"{self.what} at {server_name(self.url)} does not answer: a question to it "
+                                      f"has waited over {self._queue_for:.0f} s")
+        try:
+            return self._run_locked(fn)
+        finally:
+            self._lock.release()
+
+    def _run_locked(self, fn: Callable[[Any], Any]) -> Any:
+        if self._db is not None and ended_by_server(self._db):
+            self._close()  # ended while idle (a restart): a new connection, not a failed call
+        if self._db is None:
+            if self._clock() < self._down_until:
+                raise DatabaseUnavailable(self.problem or f"{self.what} at {server_name(self.url)} is down")
             try:
-                return fn(self._db)
-            except psycopg().OperationalError as exc:
-                said = f"{self.what} at {server_name(self.url)}: {' '.join(redact(str(exc)).split())}"
-                db = self._db
-                if not (db is None or db.closed or db.broken or db.pgconn.status != 0):
-                    # the statement failed, the connection did not (statement_timeout, a cancel, a
-                    # deadlock): this call fails, the next is asked as usual
-                    raise DatabaseUnavailable(said) from None
-                self._close()  # the connection went: the next call reconnects, after ``down_for``
-                self._down_until = self._clock() + self._down_for
-                self.problem = said
-                raise DatabaseUnavailable(self.problem) from None
+                db = connect(self.url, self.what)
+                try:
+                    self._setup(db)
+                except BaseException:
+                    db.close()
+                    raise
+            except DatabaseUnavailable as exc:
+                self.problem, self._down_until = str(exc), self._clock() + self._down_for
+                raise
+            self._db, self.problem = db, None
+        try:
+            return fn(self._db)
+        except psycopg().OperationalError as exc:
+            said = f"{self.what} at {server_name(self.url)}: {' '.join(redact(str(exc)).split())}"
+            db = self._db
+            if not (db is None or db.closed or db.broken or db.pgconn.status != 0):
+                # the statement failed, the connection did not (statement_timeout, a cancel, a
+                # deadlock): this call fails, the next is asked as usual
+                raise DatabaseUnavailable(said) from None
+            self._close()  # the connection went: the next call reconnects, after ``down_for``
+            self._down_until = self._clock() + self._down_for
+            self.problem = said
+            raise DatabaseUnavailable(self.problem) from None
 
     def _close(self) -> None:
         db, self._db = self._db, None
@@ -251,5 +263,8 @@ class Held:
                 pass
 
     def close(self) -> None:
-        with self._lock:
-            self._close()
+        if self._lock.acquire(timeout=self._queue_for):  # a call that never returns keeps its connection
+            try:
+                self._close()
+            finally:
+                self._lock.release()
