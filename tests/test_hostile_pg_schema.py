@@ -388,3 +388,27 @@ def test_a_vault_schema_without_its_version_row_is_made_again(make_vault, pg_dat
         assert tokens.check(secret).name == "alice"
     finally:
         tokens.close()
+
+
+def test_a_newer_wikimem_rebuilding_under_an_open_vault_is_refused_not_undone(make_vault, pg_database):
+    """A teammate's newer wikimem takes the vault's tables to its version while this process has
+    them open: this one's next search and write are refused with the upgrade line (never a
+    traceback), and it does not rebuild them back to its own version."""
+    from wikimem.stores.pg import NewerSchema
+    root, vault = _vault(make_vault, pg_database)
+    schema = vault.ctx.cache.schema
+    try:
+        assert _found(vault, "word1") == {"n1.md"}
+        with psycopg.connect(pg_database, autocommit=True) as db:
+            db.execute("UPDATE wikimem_schema SET version = version + 1 WHERE component = %s", (f"vault:{schema}",))
+            db.execute(f"UPDATE {pg_tables.quoted(schema)}.meta SET value = '99' WHERE key = 'schema_version'")
+        with pytest.raises(NewerSchema, match="newer wikimem"):
+            vault.search("word1", mode="lexical")
+        (root / "late.md").write_text("# Late\n\nlatecomer\n")
+        with pytest.raises(NewerSchema, match="newer wikimem"):
+            vault.index()
+        with psycopg.connect(pg_database, autocommit=True) as db:
+            assert db.execute(f"SELECT value FROM {pg_tables.quoted(schema)}.meta WHERE key = 'schema_version'"
+                              ).fetchone()[0] == "99"
+    finally:
+        vault.close()
