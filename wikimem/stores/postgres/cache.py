@@ -48,8 +48,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 REQUIRED_TABLES = {"meta", "files", "chunks", "passages", "edges", "terms", "lex"}
-SWAP_LOCK_WAIT_MS = 200  # a rebuild's swap waits this long for a table a search holds, then lets all go
-SWAP_PATIENCE_S = 60.0  # after this, the swap waits for the searches in its way however it may
 
 
 class PgVectors(VectorsBase):
@@ -383,52 +381,12 @@ class PgCache(StoresBase):
         if target is None:
             return
         conn = self.connection()
-        old = f"{self.schema[:48]}_old_{os.getpid()}"
         conn.execute("RESET search_path")
-        patience = time.monotonic() + SWAP_PATIENCE_S
-        while True:
-            try:
-                with conn.transaction():
-                    self._swap(conn, target, old, wait_for_readers=time.monotonic() < patience)
-                break
-            except pg.psycopg().errors.LockNotAvailable:  # a reader holds a table: all let go, try again
-                time.sleep(0.05)
+        from .swap import swap
+        swap(conn, self.schema, target, f"{self.schema[:48]}_old_{os.getpid()}", self._still_locked)
         pg_tables.use(conn, self.schema)
         self._pg_local.conn = (self.schema, conn)
         self.vector_store._indexes.clear()
-
-    def _live_tables(self, conn) -> list[str]:
-        return [r[0] for r in conn.execute(
-            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s "
-            "AND c.relkind IN ('r', 'p', 'm') AND NOT c.relispartition ORDER BY 1", (self.schema,)).fetchall()]
-
-    def _swap(self, conn, target: str, old: str, wait_for_readers: bool) -> None:
-        """The swap's transaction. First every table of the live schema, all or none: a search
-        in another session holds the tables it has read until its snapshot ends and takes more as
-        it goes, while dropping the old schema takes them one by one; each waiting on the other
-        was a deadlock the server ended by failing the search. Each lock is waited for at most
-        ``SWAP_LOCK_WAIT_MS`` (less than the server's 1 s deadlock check), then all are let go and
-        asked again, so the search finishes first. A search that asks meanwhile waits for the swap
-        and then reads the new tables, whole. Past ``SWAP_PATIENCE_S`` the swap just waits."""
-        q = pg_tables.quoted
-        conn.execute("SELECT pg_advisory_xact_lock(hashtext('wikimem schema'))")
-        self._still_locked()  # a rebuild whose writer lock went is not swapped in
-        if wait_for_readers:
-            live = self._live_tables(conn)
-            if live:
-                conn.execute(f"SET LOCAL lock_timeout = {SWAP_LOCK_WAIT_MS}")
-                conn.execute(f"LOCK TABLE {', '.join(q(self.schema) + '.' + q(t) for t in live)} IN ACCESS EXCLUSIVE MODE")
-                conn.execute("SET LOCAL lock_timeout = 0")
-        conn.execute(f"DROP SCHEMA IF EXISTS {q(old)} CASCADE")
-        pg_grants.carry(conn, self.schema, target)  # a reader's grants survive the rebuild
-        if conn.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s",
-                        (self.schema,)).fetchone():
-            conn.execute(f"ALTER SCHEMA {q(self.schema)} RENAME TO {q(old)}")
-        conn.execute(f"ALTER SCHEMA {q(target)} RENAME TO {q(self.schema)}")
-        conn.execute(f"DROP SCHEMA IF EXISTS {q(old)} CASCADE")
-        conn.execute("DELETE FROM wikimem_schema WHERE component = %s", (f"vault:{self.schema}",))
-        conn.execute("UPDATE wikimem_schema SET component = %s WHERE component = %s",
-                     (f"vault:{self.schema}", f"vault:{target}"))
 
     def abandon_replacement(self) -> None:
         target, self._next = self._next, None
