@@ -262,8 +262,8 @@ def invoke(argv: list[str] | None = None) -> int:
         return _fail(str(exc), exc.exit_code).exit_code
     except Exception as exc:  # a bug: one line and exit 1, never a traceback (-vv logs it)
         logging.getLogger(__name__).debug("unexpected error", exc_info=True)
-        from ..stores.pg_grants import explain
-        refused = explain(exc)  # a privilege the database refused: a GRANT to give, exit 2, not a bug
+        from ..stores.failures import in_words
+        refused = in_words(exc)  # a database gone mid-command, a privilege refused (the GRANT): exit 2, not a bug
         if refused is not None:
             return _fail(str(refused), refused.exit_code).exit_code
         return _fail(f"unexpected {type(exc).__name__}: {exc} (a wikimem bug: please report it; "

@@ -170,6 +170,11 @@ class Guard:
                     who, problem = self._caller(headers, scope)
             except DatabaseUnavailable as exc:  # the tokens' database is down: no one is let in, for now
                 log.error("%s", exc)
+                lasting = _lasting(exc)
+                if lasting:  # waiting does not mend it: no Retry-After, and what to fix (the log has the detail)
+                    return await _reply(send, 503, {"error": f"the server cannot check tokens: {lasting}; no one is "
+                                                    "let in until its owner fixes it (the server's log says how)",
+                                                    "code": "token_store"})
                 return await _reply(send, 503, {"error": "the server cannot check tokens now (its database does not "
                                                 "answer); try again shortly", "code": "database_unavailable"},
                                     {"Retry-After": "2"})
@@ -224,6 +229,21 @@ class Guard:
         if token is None:
             return None, "unknown or revoked token"
         return token, None
+
+
+def _lasting(exc: DatabaseUnavailable) -> str | None:
+    """What is wrong with the tokens' database that no retry mends, in a few words for a client
+    (no role, table or GRANT: those stay in the server's log), or None for a database that is down."""
+    from ..stores.pg import NewerSchema
+    from ..stores.pg_grants import MissingGrant
+    from ..stores.pg_tokens import TokenTableDamaged
+    if isinstance(exc, MissingGrant):
+        return "its database role lacks a grant on the token table"
+    if isinstance(exc, NewerSchema):
+        return "the token table was written by a newer wikimem than this server's"
+    if isinstance(exc, TokenTableDamaged):
+        return "the token table is not as wikimem made it"
+    return None
 
 
 def same_origin(origin: str, scheme: str, host: str) -> bool:

@@ -5,6 +5,7 @@ and whether it is still there."""
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 from pathlib import Path
@@ -68,6 +69,8 @@ class VaultHost:
         self.standby = None  # a Standby while another process holds the watching role
         self.mcp: dict[str, Any] = {}  # "read" | "write" -> (MCPServer, its ASGI app)
         self.lock = threading.Lock()
+        self._stopping = False
+        self._deaths = 0  # watchers of this vault that died of an unexpected error
 
     def _refuse_newer(self) -> None:
         """A vault whose cache a newer wikimem wrote is not served (each request would be refused):
@@ -85,7 +88,7 @@ class VaultHost:
         """Take the vault: its watcher, or when another process watches it, a standby that takes
         the role over when that process dies; then the warm-up in the background."""
         if self.watch:
-            watcher = self.vault.watch()
+            watcher = self._new_watcher()
             try:
                 watcher.start()
                 self.watcher = watcher
@@ -97,10 +100,37 @@ class VaultHost:
         self.session.go.set()  # no handshake to wait for
         self.session.start()
 
+    def _new_watcher(self):
+        watcher = self.vault.watch()
+        watcher.on_died = self._watcher_died
+        return watcher
+
     def _took_over(self, watcher) -> None:
         self.watcher = watcher
 
+    def _watcher_died(self, dead) -> None:
+        """The watcher's worker died of an error no one expected (it let go of the watch lock on the
+        way out): stand by for the role as for a dead process's, so it is taken again within
+        ``standby.EVERY_S`` (here, or by another serve of the vault), its start-up reconcile
+        indexing what changed meanwhile. Without this, the process held the lock with no worker:
+        no standby anywhere could take over, and edits on disk were never indexed."""
+        from .standby import Standby
+        with self.lock:
+            if self._stopping or self.watcher is not dead:
+                return
+            error = dead.status().get("last_error")
+            log.warning("the watcher of %s stopped on an error (%s); standing by to watch it again", self.name, error)
+            from .standby import EVERY_S
+            self._deaths += 1  # one that dies again and again is retried less and less often (up to a minute)
+            watcher = self._new_watcher()
+            self.watcher = None
+            self.standby = Standby(self.name, lambda: watcher.start(), self._took_over,
+                                   f"the watcher stopped on an error ({error}) (pid {os.getpid()})",
+                                   every=min(60.0, EVERY_S * 2 ** (self._deaths - 1))).start()
+
     def stop(self) -> None:
+        with self.lock:
+            self._stopping = True
         self.session.stop()
         if self.standby is not None:
             self.standby.stop()  # first: it may be starting a watcher, which is then stopped below

@@ -168,7 +168,7 @@ class DatabaseTokens(TokenStore):
         from ..stores import pg
         self.url = url
         self.path = f"the database {pg.server_name(url)} (table wikimem_tokens)"  # type: ignore[assignment]
-        self._db = pg.Held(url, "the token table's database", lambda db: None, down_for=2.0)
+        self._db = pg.Held(url, "the token table's database", lambda db: None, down_for=2.0, queue_for=5.0)
         self._seen, self._tokens = None, []
 
     def _run(self, fn):

@@ -30,8 +30,13 @@ def in_words(exc: BaseException) -> WikimemError | None:
     driver = sys.modules.get("psycopg")
     if driver is None or not isinstance(exc, driver.Error):
         return None
-    from .pg import redact
+    from .pg import read_only, redact
+    if isinstance(exc, driver.errors.ReadOnlySqlTransaction):  # a read replica: no write can be made there
+        return read_only(None)
     if isinstance(exc, driver.OperationalError):  # the server restarted, went, or ended the session
-        return DatabaseUnavailable(f"the database cannot be reached now: {' '.join(redact(str(exc)).split())}")
+        from .pg import how_it_failed
+        words = how_it_failed(exc)
+        said = "the database cannot be reached now" if words == "went away" else f"the database {words}"
+        return DatabaseUnavailable(f"{said}: {' '.join(redact(str(exc)).split())}")
     from .pg_grants import explain
     return explain(exc)  # a refused privilege: the GRANT it lacks; None for anything else

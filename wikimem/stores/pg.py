@@ -9,6 +9,7 @@ trusted; one of a newer version is left alone and refused (a teammate runs a new
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import threading
 import time
@@ -92,6 +93,25 @@ def connect(url: str, what: str):
         raise ConfigError(f"{what}: not a database URL ({redact(url)}): {exc}") from None
 
 
+def ended_by_server(conn) -> bool:
+    """Whether an idle connection was ended by the server meanwhile (a restart, a failover,
+    ``pg_terminate_backend``, ``idle_session_timeout``): what the server sent is read without
+    waiting (libpq's ``PQconsumeInput``), so a held connection found dead before a question is
+    replaced instead of failing that question. A connection inside a transaction is not asked."""
+    import select
+    try:
+        if conn.info.transaction_status:  # not IDLE: in a transaction, or already in trouble
+            return False
+        if not select.select([conn.fileno()], [], [], 0)[0]:
+            return False  # nothing was said on an idle connection: the common case, one system call
+        for _ in range(3):  # the server's goodbye (read as a notice), then the end of the stream
+            conn.pgconn.consume_input()
+            conn.pgconn.is_busy()
+        return conn.pgconn.status != 0  # CONNECTION_OK is 0
+    except Exception:  # noqa: BLE001 - the socket closed under it
+        return True
+
+
 @contextlib.contextmanager
 def lost_is_unavailable(url: str, what: str) -> Iterator[None]:
     """A connection that breaks inside (the server restarted, a network cut, the session ended) is
@@ -100,10 +120,35 @@ def lost_is_unavailable(url: str, what: str) -> Iterator[None]:
         yield
     except psycopg().OperationalError as exc:
         reason = " ".join(redact(str(exc)).split())
-        raise DatabaseUnavailable(f"{what} at {server_name(url)} went away: {reason}") from None
+        raise DatabaseUnavailable(f"{what} at {server_name(url)} {how_it_failed(exc)}: {reason}") from None
     except psycopg().errors.InsufficientPrivilege as exc:  # a grant missing: one line naming it (pg_grants)
         from .pg_grants import explain, user_of
         raise explain(exc, user_of(url)) from None
+    except psycopg().errors.ReadOnlySqlTransaction:
+        raise read_only(url, what) from None
+
+
+def how_it_failed(exc: BaseException) -> str:
+    """An OperationalError in words: the server cancelling one statement, or ending it to settle a
+    conflict, is not the database going away (an operator reading "went away" looks for an outage)."""
+    errors = psycopg().errors
+    if isinstance(exc, errors.QueryCanceled):
+        return "cancelled the statement (statement_timeout, or an administrator)"
+    if isinstance(exc, (errors.TransactionRollback, errors.LockNotAvailable)):
+        return "ended the statement to settle a conflict with another session (try again)"
+    return "went away"
+
+
+class ReadOnlyDatabase(DatabaseUnavailable):
+    """The database accepts no writes (a read replica, ``default_transaction_read_only``): a
+    setting to change or a server to point at, not something a retry mends."""
+
+
+def read_only(url: str | None, what: str = "the wikimem database") -> ReadOnlyDatabase:
+    where = f" at {server_name(url)}" if url else ""
+    return ReadOnlyDatabase(f"{what}{where} accepts no writes (a read replica, or "
+                            "default_transaction_read_only is on): build and watch against the primary; "
+                            "a replica serves searches (serve --no-watch)")
 
 
 class NewerSchema(DatabaseUnavailable):
@@ -113,17 +158,26 @@ class NewerSchema(DatabaseUnavailable):
 
 
 def ensure_schema(db, component: str, version: int, create: Callable[[Any], None], drop: Callable[[Any], None],
-                  migrations: Mapping[int, Callable[[Any], None]] | None = None, what: str | None = None) -> bool:
+                  migrations: Mapping[int, Callable[[Any], None]] | None = None, what: str | None = None,
+                  present: Callable[[Any], bool] | None = None) -> bool:
     """Make ``component``'s tables at ``version``, under an advisory lock so two processes do not
     both do it. Tables of an older version are brought up by ``migrations`` (``{n: step from n to
     n + 1}``) when every step is there, else dropped and made again; tables of a newer version are
-    refused (``NewerSchema``), never dropped. Returns whether they were (re)made (empty)."""
+    refused (``NewerSchema``), never dropped. ``present(db)``: whether the tables are there; a
+    version row whose tables are gone (dropped by hand: ``DROP SCHEMA``, ``DROP TABLE``) is no
+    reason to take them as made, so they are made again. Returns whether they were (re)made (empty)."""
     with db.transaction():
         db.execute("SELECT pg_advisory_xact_lock(hashtext('wikimem schema'))")
         db.execute("CREATE TABLE IF NOT EXISTS wikimem_schema (component text PRIMARY KEY, version integer NOT NULL)")
         row = db.execute("SELECT version FROM wikimem_schema WHERE component = %s", (component,)).fetchone()
         if row is not None and row[0] == version:
-            return False
+            if present is None or present(db):
+                return False
+            logging.getLogger(__name__).warning("%s were dropped by hand (their version row stayed): made again",
+                                                what or component)
+            drop(db)
+            create(db)
+            return True
         if row is not None and row[0] > version:
             raise NewerSchema(f"{what or component} in the database is at schema version {row[0]}, written by a newer "
                               f"wikimem than this one (version {version}); upgrade wikimem here "
@@ -147,8 +201,9 @@ class Held:
     failure; ``down_for`` seconds after one, calls fail at once instead of waiting for a timeout."""
 
     def __init__(self, url: str, what: str, setup: Callable[[Any], None], down_for: float = 30.0,
-                 clock: Callable[[], float] | None = None):
+                 clock: Callable[[], float] | None = None, queue_for: float = 30.0):
         self.url, self.what, self._setup, self._down_for = url, what, setup, down_for
+        self._queue_for = queue_for  # the longest a call waits behind another that does not return
         self._clock = clock or time.monotonic
         self._db = None
         self._lock = threading.Lock()
@@ -156,29 +211,48 @@ class Held:
         self.problem: str | None = None
 
     def run(self, fn: Callable[[Any], Any]) -> Any:
-        """``fn(connection)``; DatabaseUnavailable when the server cannot be reached."""
-        with self._lock:
-            if self._db is None:
-                if self._clock() < self._down_until:
-                    raise DatabaseUnavailable(self.problem or f"{self.what} at {server_name(self.url)} is down")
-                try:
-                    db = connect(self.url, self.what)
-                    try:
-                        self._setup(db)
-                    except BaseException:
-                        db.close()
-                        raise
-                except DatabaseUnavailable as exc:
-                    self.problem, self._down_until = str(exc), self._clock() + self._down_for
-                    raise
-                self._db, self.problem = db, None
+        """``fn(connection)``; DatabaseUnavailable when the server cannot be reached, or when the call
+        before this one has not returned for ``queue_for`` seconds (a server that stopped answering
+        without closing: a hung host, a network cut with no reset): every caller queued behind that
+        one forever otherwise (every request of a serve, its token check waiting here)."""
+        if not self._lock.acquire(timeout=self._queue_for):
+            raise DatabaseUnavailable(f"{self.what} at {server_name(self.url)} does not answer: a question to it "
+                                      f"has waited over {self._queue_for:.0f} s")
+        try:
+            return self._run_locked(fn)
+        finally:
+            self._lock.release()
+
+    def _run_locked(self, fn: Callable[[Any], Any]) -> Any:
+        if self._db is not None and ended_by_server(self._db):
+            self._close()  # ended while idle (a restart): a new connection, not a failed call
+        if self._db is None:
+            if self._clock() < self._down_until:
+                raise DatabaseUnavailable(self.problem or f"{self.what} at {server_name(self.url)} is down")
             try:
-                return fn(self._db)
-            except psycopg().OperationalError as exc:  # the connection went: the next call reconnects
-                self._close()
-                self._down_until = self._clock() + self._down_for
-                self.problem = f"{self.what} at {server_name(self.url)}: {' '.join(redact(str(exc)).split())}"
-                raise DatabaseUnavailable(self.problem) from None
+                db = connect(self.url, self.what)
+                try:
+                    self._setup(db)
+                except BaseException:
+                    db.close()
+                    raise
+            except DatabaseUnavailable as exc:
+                self.problem, self._down_until = str(exc), self._clock() + self._down_for
+                raise
+            self._db, self.problem = db, None
+        try:
+            return fn(self._db)
+        except psycopg().OperationalError as exc:
+            said = f"{self.what} at {server_name(self.url)}: {' '.join(redact(str(exc)).split())}"
+            db = self._db
+            if not (db is None or db.closed or db.broken or db.pgconn.status != 0):
+                # the statement failed, the connection did not (statement_timeout, a cancel, a
+                # deadlock): this call fails, the next is asked as usual
+                raise DatabaseUnavailable(said) from None
+            self._close()  # the connection went: the next call reconnects, after ``down_for``
+            self._down_until = self._clock() + self._down_for
+            self.problem = said
+            raise DatabaseUnavailable(self.problem) from None
 
     def _close(self) -> None:
         db, self._db = self._db, None
@@ -189,5 +263,8 @@ class Held:
                 pass
 
     def close(self) -> None:
-        with self._lock:
-            self._close()
+        if self._lock.acquire(timeout=self._queue_for):  # a call that never returns keeps its connection
+            try:
+                self._close()
+            finally:
+                self._lock.release()

@@ -154,7 +154,8 @@ def explain(exc: BaseException, user: str | None = None) -> MissingGrant | None:
         also = ""
         if privilege is None:  # the error does not say what was asked: reading is what every role needs
             privilege, also = "SELECT", "; a role that builds also needs INSERT, UPDATE, DELETE"
-        where = "" if table in SHARED_TABLES else " (a table of the vault's schema: `wikimem status` names it)"
+        where = "" if table in SHARED_TABLES or table == "wikimem_tokens" else \
+            " (a table of the vault's schema: `wikimem status` names it)"
         fix = f"GRANT {privilege} ON {table} TO {role}{where}{also}"
     elif (found := re.search(r'permission denied for database "?([^"\s]+)', first)):
         fix = f"GRANT CREATE ON DATABASE {found.group(1)} TO {role} (a build makes one schema per vault)"

@@ -42,7 +42,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from watchdog.observers.polling import PollingObserverVFS
 
@@ -163,6 +163,9 @@ class Watcher:
         self._teardown_lock = threading.RLock()
         self._last_health = time.monotonic()
         self._verify_after = ""  # the rotating hash check's place in the manifest (path order)
+        # called (from the dying worker, after the lock is let go) when the worker died of an error
+        # no one expected; None: the process decides (`wikimem watch` keeps the lock, doctor says it)
+        self.on_died: Callable[["Watcher"], None] | None = None
         self._info: dict[str, Any] = {
             "vault": str(self.root), "pid": os.getpid(), "state": "stopped", "mode": None,
             "started_at": None, "debounce_ms": self.debounce_ms, "builds": 0, "last_build": None,
@@ -360,12 +363,21 @@ class Watcher:
         except Exception as exc:  # noqa: BLE001 - reported in the status; the process decides what next
             log.exception("watcher stopped by an unexpected error")
             self._info["last_error"] = f"{type(exc).__name__}: {exc}"
+            died = self.on_died is not None and not self._stop.is_set()
+        else:
+            died = False
         finally:
             self._set_state("stopped")
             if self._info["stopped_because"]:  # it gave up its vault: let go of it now, not at stop()
                 self._teardown()
             with self.changes.cond:
                 self.changes.cond.notify_all()
+        if died:  # the role is let go so it can be taken again (by this process's standby, or another's)
+            self._teardown()
+            try:
+                self.on_died(self)
+            except Exception:  # noqa: BLE001 - the worker is ending anyway
+                log.exception("could not stand by after the watcher stopped")
 
     def _cached_under(self, folder: str) -> list[str]:
         prefix = folder + "/"

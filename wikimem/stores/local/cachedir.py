@@ -114,7 +114,7 @@ class CacheDir(StoresBase):
         self.pointer_path = folder / "CURRENT"
         self.vectors_path = folder / "vectors.sqlite"
         self.lock_path = folder / "lock"
-        self._conns: list[sqlite3.Connection] = []
+        self._conns: list[tuple[threading.Thread, sqlite3.Connection]] = []  # every thread's, with its thread
         self._target: Path | None = None  # a rebuild's new manifest, while it is being written
         super().__init__(root, settings)
 
@@ -177,7 +177,11 @@ class CacheDir(StoresBase):
                 uri += "&immutable=1"  # a WAL database on a read-only mount: nobody can change it
             db = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None, check_same_thread=False)
         with self._conns_lock:
-            self._conns.append(db)
+            ended = [c for t, c in self._conns if not t.is_alive()]
+            self._conns = [(t, c) for t, c in self._conns if t.is_alive()] + [(threading.current_thread(), db)]
+        for old in ended:  # a pool thread that ended (serve's idle ones do after 10 s): its descriptors go
+            with contextlib.suppress(sqlite3.Error):
+                old.close()
         return db
 
     def _thread_db(self, attr: str, path: Path, script: str | None, create: bool,
@@ -206,8 +210,7 @@ class CacheDir(StoresBase):
 
     def _forget(self, db: sqlite3.Connection) -> None:
         with self._conns_lock:
-            if db in self._conns:
-                self._conns.remove(db)
+            self._conns = [(t, c) for t, c in self._conns if c is not db]
         with contextlib.suppress(sqlite3.Error):
             db.close()
 
@@ -251,7 +254,7 @@ class CacheDir(StoresBase):
         super().close()
         with self._conns_lock:
             conns, self._conns = self._conns, []
-        for db in conns:
+        for _thread, db in conns:
             with contextlib.suppress(sqlite3.Error):
                 db.close()
         self._local = threading.local()

@@ -20,6 +20,7 @@ above both): ``manifest`` (``manifest.PgManifest``: its own SQL), ``reading()`` 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import threading
@@ -151,13 +152,21 @@ class PgCache(StoresBase):
 
     manifest_class = PgManifest
 
+    @property
+    def damage_errors(self) -> tuple[type[BaseException], ...]:  # type: ignore[override]
+        """What rows not as wikimem wrote them raise (a bad restore, a hand edit, a table dropped
+        under a running process): a stored value that does not decode, or that the server cannot
+        cast, a table or column that is not there. The build and a search then rebuild, once."""
+        driver = pg.psycopg()
+        return (json.JSONDecodeError, driver.DataError, driver.errors.UndefinedTable, driver.errors.UndefinedColumn)
+
     def __init__(self, root: Path, settings: "Settings"):
         self.url = settings.database_url
         self.where = pg.server_name(self.url)
         self.vault_id = settings.vault_id or Path(root).name
         self.schema = pg_tables.schema_name(self.vault_id)
         self._pg_local = threading.local()
-        self._pg_conns: list[Any] = []
+        self._pg_conns: list[tuple[threading.Thread, Any]] = []  # every thread's connection, with its thread
         self._next: str | None = None  # a rebuild's new schema, while it is written
         self._lock_session = None  # the writer lock's own connection (``_process_lock``)
         super().__init__(root, settings)
@@ -179,6 +188,12 @@ class PgCache(StoresBase):
         """This thread's psycopg connection, on the schema this thread reads and writes."""
         held = getattr(self._pg_local, "conn", None)
         schema = self._schema_now()
+        if (held is not None and not getattr(self._local, "lock_depth", 0) and not held[1].closed
+                and not held[1].broken and pg.ended_by_server(held[1])):
+            # the server ended it while idle (a restart): a new one, not an error. Not inside a write:
+            # the writer lock's session may have ended too, so a write goes on on no new connection
+            self.close_thread()
+            held = None
         if held is not None and not held[1].closed and not held[1].broken:
             if held[0] != schema and not held[1].info.transaction_status:
                 pg_tables.use(held[1], schema)
@@ -197,7 +212,11 @@ class PgCache(StoresBase):
         pg_tables.use(conn, schema)
         self._pg_local.conn = (schema, conn)
         with self._conns_lock:
-            self._pg_conns.append(conn)
+            ended = [(t, c) for t, c in self._pg_conns if not t.is_alive()]
+            self._pg_conns = [(t, c) for t, c in self._pg_conns if t.is_alive()] + [(threading.current_thread(), conn)]
+        for _thread, old in ended:  # a pool thread that ended (serve's idle ones do after 10 s): its session goes
+            with contextlib.suppress(Exception):
+                old.close()
         return conn
 
     @property
@@ -215,8 +234,7 @@ class PgCache(StoresBase):
         held = getattr(self._pg_local, "conn", None)
         if held is not None:
             with self._conns_lock:
-                if held[1] in self._pg_conns:
-                    self._pg_conns.remove(held[1])
+                self._pg_conns = [(t, c) for t, c in self._pg_conns if c is not held[1]]
             with contextlib.suppress(Exception):
                 held[1].close()
             self._pg_local.conn = None
@@ -226,7 +244,7 @@ class PgCache(StoresBase):
         super().close()  # the parts: usage counts, the embedding cache, runtime
         with self._conns_lock:
             conns, self._pg_conns = self._pg_conns, []
-        for conn in conns:
+        for _thread, conn in conns:
             with contextlib.suppress(Exception):
                 conn.close()
         self._pg_local = threading.local()
@@ -236,7 +254,23 @@ class PgCache(StoresBase):
     def transaction(self, db=None) -> Iterator[PgDB]:
         db = db or self.db
         with pg.lost_is_unavailable(self.url, "the wikimem database"), db.conn.transaction():
+            self._still_locked()
             yield db
+            self._still_locked()  # before the commit: a write whose lock went is rolled back
+
+    def _still_locked(self) -> None:
+        """DatabaseUnavailable when this thread writes under the writer lock and the lock's session
+        was ended by the server (a restart, ``idle_session_timeout``: the session is idle while the
+        build works on another connection): the lock went with it, another process may be writing
+        now, so this write must not commit. Read without a round trip (what the server sent)."""
+        if not getattr(self._local, "lock_depth", 0):
+            return
+        conn = self._lock_session
+        if conn is None or conn.closed or conn.broken or pg.ended_by_server(conn):
+            self._drop_lock_session()
+            raise pg.DatabaseUnavailable(f"the writer lock on {self._lock_subject} was lost mid-write (the database "
+                                         "ended its session: a restart, a failover, idle_session_timeout); this "
+                                         "write is undone and the next build redoes it")
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[PgDB]:
@@ -291,7 +325,10 @@ class PgCache(StoresBase):
             return "no cache yet"  # no schema (or an empty one): nothing was built into it
         if not REQUIRED_TABLES <= tables:
             return f"the database's tables are damaged (missing {', '.join(sorted(REQUIRED_TABLES - tables))})"
-        meta = self.meta()
+        try:
+            meta = self.meta()
+        except (ValueError, TypeError) as exc:  # a value that is not the JSON wikimem wrote
+            return f"the database's tables are corrupt (meta: {exc})"
         if not meta:
             return "no cache yet"  # the tables are made (by the writer that asks) but were never filled
         if not isinstance(meta.get("artifacts", {}), dict):
@@ -344,21 +381,9 @@ class PgCache(StoresBase):
         if target is None:
             return
         conn = self.connection()
-        old = f"{self.schema[:48]}_old_{os.getpid()}"
-        q = pg_tables.quoted
         conn.execute("RESET search_path")
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext('wikimem schema'))")
-            conn.execute(f"DROP SCHEMA IF EXISTS {q(old)} CASCADE")
-            pg_grants.carry(conn, self.schema, target)  # a reader's grants survive the rebuild
-            if conn.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s",
-                            (self.schema,)).fetchone():
-                conn.execute(f"ALTER SCHEMA {q(self.schema)} RENAME TO {q(old)}")
-            conn.execute(f"ALTER SCHEMA {q(target)} RENAME TO {q(self.schema)}")
-            conn.execute(f"DROP SCHEMA IF EXISTS {q(old)} CASCADE")
-            conn.execute("DELETE FROM wikimem_schema WHERE component = %s", (f"vault:{self.schema}",))
-            conn.execute("UPDATE wikimem_schema SET component = %s WHERE component = %s",
-                         (f"vault:{self.schema}", f"vault:{target}"))
+        from .swap import swap
+        swap(conn, self.schema, target, f"{self.schema[:48]}_old_{os.getpid()}", self._still_locked)
         pg_tables.use(conn, self.schema)
         self._pg_local.conn = (self.schema, conn)
         self.vector_store._indexes.clear()
@@ -376,9 +401,11 @@ class PgCache(StoresBase):
         if self._next is not None:
             return
         conn = self.connection()
-        prefix = self.schema[:48] + "\\_next\\_%"
-        for (name,) in conn.execute("SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE %s",
-                                    (prefix,)).fetchall():
+        # the whole shape, <schema[:48]>_next_<pid>: a LIKE prefix (its "_" any character, any tail)
+        # also matched another vault's live schema whose id starts so (its tables were dropped)
+        shape = "^" + self.schema[:48] + "_next_[0-9]+$"  # schema names are [a-z0-9_]: nothing to escape
+        for (name,) in conn.execute("SELECT schema_name FROM information_schema.schemata WHERE schema_name ~ %s",
+                                    (shape,)).fetchall():
             pg_tables.drop(conn, name)
         pg_tables.use(conn, self._schema_now())
 
@@ -397,6 +424,9 @@ class PgCache(StoresBase):
         never blocks). The session is kept between writes (only this process's thread lock, held
         around this, uses it): a connection per write cost ~7 ms of every watcher update."""
         conn = self._lock_session
+        if conn is not None and not conn.closed and not conn.broken and pg.ended_by_server(conn):
+            self._drop_lock_session()  # ended while idle (a restart): its lock went with it; a new session
+            conn = None
         if conn is None or conn.closed or conn.broken:
             conn = self._lock_session = pg.connect(self.url, "the wikimem database")
         key = (self.schema,)
@@ -426,6 +456,9 @@ class PgCache(StoresBase):
                 conn.close()
 
     def _writer_started(self) -> None:
+        held = getattr(self._pg_local, "conn", None)
+        if held is not None and not held[1].closed and not held[1].broken and pg.ended_by_server(held[1]):
+            self.close_thread()  # ended while idle; the lock was just taken on a live session: a new one
         with pg.lost_is_unavailable(self.url, "the wikimem database"):  # a role that may not build: the GRANT
             made = self._ensure_schema(self.schema)
         if made:

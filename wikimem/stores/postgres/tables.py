@@ -67,8 +67,9 @@ def ensure(db, schema: str) -> bool:
     tables, so it answers what the locked path would; any other answer takes the locked path."""
     home = getattr(db, "_wikimem_home", None)
     if home is not None:
-        row = db.execute(f"SELECT version FROM {quoted(home)}.wikimem_schema WHERE component = %s",
-                         (f"vault:{schema}",)).fetchone()
+        row = db.execute(f"SELECT version FROM {quoted(home)}.wikimem_schema WHERE component = %s "
+                         "AND to_regnamespace(%s) IS NOT NULL",  # a schema dropped by hand: the locked path
+                         (f"vault:{schema}", quoted(schema))).fetchone()
         if row is not None and row[0] == SCHEMA_VERSION:
             use(db, schema)
             return False
@@ -76,6 +77,8 @@ def ensure(db, schema: str) -> bool:
     kept: list[pg_grants.Grants] = []  # a schema of an older version made again keeps its readers' grants
 
     def create(conn) -> None:
+        if not kept and conn.execute("SELECT to_regnamespace(%s) IS NOT NULL", (quoted(schema),)).fetchone()[0]:
+            drop(conn)  # tables with no version row (a restore of the schema alone, a hand reset): not trusted
         conn.execute(f"CREATE SCHEMA {quoted(schema)}")
         # the vault's tables made in its schema; the versions table still found where it is
         conn.execute(f"SET LOCAL search_path TO {quoted(schema)}, {quoted(home)}")
@@ -98,7 +101,9 @@ def ensure(db, schema: str) -> bool:
     db.execute("RESET search_path")  # the versions table is the database's, not a vault's
     home = db.execute("SELECT current_schema()").fetchone()[0] or "public"
     made = pg.ensure_schema(db, f"vault:{schema}", SCHEMA_VERSION, create, drop,
-                            {step: in_schema(fn) for step, fn in MIGRATIONS.items()}, what=f"the vault's tables ({schema})")
+                            {step: in_schema(fn) for step, fn in MIGRATIONS.items()}, what=f"the vault's tables ({schema})",
+                            present=lambda conn: conn.execute("SELECT to_regnamespace(%s) IS NOT NULL",
+                                                              (quoted(schema),)).fetchone()[0])
     use(db, schema)
     db._wikimem_home = home  # the versions table's schema: the next ensure on this connection reads it there
     return made

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 from typing import Any
 
@@ -30,9 +31,16 @@ _checked: set[tuple[str, str]] = set()  # (database, schema): looked once per pr
 _said_lock = threading.Lock()
 
 CANDIDATES = ("SELECT table_schema FROM information_schema.tables WHERE table_name = 'files' "
-              "AND table_schema LIKE 'wm\\_%%' AND table_schema <> %s "
-              "AND table_schema NOT LIKE '%%\\_next\\_%%' AND table_schema NOT LIKE '%%\\_old\\_%%' "
-              "ORDER BY table_schema")
+              "AND table_schema LIKE 'wm\\_%' ORDER BY table_schema")  # no parameters: % is itself
+
+
+def _vault_schemas(names: list[str], schema: str) -> list[str]:
+    """``names`` less ``schema`` and a rebuild's temporary schemas (``<a schema's first 48
+    characters>_next_<pid>`` or ``_old_<pid>``, of a schema listed or of ``schema``). Told apart
+    by that whole shape, not by the words alone: a vault id may hold ``_next_`` or ``_old_``."""
+    live = set(names) | {schema}
+    temporary = {n for n in names for s in live if s != n and re.fullmatch(re.escape(s[:48]) + r"_(next|old)_\d+", n)}
+    return [n for n in names if n != schema and n not in temporary]
 
 
 def _q(name: str) -> str:
@@ -46,7 +54,7 @@ def twins(conn, schema: str) -> list[dict[str, Any]]:
     if ours < MIN_SHARED:
         return []
     found: list[dict[str, Any]] = []
-    for (other,) in conn.execute(CANDIDATES, (schema,)).fetchall():
+    for other in _vault_schemas([r[0] for r in conn.execute(CANDIDATES).fetchall()], schema):
         try:
             shared = conn.execute(
                 f"SELECT count(*) FROM {_q(schema)}.files o WHERE o.note = 1 AND EXISTS "
