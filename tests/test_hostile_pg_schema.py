@@ -4,6 +4,7 @@ when the database URL is malformed. The cache is disposable: each case ends with
 searchable again, or with one clear WikimemError, never a driver traceback and never a lost note."""
 from __future__ import annotations
 
+import os
 import threading
 
 import psycopg
@@ -151,6 +152,29 @@ def test_a_search_after_the_database_ended_its_idle_session_is_answered(make_vau
         assert _found(vault, "quokkaword") == {"n2.md"}
     finally:
         vault.close()
+
+
+def test_a_live_session_past_descriptor_1023_is_not_taken_for_ended(make_vault, pg_database):
+    """A long-lived process (serve, a whole test run) holds descriptors past 1023, where select()
+    refuses to look: the writer lock's session was then taken for one the server ended, and every
+    write was refused as "lost mid-write" (seen in the full suite). poll() has no such limit."""
+    import resource
+
+    from wikimem.stores import pg
+    if resource.getrlimit(resource.RLIMIT_NOFILE)[0] < 1200:
+        pytest.skip("this process may not open 1,200 files")
+    filler = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        with psycopg.connect(pg_database, autocommit=True) as conn:
+            assert conn.fileno() > 1023
+            assert pg.ended_by_server(conn) is False
+            _end_session(pg_database, conn.info.backend_pid)
+            import time
+            time.sleep(0.3)
+            assert pg.ended_by_server(conn) is True
+    finally:
+        for fd in filler:
+            os.close(fd)
 
 
 def _end_session(url: str, pid: int) -> None:

@@ -102,7 +102,9 @@ def ended_by_server(conn) -> bool:
     try:
         if conn.info.transaction_status:  # not IDLE: in a transaction, or already in trouble
             return False
-        if not select.select([conn.fileno()], [], [], 0)[0]:
+        poller = select.poll()  # not select(): it refuses a descriptor past 1023, and a long-lived
+        poller.register(conn.fileno(), select.POLLIN)  # process (serve, a test run) gets there
+        if not poller.poll(0):
             return False  # nothing was said on an idle connection: the common case, one system call
         for _ in range(3):  # the server's goodbye (read as a notice), then the end of the stream
             conn.pgconn.consume_input()
