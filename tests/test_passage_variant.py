@@ -131,3 +131,26 @@ def test_the_identity_names_the_held_variant():
     assert both.identity.dim == main.identity.dim and both.identity.model == main.identity.model
     assert np.array_equal(both.embed_query("plums"), main.embed_query("plums"))
     assert both.held_key.startswith(both.identity.key) and both.held_key != both.identity.key
+
+
+def test_a_switch_rewrites_the_passage_rows_so_it_equals_a_rebuild(make_vault, variants):
+    """Built with fp32 passages, the note's passage and Ana's turn share a text and so a hash. After a
+    switch to int8 the held one must get the held vector, as a vault built with int8 from the start
+    has it: the passage rows are rewritten under their new hashes, not kept."""
+    main, held = variants
+    root = make_vault({"notes/Ana.md": NOTE})
+    vault = open_vault(root, embedder="fake", passage_variant="same")
+    vault.import_transcripts(_turns())
+    vault.index()
+    vault.close()
+    vault = open_vault(root, embedder="fake", passage_variant="int8")
+    vault.index()
+    switched = _vectors(vault)
+    vault.index(rebuild=True)
+    rebuilt = _vectors(vault)
+    assert sorted(switched) == sorted(rebuilt)
+    _, passages = _texts(vault)
+    same = "Ana: I walked home. The zebra crossing lights at night were broken."
+    pid = next(p for p, text in passages.items() if text == same and is_held(p))
+    assert np.allclose(switched[pid], held.embed_passages([same])[0], atol=2e-3)
+    assert all(np.allclose(switched[i], rebuilt[i], atol=1e-6) for i in rebuilt)
