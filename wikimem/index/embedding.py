@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..embed.held import embed_mixed
 from ..errors import EmbedderError
 from ..model import coverage_degraded
 from ..stores.protocol import Stores
@@ -257,7 +258,7 @@ def embed_missing(cache: Stores, embedder, state: VectorState, batch: int, progr
                 continue
             try:
                 with GATE.backlog_batch(background=background):
-                    vectors = embedder.embed_passages([texts[h] for h in part])
+                    vectors = embed_mixed(embedder, [texts[h] for h in part], [h in held for h in part])
             except EmbedderError as exc:
                 report.notices.append(f"embedding stopped: {exc}")
                 break

