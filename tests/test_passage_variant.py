@@ -59,7 +59,7 @@ def test_held_passages_take_the_held_variant_and_everything_searched_the_main(ma
     vault = open_vault(make_vault({"notes/Ana.md": NOTE}), embedder="fake", passage_variant="int8")
     vault.import_transcripts(_turns())
     vault.index()
-    assert vault.cache.meta()["embedder"].endswith(":1+held-int8:64")
+    assert vault.cache.meta()["passages"].endswith("/held-int8")  # the record names the variant; the identity does not
     vectors = _vectors(vault)
     _, passages = _texts(vault)
     kinds = {"held": 0, "searched": 0}
@@ -99,38 +99,50 @@ def test_a_searched_passage_never_takes_a_held_vector_of_the_same_text(make_vaul
     assert all(np.allclose(at_once[i], step_by_step[i], atol=1e-6) for i in at_once)
 
 
-def test_switching_the_variant_embeds_the_vault_again_and_never_mixes(make_vault, variants):
+def test_switching_the_variant_embeds_the_held_passages_again_never_the_chunks(make_vault, variants):
+    """An upgrade to int8 passages (or any switch) re-embeds the held passages only: the chunks keep
+    their ids and vectors and the main model is not called (it re-embedded every chunk of every
+    vault when the identity named the variant); no held vector of the old variant stays."""
     main, held = variants
     root = make_vault({"notes/Ana.md": NOTE})
     vault = open_vault(root, embedder="fake", passage_variant="same")
     vault.index()
     before = _vectors(vault)
     vault.close()
+    main_calls = main.calls
     vault = open_vault(root, embedder="fake", passage_variant="int8")
     report = vault.index()
-    assert any("embedder changed" in n for n in report.notices)
+    assert not any("embedder changed" in n for n in report.notices)
+    assert main.calls == main_calls  # nothing embedded by the chunks' model
     after = _vectors(vault)
     _, passages = _texts(vault)
-    assert sorted(after) == sorted(before)
-    for pid in (p for p in passages if is_held(p)):
+    searched = {i for i in before if not is_held(i)}
+    assert searched and {i for i in after if not is_held(i)} == searched
+    assert all(np.allclose(after[i], before[i], atol=1e-6) for i in searched)
+    held_before = {i for i in before if is_held(i)}
+    held_after = {i for i in after if is_held(i)}
+    assert held_after and not held_after & held_before  # the old variant's rows left the index
+    for pid in held_after:
         assert np.allclose(after[pid], held.embed_passages([passages[pid]])[0], atol=2e-3)
-        assert not np.allclose(after[pid], before[pid], atol=2e-3)
     vault.close()
     calls = held.calls
     vault = open_vault(root, embedder="fake", passage_variant="same")  # back: the first vectors, from the vector cache
     report = vault.index()
     assert report.embedded_now == 0 and held.calls == calls
     back = _vectors(vault)
+    assert sorted(back) == sorted(before)
     assert all(np.allclose(back[i], before[i], atol=1e-6) for i in before)
 
 
-def test_the_identity_names_the_held_variant():
+def test_the_identity_is_the_main_models_and_the_held_passages_name_their_variant():
+    from wikimem.embed.held import held_tag
     main = FakeEmbedder()
     both = HeldVariantEmbedder(main, Reversed(), "int8")
-    assert both.identity.key != main.identity.key and "held-int8" in both.identity.key
-    assert both.identity.dim == main.identity.dim and both.identity.model == main.identity.model
+    assert both.identity == main.identity  # the chunks' hashes and vectors do not depend on it
     assert np.array_equal(both.embed_query("plums"), main.embed_query("plums"))
-    assert both.held_key.startswith(both.identity.key) and both.held_key != both.identity.key
+    assert both.held_key.startswith(main.identity.key) and "int8" in both.held_key
+    assert HeldVariantEmbedder(main, Reversed(), "mixed").held_key != both.held_key
+    assert "int8" in held_tag(both) and held_tag(main) == ""
 
 
 def test_a_switch_rewrites_the_passage_rows_so_it_equals_a_rebuild(make_vault, variants):

