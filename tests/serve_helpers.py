@@ -78,3 +78,20 @@ def live_server(pairs: list[tuple[str, Path]], store, forward: bool = False, **c
         thread.join(timeout=15)
         for host in hosts.values():
             host.stop()
+
+
+def found_paths(url: str, name: str, word: str) -> list[str]:
+    """The pages a running server's lexical search finds for ``word`` ([] while it cannot answer)."""
+    try:
+        r = httpx.get(f"{url}/v1/vaults/{name}/search", params={"q": word, "limit": 5, "mode": "lexical"}, timeout=30)
+        return [h["path"] for h in r.json().get("hits", [])] if r.status_code == 200 else []
+    except httpx.HTTPError:
+        return []
+
+
+def vault_health(url: str) -> dict:
+    """The first vault's part of a running server's /health ({} while it cannot answer)."""
+    try:
+        return httpx.get(url + "/health", timeout=30).json()["per_vault"][0]
+    except (httpx.HTTPError, ValueError, KeyError, IndexError):
+        return {}

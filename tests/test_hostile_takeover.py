@@ -9,32 +9,16 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import psycopg
 import pytest
 
-from serve_helpers import free_port, stop_servers, wait_healthy
+from serve_helpers import found_paths, free_port, stop_servers, vault_health, wait_healthy
 from test_watch_support import until
 
 CEILING_S = 120.0  # measured ~5-10 s; two loaded cores vary
-
-
-def _search(url: str, name: str, word: str) -> list[str]:
-    try:
-        r = httpx.get(f"{url}/v1/vaults/{name}/search", params={"q": word, "limit": 5, "mode": "lexical"}, timeout=30)
-        return [h["path"] for h in r.json().get("hits", [])] if r.status_code == 200 else []
-    except httpx.HTTPError:
-        return []
-
-
-def _watcher(url: str) -> dict:
-    try:
-        return httpx.get(url + "/health", timeout=30).json()["per_vault"][0]["watcher"]
-    except (httpx.HTTPError, ValueError, KeyError, IndexError):
-        return {}
 
 
 @pytest.mark.slow
@@ -61,13 +45,13 @@ def test_kill_9_mid_build_then_the_standby_takes_over_with_nothing_lost(tmp_path
                 wait_healthy(url, timeout=120)
             except TimeoutError:
                 raise AssertionError(log.read_text()[-3000:]) from None
-        assert until(lambda: _watcher(urls[0]).get("state") == "idle", timeout=CEILING_S)
-        assert _watcher(urls[1]).get("standby") is True
+        assert until(lambda: vault_health(urls[0]).get("watcher", {}).get("state") == "idle", timeout=CEILING_S)
+        assert vault_health(urls[1]).get("watcher", {}).get("standby") is True
         # a burst of new notes: the watcher builds them; it is killed while it does
         for i in range(400):
             (root / "notes" / f"burst{i}.md").write_text(f"# Burst {i}\n\nburstword{i} " + "filler " * 200 + "\n",
                                                          encoding="utf-8")
-        saw = until(lambda: _watcher(urls[0]).get("state") == "building", timeout=30, every=0.02)
+        saw = until(lambda: vault_health(urls[0]).get("watcher", {}).get("state") == "building", timeout=30, every=0.02)
         procs[0].send_signal(signal.SIGKILL)
         procs[0].wait(30)
         assert saw, "the watcher was never seen building: the kill did not land mid-build"
@@ -80,9 +64,9 @@ def test_kill_9_mid_build_then_the_standby_takes_over_with_nothing_lost(tmp_path
         for word, path in (("kiwimarrow", "notes/seed3.md"), ("gapword", "notes/gap.md"),
                            ("apiword", "notes/api.md"), ("burstword399", "notes/burst399.md"),
                            ("burstword0", "notes/burst0.md"), ("seedword7", "notes/seed7.md")):
-            assert until(lambda: _search(urls[1], name, word) == [path], timeout=CEILING_S), \
-                (word, saw, _watcher(urls[1]), logs[1].read_text()[-3000:])
-        assert _watcher(urls[1]).get("here") is True
+            assert until(lambda: found_paths(urls[1], name, word) == [path], timeout=CEILING_S), \
+                (word, saw, vault_health(urls[1]).get("watcher", {}), logs[1].read_text()[-3000:])
+        assert vault_health(urls[1]).get("watcher", {}).get("here") is True
         assert (root / "notes" / "api.md").read_text(encoding="utf-8") == \
             "# Api\n\napiword written through the standby.\n"
         assert (root / "notes" / "seed3.md").read_text(encoding="utf-8") == "# Seed 3\n\nnow a kiwimarrow.\n"

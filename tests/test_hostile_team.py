@@ -16,27 +16,12 @@ import httpx
 import psycopg
 import pytest
 
-from serve_helpers import free_port, stop_servers, wait_healthy
+from serve_helpers import found_paths, free_port, stop_servers, vault_health, wait_healthy
 from test_watch_support import until
 from wikimem.api import open_vault
 
 CEILING_S = 120.0
 N = 15
-
-
-def _search(url: str, name: str, word: str) -> list[str]:
-    try:
-        r = httpx.get(f"{url}/v1/vaults/{name}/search", params={"q": word, "limit": 5, "mode": "lexical"}, timeout=30)
-        return [h["path"] for h in r.json().get("hits", [])] if r.status_code == 200 else []
-    except httpx.HTTPError:
-        return []
-
-
-def _health(url: str) -> dict:
-    try:
-        return httpx.get(url + "/health", timeout=30).json()["per_vault"][0]
-    except (httpx.HTTPError, ValueError, KeyError, IndexError):
-        return {}
 
 
 def _serve(tmp_path: Path, root: Path, pg_database: str, vault_id: str):
@@ -103,8 +88,8 @@ def test_two_processes_write_one_vault_at_once_and_nothing_is_lost(tmp_path, pg_
         for kind in ("api", "vault", "disk"):
             for i in (0, N - 1):
                 path = f"notes/{kind}{i}.md"
-                assert until(lambda: _search(url, name, f"{kind}word{i}") == [path], timeout=CEILING_S), \
-                    (path, _health(url), log.read_text()[-3000:])
+                assert until(lambda: found_paths(url, name, f"{kind}word{i}") == [path], timeout=CEILING_S), \
+                    (path, vault_health(url), log.read_text()[-3000:])
                 assert [h.path for h in other.search(f"{kind}word{i}", mode="lexical").hits] == [path]
     finally:
         other.close()
@@ -144,23 +129,23 @@ def test_every_session_ended_under_a_watching_serve_twice_and_it_comes_back(tmp_
 
     asker = threading.Thread(target=ask)
     try:
-        assert until(lambda: _health(url).get("watcher", {}).get("state") == "idle", timeout=CEILING_S)
+        assert until(lambda: vault_health(url).get("watcher", {}).get("state") == "idle", timeout=CEILING_S)
         asker.start()
         _end_every_session(pg_database)  # idle
         (root / "notes" / "after1.md").write_text("# After 1\n\nfirstcutword\n", encoding="utf-8")
-        assert until(lambda: _search(url, name, "firstcutword") == ["notes/after1.md"], timeout=CEILING_S), \
-            (_health(url), log.read_text()[-3000:])
+        assert until(lambda: found_paths(url, name, "firstcutword") == ["notes/after1.md"], timeout=CEILING_S), \
+            (vault_health(url), log.read_text()[-3000:])
         for i in range(300):  # a burst, and the cut while it is built
             (root / "notes" / f"burst{i}.md").write_text(f"# Burst {i}\n\nburstword{i} " + "filler " * 150 + "\n",
                                                          encoding="utf-8")
-        until(lambda: _health(url).get("watcher", {}).get("state") == "building", timeout=30, every=0.02)
+        until(lambda: vault_health(url).get("watcher", {}).get("state") == "building", timeout=30, every=0.02)
         _end_every_session(pg_database)
         (root / "notes" / "after2.md").write_text("# After 2\n\nsecondcutword\n", encoding="utf-8")
         for word, path in (("secondcutword", "notes/after2.md"), ("burstword299", "notes/burst299.md"),
                            ("burstword0", "notes/burst0.md")):
-            assert until(lambda: _search(url, name, word) == [path], timeout=CEILING_S), \
-                (word, _health(url), log.read_text()[-3000:])
-        health = _health(url)
+            assert until(lambda: found_paths(url, name, word) == [path], timeout=CEILING_S), \
+                (word, vault_health(url), log.read_text()[-3000:])
+        health = vault_health(url)
         assert health["watcher"]["here"] is True and health["watcher"]["alive"] is True, health
         assert health["ok"] is True, health
     finally:
@@ -209,8 +194,8 @@ def test_a_serve_started_while_the_database_is_away_comes_up_when_it_is_back(tmp
             db.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
         (root / "notes" / "b.md").write_text("# B\n\nbetaword\n", encoding="utf-8")
         for word, path in (("alphaword", "notes/a.md"), ("betaword", "notes/b.md")):
-            assert until(lambda: _search(url, root.name, word) == [path], timeout=CEILING_S), \
-                (word, _health(url), log.read_text()[-3000:])
+            assert until(lambda: found_paths(url, root.name, word) == [path], timeout=CEILING_S), \
+                (word, vault_health(url), log.read_text()[-3000:])
         assert answers() == 200
     finally:
         with psycopg.connect(admin, autocommit=True) as db:

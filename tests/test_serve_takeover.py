@@ -10,11 +10,10 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from conftest import copy_vault
-from serve_helpers import free_port, stop_servers, wait_healthy
+from serve_helpers import found_paths, free_port, stop_servers, vault_health, wait_healthy
 from test_watch_support import until
 from wikimem.serve.app import start_hosts
 
@@ -62,18 +61,6 @@ def test_only_one_of_two_standbys_takes_over(make_vault):
             h.stop()
 
 
-def _search(url: str, name: str, word: str) -> list[str]:
-    try:
-        r = httpx.get(f"{url}/v1/vaults/{name}/search", params={"q": word, "limit": 5, "mode": "lexical"}, timeout=30)
-        return [h["path"] for h in r.json().get("hits", [])] if r.status_code == 200 else []
-    except httpx.HTTPError:
-        return []
-
-
-def _watcher(url: str) -> dict:
-    return httpx.get(url + "/health", timeout=30).json()["per_vault"][0]["watcher"]
-
-
 def _kill_the_watcher_and_edit(tmp_path: Path, env: dict[str, str]) -> None:
     """Two `wikimem serve` processes of one vault, both started alike; ``kill -9`` the one that
     watches, edit a note on disk: it becomes searchable through the other."""
@@ -96,23 +83,23 @@ def _kill_the_watcher_and_edit(tmp_path: Path, env: dict[str, str]) -> None:
             except TimeoutError:
                 raise AssertionError(log.read_text()[-3000:]) from None
         name = root.name
-        assert _watcher(urls[0])["here"] is True
-        standby = _watcher(urls[1])
+        assert vault_health(urls[0]).get("watcher", {})["here"] is True
+        standby = vault_health(urls[1]).get("watcher", {})
         assert standby["here"] is False and standby["standby"] is True and standby["holder"] == procs[0].pid, standby
         procs[0].send_signal(signal.SIGKILL)
         procs[0].wait(30)
         (root / "concepts" / "Quokka.md").write_text("# Quokka\n\nA quokkafrond smiles on Rottnest.\n",
                                                      encoding="utf-8")
         killed = time.monotonic()
-        assert until(lambda: _search(urls[1], name, "quokkafrond") == ["concepts/Quokka.md"], timeout=CEILING_S), \
-            (_watcher(urls[1]), logs[1].read_text()[-3000:])
+        assert until(lambda: found_paths(urls[1], name, "quokkafrond") == ["concepts/Quokka.md"], timeout=CEILING_S), \
+            (vault_health(urls[1]).get("watcher", {}), logs[1].read_text()[-3000:])
         print(f"edit searchable through the standby {time.monotonic() - killed:.2f} s after kill -9")
-        said = _watcher(urls[1])
+        said = vault_health(urls[1]).get("watcher", {})
         assert said["here"] is True and said["alive"] is True and said["pid"] == procs[1].pid and said["took_over_at"]
         assert f"took over watching {name}" in logs[1].read_text()
         # and it follows the next edit as a watcher does
         (root / "concepts" / "Quokka.md").write_text("# Quokka\n\nNow a wombatquill.\n", encoding="utf-8")
-        assert until(lambda: _search(urls[1], name, "wombatquill") == ["concepts/Quokka.md"], timeout=CEILING_S)
+        assert until(lambda: found_paths(urls[1], name, "wombatquill") == ["concepts/Quokka.md"], timeout=CEILING_S)
     finally:
         stop_servers(procs)
 
