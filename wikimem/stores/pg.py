@@ -114,6 +114,12 @@ def ended_by_server(conn) -> bool:
         return True
 
 
+def gone(conn) -> bool:
+    """Whether a held connection cannot be asked again: none, closed, broken, or ended by the server
+    while idle (``ended_by_server``)."""
+    return conn is None or conn.closed or conn.broken or ended_by_server(conn)
+
+
 @contextlib.contextmanager
 def lost_is_unavailable(url: str, what: str) -> Iterator[None]:
     """A connection that breaks inside (the server restarted, a network cut, the session ended) is

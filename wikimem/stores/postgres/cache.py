@@ -188,8 +188,7 @@ class PgCache(StoresBase):
         """This thread's psycopg connection, on the schema this thread reads and writes."""
         held = getattr(self._pg_local, "conn", None)
         schema = self._schema_now()
-        if (held is not None and not getattr(self._local, "lock_depth", 0) and not held[1].closed
-                and not held[1].broken and pg.ended_by_server(held[1])):
+        if held is not None and not getattr(self._local, "lock_depth", 0) and pg.gone(held[1]):
             # the server ended it while idle (a restart): a new one, not an error. Not inside a write:
             # the writer lock's session may have ended too, so a write goes on on no new connection
             self.close_thread()
@@ -266,7 +265,7 @@ class PgCache(StoresBase):
         if not getattr(self._local, "lock_depth", 0):
             return
         conn = self._lock_session
-        if conn is None or conn.closed or conn.broken or pg.ended_by_server(conn):
+        if pg.gone(conn):
             self._drop_lock_session()
             raise pg.DatabaseUnavailable(f"the writer lock on {self._lock_subject} was lost mid-write (the database "
                                          "ended its session: a restart, a failover, idle_session_timeout); this "
@@ -424,10 +423,8 @@ class PgCache(StoresBase):
         never blocks). The session is kept between writes (only this process's thread lock, held
         around this, uses it): a connection per write cost ~7 ms of every watcher update."""
         conn = self._lock_session
-        if conn is not None and not conn.closed and not conn.broken and pg.ended_by_server(conn):
-            self._drop_lock_session()  # ended while idle (a restart): its lock went with it; a new session
-            conn = None
-        if conn is None or conn.closed or conn.broken:
+        if pg.gone(conn):  # none yet, or ended while idle (a restart): its lock went with it; a new session
+            self._drop_lock_session()
             conn = self._lock_session = pg.connect(self.url, "the wikimem database")
         key = (self.schema,)
         try:
@@ -457,7 +454,7 @@ class PgCache(StoresBase):
 
     def _writer_started(self) -> None:
         held = getattr(self._pg_local, "conn", None)
-        if held is not None and not held[1].closed and not held[1].broken and pg.ended_by_server(held[1]):
+        if held is not None and pg.gone(held[1]):
             self.close_thread()  # ended while idle; the lock was just taken on a live session: a new one
         with pg.lost_is_unavailable(self.url, "the wikimem database"):  # a role that may not build: the GRANT
             made = self._ensure_schema(self.schema)
