@@ -137,3 +137,4 @@ class DatabaseUnavailable(WikimemError):
     (Here, not in stores.pg, so the server maps it to 503 without importing the stores.)"""
 
     exit_code = 2
+    lasting = False  # True: waiting does not mend it (a grant, a newer wikimem, a replica): no Retry-After

@@ -111,7 +111,7 @@ def api_error(exc: BaseException) -> ApiError:
             elif isinstance(exc, NoteReadError) and isinstance(exc.__cause__, FileNotFoundError):
                 status = 404  # no such page
             error = ApiError(status, str(exc), type(exc).__name__)
-            if status == 503 and type(exc).__name__ not in ("NewerSchema", "MissingGrant", "ReadOnlyDatabase"):  # a retry mends neither
+            if status == 503 and not getattr(exc, "lasting", False):  # a retry mends it: say when to try again
                 error.headers["Retry-After"] = "2"
             return error
     if isinstance(exc, (OSError, ValueError, TypeError)):

@@ -151,6 +151,8 @@ class ReadOnlyDatabase(DatabaseUnavailable):
     """The database accepts no writes (a read replica, ``default_transaction_read_only``): a
     setting to change or a server to point at, not something a retry mends."""
 
+    lasting = True
+
 
 def read_only(url: str | None, what: str = "the wikimem database") -> ReadOnlyDatabase:
     where = f" at {server_name(url)}" if url else ""
@@ -163,6 +165,8 @@ class NewerSchema(DatabaseUnavailable):
     """The database holds tables of a newer version than this wikimem writes: a teammate upgraded.
     Dropping them (what a cache of another version gets) would have two versions of wikimem
     rebuilding each other's tables in turn on a shared database, so they are left alone."""
+
+    lasting = True
 
 
 def ensure_schema(db, component: str, version: int, create: Callable[[Any], None], drop: Callable[[Any], None],

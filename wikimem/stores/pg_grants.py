@@ -29,6 +29,8 @@ class MissingGrant(DatabaseUnavailable):
     """The database refused this role something it needs: one line naming the GRANT (exit 2; in
     ``serve`` a 503 without Retry-After, since waiting does not mend it)."""
 
+    lasting = True
+
 
 def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'

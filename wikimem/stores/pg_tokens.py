@@ -91,6 +91,8 @@ def active(db) -> list[tuple[str, str, str, str, str]]:
 class TokenTableDamaged(pg.DatabaseUnavailable):
     """The token table's columns are not this version's: waiting does not mend it."""
 
+    lasting = True
+
 
 def _refuse_newer(db, version: int | None = None) -> None:
     if version is None:
