@@ -49,6 +49,14 @@ def shared_embeddings(settings: "Settings"):
     return SharedEmbeddings(url)
 
 
+
+def with_this_thread(conns: list[tuple[threading.Thread, Any]], conn: Any) -> tuple[list[tuple[threading.Thread, Any]], list[Any]]:
+    """``conns`` (each thread's connection, with its thread) less those of threads that ended, plus
+    ``conn`` for this one; and the ended threads' connections, for the caller to close (a pool thread
+    that ended, as serve's idle ones do after 10 s, otherwise kept its descriptors or its session)."""
+    live = [(t, c) for t, c in conns if t.is_alive()]
+    return live + [(threading.current_thread(), conn)], [c for t, c in conns if not t.is_alive()]
+
 class StoresBase(SideFiles):
     """The parts every engine's bundle has (see the module docstring); an engine supplies ``db``,
     ``transaction``, ``snapshot``, ``_vector_store``, ``_process_lock`` and its lifecycle."""

@@ -35,7 +35,7 @@ from ... import __version__
 from ...errors import DiskFullError, LockError
 from ...vault.files import atomic_write_bytes
 from ..analysis import ANALYZER
-from ..bundle import StoresBase
+from ..bundle import StoresBase, with_this_thread
 from ..manifest import SCHEMA_VERSION
 from ..sidefiles import flock_holder, not_damage, pid_alive, raise_if_not_damage
 from .manifest_sql import SCHEMA_SQL, VECTORS_SQL
@@ -177,9 +177,8 @@ class CacheDir(StoresBase):
                 uri += "&immutable=1"  # a WAL database on a read-only mount: nobody can change it
             db = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None, check_same_thread=False)
         with self._conns_lock:
-            ended = [c for t, c in self._conns if not t.is_alive()]
-            self._conns = [(t, c) for t, c in self._conns if t.is_alive()] + [(threading.current_thread(), db)]
-        for old in ended:  # a pool thread that ended (serve's idle ones do after 10 s): its descriptors go
+            self._conns, ended = with_this_thread(self._conns, db)
+        for old in ended:
             with contextlib.suppress(sqlite3.Error):
                 old.close()
         return db

@@ -34,7 +34,7 @@ from ... import __version__
 from ...errors import LockError
 from .. import pg, pg_grants
 from ..analysis import ANALYZER
-from ..bundle import StoresBase
+from ..bundle import StoresBase, with_this_thread
 from ..manifest import SCHEMA_VERSION
 from ..shared_embeddings import SharedEmbeddings
 from ..vectorstore import VectorsBase, id_signature
@@ -211,9 +211,8 @@ class PgCache(StoresBase):
         pg_tables.use(conn, schema)
         self._pg_local.conn = (schema, conn)
         with self._conns_lock:
-            ended = [(t, c) for t, c in self._pg_conns if not t.is_alive()]
-            self._pg_conns = [(t, c) for t, c in self._pg_conns if t.is_alive()] + [(threading.current_thread(), conn)]
-        for _thread, old in ended:  # a pool thread that ended (serve's idle ones do after 10 s): its session goes
+            self._pg_conns, ended = with_this_thread(self._pg_conns, conn)
+        for old in ended:
             with contextlib.suppress(Exception):
                 old.close()
         return conn
