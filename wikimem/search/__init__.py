@@ -242,7 +242,7 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
         def run_lexical():
             if mode != "hybrid":
                 return rankers.lexical(cache, query, n, lex_filters, excluded), 1.0
-            return rankers.lexical(cache, query, n, lex_filters, excluded, reach=True)
+            return rankers.lexical_and_reach(cache, query, n, lex_filters, excluded)
         if ready is not None:
             # BM25 runs in SQLite (which releases the GIL) on its own connection while FAISS
             # searches here on one thread: the two sides overlap instead of adding up

@@ -27,16 +27,19 @@ class Nearest(NamedTuple):
     passage_id: int | None
 
 
-def lexical(cache, query: str, n: int, filters, exclude, reach: bool = False):
+def lexical(cache, query: str, n: int, filters, exclude) -> list[tuple[str, float]]:
     """BM25's top ``n`` (the lexical store), on this thread's connection in one committed state: a
-    hybrid search runs it on the vault's worker threads (``cache.runtime.pool()``). ``reach``: also
-    how much of the query the lexical side can match (``lexical_reach``; 1.0 when nothing was found),
-    read in the same state: returns (hits, reach)."""
+    hybrid search runs it on the vault's worker threads (``cache.runtime.pool()``)."""
+    with cache.reading() as manifest:
+        return manifest.lexical.search(query, n, filters, exclude=exclude)
+
+
+def lexical_and_reach(cache, query: str, n: int, filters, exclude) -> tuple[list[tuple[str, float]], float]:
+    """``lexical``, and how much of the query the lexical side can match (``lexical_reach``; 1.0 when
+    nothing was found), read in the same committed state."""
     with cache.reading() as manifest:
         index = manifest.lexical  # one object for both questions: it may keep what the first read
         found = index.search(query, n, filters, exclude=exclude)
-        if not reach:
-            return found
         return found, (_reach(index, query) if found else 1.0)
 
 
