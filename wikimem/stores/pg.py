@@ -169,6 +169,21 @@ class NewerSchema(DatabaseUnavailable):
     lasting = True
 
 
+def table_exists(db, name: str) -> bool:
+    return bool(db.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()[0])
+
+
+def columns_problem(db, table: str, columns: str) -> str | None:
+    """None when ``table`` has ``columns`` (a comma-separated list), else the server's reason in one
+    line; asked in a savepoint, so the transaction around it goes on either way."""
+    try:
+        with db.transaction():
+            db.execute(f"SELECT {columns} FROM {table} LIMIT 0")
+        return None
+    except psycopg().Error as exc:
+        return " ".join(str(exc).splitlines()[0].split())
+
+
 def ensure_schema(db, component: str, version: int, create: Callable[[Any], None], drop: Callable[[Any], None],
                   migrations: Mapping[int, Callable[[Any], None]] | None = None, what: str | None = None,
                   present: Callable[[Any], bool] | None = None) -> bool:

@@ -24,17 +24,14 @@ COLUMNS = "name, vault, scope, sha256, created"
 
 
 def _create(db) -> None:
-    if db.execute("SELECT to_regclass('wikimem_tokens') IS NOT NULL").fetchone()[0]:
+    if pg.table_exists(db, "wikimem_tokens"):
         # its version row is gone (a hand reset of wikimem_schema): access is kept, never dropped;
         # adopted when it has this version's columns
-        try:
-            with db.transaction():
-                db.execute(f"SELECT {COLUMNS}, revoked FROM wikimem_tokens LIMIT 0")
-                return
-        except pg.psycopg().Error as exc:
-            raise TokenTableDamaged(f"the token table (wikimem_tokens) has no version row and is not as this "
-                                    f"wikimem makes it ({' '.join(str(exc).splitlines()[0].split())}); fix or drop it "
-                                    "and add the tokens again") from None
+        problem = pg.columns_problem(db, "wikimem_tokens", f"{COLUMNS}, revoked")
+        if problem is None:
+            return
+        raise TokenTableDamaged(f"the token table (wikimem_tokens) has no version row and is not as this "
+                                f"wikimem makes it ({problem}); fix or drop it and add the tokens again")
     db.execute("CREATE TABLE wikimem_tokens (name text NOT NULL, vault text NOT NULL, scope text NOT NULL, "
                "sha256 text NOT NULL UNIQUE, created text NOT NULL, revoked timestamptz)")
     db.execute("CREATE UNIQUE INDEX wikimem_tokens_live_name ON wikimem_tokens (name) WHERE revoked IS NULL")
@@ -44,13 +41,13 @@ def _drop(db) -> None:
     """Reached only for a table dropped by hand (its version row stayed): nothing left to drop, and
     it is made again empty (the tokens it held are gone with it). At version 1 no older version
     exists to drop (see the module docstring): a table still there is left alone."""
-    if db.execute("SELECT to_regclass('wikimem_tokens') IS NOT NULL").fetchone()[0]:
+    if pg.table_exists(db, "wikimem_tokens"):
         raise pg.NewerSchema("the token table's version is older than any this wikimem knows; it is left alone")
 
 
 def ensure(db) -> None:
     pg.ensure_schema(db, COMPONENT, VERSION, _create, _drop, what="the token table (wikimem_tokens)",
-                     present=lambda conn: conn.execute("SELECT to_regclass('wikimem_tokens') IS NOT NULL").fetchone()[0])
+                     present=lambda conn: pg.table_exists(conn, "wikimem_tokens"))
 
 
 ACTIVE = ("SELECT s.version, t.name, t.vault, t.scope, t.sha256, t.created FROM (SELECT 1) one "

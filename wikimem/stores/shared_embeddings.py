@@ -34,13 +34,10 @@ def _create(db) -> None:
     """The table, or the one there adopted when its version row is gone (a hand reset of
     wikimem_schema, a restore of the table alone) and it has this version's columns: what was
     embedded is the expensive part of a database, not dropped for a missing row."""
-    if db.execute("SELECT to_regclass('wikimem_embeddings') IS NOT NULL").fetchone()[0]:
-        try:
-            with db.transaction():
-                db.execute("SELECT embedder, hash, vec FROM wikimem_embeddings LIMIT 0")
-                return
-        except pg.psycopg().Error:
-            db.execute("DROP TABLE wikimem_embeddings")
+    if pg.table_exists(db, "wikimem_embeddings"):
+        if pg.columns_problem(db, "wikimem_embeddings", "embedder, hash, vec") is None:
+            return
+        db.execute("DROP TABLE wikimem_embeddings")
     db.execute("CREATE TABLE wikimem_embeddings (embedder text NOT NULL, hash text NOT NULL, vec bytea NOT NULL, "
                "PRIMARY KEY (embedder, hash))")
 

@@ -57,6 +57,10 @@ def quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def schema_exists(db, schema: str) -> bool:
+    return bool(db.execute("SELECT to_regnamespace(%s) IS NOT NULL", (quoted(schema),)).fetchone()[0])
+
+
 def ensure(db, schema: str) -> bool:
     """The vault's schema at this version (made, or dropped and made again); the connection's
     ``search_path`` set to it. Returns whether it was (re)made.
@@ -77,7 +81,7 @@ def ensure(db, schema: str) -> bool:
     kept: list[pg_grants.Grants] = []  # a schema of an older version made again keeps its readers' grants
 
     def create(conn) -> None:
-        if not kept and conn.execute("SELECT to_regnamespace(%s) IS NOT NULL", (quoted(schema),)).fetchone()[0]:
+        if not kept and schema_exists(conn, schema):
             drop(conn)  # tables with no version row (a restore of the schema alone, a hand reset): not trusted
         conn.execute(f"CREATE SCHEMA {quoted(schema)}")
         # the vault's tables made in its schema; the versions table still found where it is
@@ -102,8 +106,7 @@ def ensure(db, schema: str) -> bool:
     home = db.execute("SELECT current_schema()").fetchone()[0] or "public"
     made = pg.ensure_schema(db, f"vault:{schema}", SCHEMA_VERSION, create, drop,
                             {step: in_schema(fn) for step, fn in MIGRATIONS.items()}, what=f"the vault's tables ({schema})",
-                            present=lambda conn: conn.execute("SELECT to_regnamespace(%s) IS NOT NULL",
-                                                              (quoted(schema),)).fetchone()[0])
+                            present=lambda conn: schema_exists(conn, schema))
     use(db, schema)
     db._wikimem_home = home  # the versions table's schema: the next ensure on this connection reads it there
     return made
