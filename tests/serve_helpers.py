@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import subprocess
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -30,6 +31,24 @@ def wait_healthy(url: str, timeout: float = 60.0) -> None:
             pass
         time.sleep(0.1)
     raise TimeoutError(f"{url} did not come up")
+
+
+def serve_child(root: Path, port: int, env: dict[str, str], log: Path) -> subprocess.Popen:
+    """``wikimem serve ROOT --port PORT`` as a child process with ``env``, its output in ``log``."""
+    with open(log, "wb") as out:
+        return subprocess.Popen([str(Path(sys.executable).parent / "wikimem"), "serve", str(root), "--port", str(port)],
+                                env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+def up_or_log(url: str, log: Path, proc: subprocess.Popen | None = None, timeout: float = 120.0) -> None:
+    """Wait for ``url`` to answer /health; if it does not, fail the test with the end of its ``log``
+    (``proc``, when given, killed first)."""
+    try:
+        wait_healthy(url, timeout=timeout)
+    except TimeoutError:
+        if proc is not None:
+            proc.kill()
+        raise AssertionError(log.read_text()[-3000:]) from None
 
 
 def stop_servers(procs: list[subprocess.Popen]) -> None:

@@ -8,14 +8,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
-from pathlib import Path
 
 import httpx
 import psycopg
 import pytest
 
-from serve_helpers import found_paths, free_port, stop_servers, vault_health, wait_healthy
+from serve_helpers import found_paths, free_port, serve_child, stop_servers, up_or_log, vault_health
 from test_watch_support import until
 
 CEILING_S = 120.0  # measured ~5-10 s; two loaded cores vary
@@ -30,7 +28,6 @@ def test_kill_9_mid_build_then_the_standby_takes_over_with_nothing_lost(tmp_path
     env = {k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_")}
     env.update(WIKIMEM_STORE="postgres", WIKIMEM_DATABASE_URL=pg_database, WIKIMEM_VAULT_ID="hostile-takeover",
                WIKIMEM_EMBEDDER="none", WIKIMEM_TOKENS=str(tmp_path / "tokens.json"))
-    exe = str(Path(sys.executable).parent / "wikimem")
     ports = [free_port(), free_port()]
     urls = [f"http://127.0.0.1:{p}" for p in ports]
     logs = [tmp_path / f"serve{i}.log" for i in range(2)]
@@ -38,13 +35,8 @@ def test_kill_9_mid_build_then_the_standby_takes_over_with_nothing_lost(tmp_path
     name = root.name
     try:
         for port, url, log in zip(ports, urls, logs):
-            with open(log, "wb") as out:
-                procs.append(subprocess.Popen([exe, "serve", str(root), "--port", str(port)], env=env,
-                                              stdout=out, stderr=subprocess.STDOUT))
-            try:
-                wait_healthy(url, timeout=120)
-            except TimeoutError:
-                raise AssertionError(log.read_text()[-3000:]) from None
+            procs.append(serve_child(root, port, env, log))
+            up_or_log(url, log)
         assert until(lambda: vault_health(urls[0]).get("watcher", {}).get("state") == "idle", timeout=CEILING_S)
         assert vault_health(urls[1]).get("watcher", {}).get("standby") is True
         # a burst of new notes: the watcher builds them; it is killed while it does

@@ -6,8 +6,6 @@ running serve (a restart as a client sees it). Nothing written is lost, log.md k
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -16,7 +14,7 @@ import httpx
 import psycopg
 import pytest
 
-from serve_helpers import found_paths, free_port, stop_servers, vault_health, wait_healthy
+from serve_helpers import found_paths, free_port, serve_child, stop_servers, up_or_log, vault_health
 from test_watch_support import until
 from wikimem.api import open_vault
 
@@ -30,15 +28,9 @@ def _serve(tmp_path: Path, root: Path, pg_database: str, vault_id: str):
                WIKIMEM_EMBEDDER="none", WIKIMEM_TOKENS=str(tmp_path / "tokens.json"))
     port = free_port()
     log = tmp_path / "serve.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([str(Path(sys.executable).parent / "wikimem"), "serve", str(root), "--port", str(port)],
-                                env=env, stdout=out, stderr=subprocess.STDOUT)
+    proc = serve_child(root, port, env, log)
     url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, timeout=120)
-    except TimeoutError:
-        proc.kill()
-        raise AssertionError(log.read_text()[-3000:]) from None
+    up_or_log(url, log, proc)
     return proc, url, log
 
 
@@ -176,9 +168,7 @@ def test_a_serve_started_while_the_database_is_away_comes_up_when_it_is_back(tmp
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = tmp_path / "serve.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([str(Path(sys.executable).parent / "wikimem"), "serve", str(root), "--port", str(port)],
-                                env=env, stdout=out, stderr=subprocess.STDOUT)
+    proc = serve_child(root, port, env, log)
     try:
         def answers() -> int | None:
             try:

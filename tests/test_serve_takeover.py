@@ -6,14 +6,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from conftest import copy_vault
-from serve_helpers import found_paths, free_port, stop_servers, vault_health, wait_healthy
+from serve_helpers import found_paths, free_port, serve_child, stop_servers, up_or_log, vault_health
 from test_watch_support import until
 from wikimem.serve.app import start_hosts
 
@@ -68,20 +67,14 @@ def _kill_the_watcher_and_edit(tmp_path: Path, env: dict[str, str]) -> None:
     copy_vault(ROOT / "examples", root)
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("WIKIMEM_")}, **env,
            "WIKIMEM_EMBEDDER": "fake", "WIKIMEM_TOKENS": str(tmp_path / "tokens.json")}
-    exe = str(Path(sys.executable).parent / "wikimem")
     ports = [free_port(), free_port()]
     urls = [f"http://127.0.0.1:{p}" for p in ports]
     logs = [tmp_path / f"serve{i}.log" for i in range(2)]
     procs: list[subprocess.Popen] = []
     try:
         for port, url, log in zip(ports, urls, logs):
-            with open(log, "wb") as out:
-                procs.append(subprocess.Popen([exe, "serve", str(root), "--port", str(port)], env=env,
-                                              stdout=out, stderr=subprocess.STDOUT))
-            try:
-                wait_healthy(url, timeout=120)
-            except TimeoutError:
-                raise AssertionError(log.read_text()[-3000:]) from None
+            procs.append(serve_child(root, port, env, log))
+            up_or_log(url, log)
         name = root.name
         assert vault_health(urls[0]).get("watcher", {})["here"] is True
         standby = vault_health(urls[1]).get("watcher", {})
