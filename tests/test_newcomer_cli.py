@@ -1,5 +1,6 @@
 """Issue 26, items 14-16: one way to name the vault and pages, help that reads like a person wrote it."""
 import json
+import re
 
 import pytest
 import typer
@@ -177,3 +178,30 @@ def test_query_and_supersede_say_what_they_create_in_a_plain_folder_of_notes(tmp
     empty.mkdir()
     monkeypatch.chdir(empty)
     assert "wikimem init ." in runner.invoke(app, ["status"]).output
+
+
+def test_search_and_query_take_the_vault_after_the_words_as_ripgrep_takes_its_path(make_vault, monkeypatch, tmp_path):
+    # Was: `wikimem search tar archive ~/notes` searched for "tar archive ~/notes" in the current folder
+    root = make_vault({"SCHEMA.md": "# Schema\n", "tar.md": "# Tar\n\nExtract a tar archive with tar -xf.\n"})
+    (root / "concepts").mkdir()  # a vault's subfolder holds no marker: a word naming it stays a word
+    monkeypatch.chdir(tmp_path)
+    assert runner.invoke(app, ["index", str(root)]).exit_code == 0
+    found = runner.invoke(app, ["search", "extract", "tar", str(root), "--json", "--mode", "lexical"])
+    assert found.exit_code == 0, found.output
+    assert json.loads(found.output)["hits"][0]["path"] == "tar.md"
+    assert json.loads(found.output)["query"] == "extract tar"
+    answered = runner.invoke(app, ["query", "how to extract a tar archive", str(root), "--no-write", "--json"])
+    assert answered.exit_code == 0, answered.output
+    monkeypatch.chdir(root)
+    kept = runner.invoke(app, ["search", "tar", "concepts", "--json", "--mode", "lexical"])
+    assert json.loads(kept.output)["query"] == "tar concepts"
+
+
+def test_brackets_in_option_help_are_shown_not_read_as_markup():
+    # Was: "[property:value]" vanished from `wikimem search --help` (rich read it as a style tag)
+    for name, cmd in _commands().items():
+        shown = " ".join(runner.invoke(app, [name, "--help"], terminal_width=1000).output.split())
+        for param in cmd.params:
+            text = (getattr(param, "help", None) or "").replace("\\[", "[")
+            for bracketed in re.findall(r"\[[^\[\]]+\]", text):
+                assert bracketed in shown, (name, param.name, bracketed)

@@ -231,7 +231,9 @@ def query(question_words: list[str] = typer.Argument(..., metavar="QUESTION", he
     """Answer a question from the vault, each sentence cited as a wikilink to its page and heading, and
     file the answer back as queries/<question>.md (the same question again updates that page)."""
     from ..api import open_vault
+    from ..core import vault_from_words
 
+    question_words, vault = vault_from_words(question_words, vault)
     question = " ".join(question_words)
     v = _run(lambda: open_vault(vault))
     answer = _run(lambda: v.query(question, k=k, write=not no_write, llm=llm, llm_model=llm_model, llm_url=llm_url,

@@ -129,7 +129,7 @@ QUERY_AS_TYPED = {"ignore_unknown_options": True}
 @app.command(context_settings=QUERY_AS_TYPED)
 def search(query_words: list[str] = typer.Argument(..., metavar="QUERY",
                                                    help="What to look for (any language); Obsidian's operators "
-                                       "work: tag:, path:, file:, \"phrase\", -word, OR, [property:value], "
+                                       "work: tag:, path:, file:, \"phrase\", -word, OR, \\[property:value], "
                                        "line:(...), section:(...) (docs/search-syntax.md). Quotes optional."),
            vault: Optional[str] = VaultOpt,
            limit: int = typer.Option(10, "--limit", "-k", min=1, max=1000, help="How many results."),
@@ -157,7 +157,9 @@ def search(query_words: list[str] = typer.Argument(..., metavar="QUERY",
            as_json: bool = JsonOpt) -> None:
     """Hybrid search (BM25 + vectors + link graph) over the vault."""
     from ..api import open_vault
+    from ..core import vault_from_words
 
+    query_words, vault = vault_from_words(query_words, vault)
     query = " ".join(query_words)
     if server:
         return _remote_search(server, token, query, limit=limit, mode=mode, folder=folder, type=type_, tag=tag,
