@@ -64,14 +64,14 @@ def default_vault_path(path: str | os.PathLike[str] | None) -> Path:
                      f"or {_first_step(root)}")
 
 
-def vault_from_words(words: list[str], vault: str | None) -> tuple[list[str], str | None]:
+def vault_from_words(words: list[str], named: str | None) -> tuple[list[str], str | None]:
     """``wikimem search tar archive ~/notes`` as ripgrep takes ``rg PATTERN PATH``: when no
     ``--vault`` was given and the last of two or more query words is a folder that is a vault root
     (it holds .wikimem/, SCHEMA.md or .obsidian/), that word names the vault instead of being
     searched for. A vault's subfolder (``concepts``) holds no marker, so a word that happens to
     name one stays a word."""
-    if vault is not None or len(words) < 2:
-        return words, vault
+    if named is not None or len(words) < 2:
+        return words, named
     last = words[-1]
     folder = Path(last).expanduser()
     if not folder.is_absolute():
@@ -80,7 +80,7 @@ def vault_from_words(words: list[str], vault: str | None) -> tuple[list[str], st
         is_root = folder.is_dir() and any((folder / marker).exists() for marker in VAULT_MARKERS)
     except (OSError, ValueError):  # a word no path can be (NUL, too long): it is a word
         is_root = False
-    return (words[:-1], last) if is_root else (words, vault)
+    return (words[:-1], last) if is_root else (words, named)
 
 
 def _first_step(root: Path) -> str:
