@@ -205,3 +205,14 @@ def test_brackets_in_option_help_are_shown_not_read_as_markup():
             text = (getattr(param, "help", None) or "").replace("\\[", "[")
             for bracketed in re.findall(r"\[[^\[\]]+\]", text):
                 assert bracketed in shown, (name, param.name, bracketed)
+
+
+def test_command_help_flows_to_the_terminal_width():
+    # Was: a docstring's line breaks (written at 100 columns) were kept, so `wikimem --help` broke
+    # `remember`'s help mid-sentence at 80 columns ("... in the same order" / "are a duplicate ...")
+    listing = runner.invoke(app, ["--help"], terminal_width=80).output
+    assert "The same words in the same order are a duplicate" in " ".join(
+        line.strip(" │") for line in listing.splitlines())
+    for name, cmd in _commands().items():
+        for paragraph in (cmd.help or "").split("\n\n"):
+            assert "\n" not in paragraph, name

@@ -6,6 +6,8 @@ commands on it (imported here in the order ``wikimem --help`` lists them).
 """
 # imported for the commands they register, in the order `wikimem --help` lists them
 from . import vault, agents, knowledge, compiling, watching, graph, explore, health, serving  # noqa: F401,I001
-from .app import app, main
+from .app import app, flow_command_help, main
+
+flow_command_help()
 
 __all__ = ["app", "main"]

@@ -68,6 +68,19 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+def flow_command_help() -> None:
+    """Each command's help as flowing paragraphs: Typer's rich mode keeps a docstring's line breaks,
+    so a help written at 100 columns broke mid-sentence in ``wikimem --help``'s list of commands
+    and in each ``--help``. Called once every command is registered (``cli/__init__.py``)."""
+    import inspect
+    import re
+
+    for info in app.registered_commands:
+        text = info.help or inspect.getdoc(info.callback) or ""
+        if "\n" in text:
+            info.help = "\n\n".join(re.sub(r"\s*\n\s*", " ", part.strip()) for part in text.split("\n\n"))
+
+
 # Piped or redirected: one line per line, never wrapped at 80 columns, and tables as wide as their
 # contents (Rich assumes 80 columns off a terminal and cut ids and paths to fit).
 OFF_TERMINAL_WIDTH = 400
