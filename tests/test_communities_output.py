@@ -70,3 +70,17 @@ def test_own_writes_leave_the_cache_current(make_vault):
     result = runner.invoke(app, ["doctor", str(root), "--embedder", "none", "--json"])
     checks = {c["name"]: c for c in json.loads(result.stdout)["checks"]}
     assert checks["freshness"]["status"] == "ok", checks["freshness"]
+
+
+def test_a_folder_of_unlinked_notes_is_told_why_every_page_is_its_own_community(make_vault):
+    # Was: 320 tldr pages without links listed "318 communities over 320 pages" and nothing else
+    root, v = _vault(make_vault)
+    assert not v.communities().notices  # 1 of 7 pages alone: a normal vault says nothing
+    files = {f"n{i}.md": f"# Note {i}\n\nplain text {i}\n" for i in range(6)}
+    files["n0.md"] = "# Note 0\n\n[[n1]]\n"
+    loose = open_vault(make_vault(files, name="loose"), embedder="none")
+    loose.index()
+    notices = loose.communities().notices
+    assert any("4 of 6 pages link to no other page" in n and "--semantic" in n for n in notices), notices
+    result = runner.invoke(app, ["communities", "-V", str(loose.root)])
+    assert "4 of 6 pages link to no other page" in result.output

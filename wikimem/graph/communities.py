@@ -241,6 +241,10 @@ def compute(graph: PageGraph, resolution: float = DEFAULT_RESOLUTION, seed: int 
     scores = _hub_scores(n, ga, gb, gw, final)
     bridges = _bridges(paths, la, lb, lw, final)
 
+    alone = n - len(set(ga.tolist()) | set(gb.tolist()))
+    if alone * 2 > n:  # a folder of unlinked notes: hundreds of one-page "communities" say nothing
+        hint = "" if semantic else "; --semantic also joins each page to the pages nearest it in meaning"
+        notices = (*notices, f"{alone} of {n} pages link to no other page (each is a community of its own){hint}")
     labels = _label_tags(graph, final)
     communities = []
     for k, members in enumerate(ordered):
