@@ -94,8 +94,31 @@ def test_an_ambiguous_name_lists_the_candidates(name, candidates):
 
 
 def test_an_unknown_name_is_a_clear_error():
-    with pytest.raises(PageNotFoundError, match="page not found: .nothing."):
+    with pytest.raises(PageNotFoundError, match="page not found: .nothing.") as caught:
         find_page("nothing", PAGES)
+    assert "did you mean" not in str(caught.value)
+
+
+@pytest.mark.parametrize("typo, suggested", [
+    ("bm52", "'BM25'"),                                  # a file name
+    ("Okapi BM26", "'Okapi BM25'"),                      # a title
+    ("concepts/Reciprocal Rank Fusoin", "'Reciprocal Rank Fusion'"),
+    ("Dupp", "'a/Dup.md'"),                              # a name two pages share: one of their paths
+])
+def test_a_typo_is_answered_with_the_names_near_it(typo, suggested):
+    # Was: "page not found: 'gzp'" with no hint that the vault has gzip
+    with pytest.raises(PageNotFoundError, match="did you mean") as caught:
+        find_page(typo, PAGES)
+    assert suggested in str(caught.value)
+    assert find_page(suggested.strip("'"), PAGES)  # what it suggests is a name find_page takes
+
+
+def test_read_of_a_name_no_page_has_says_not_found_not_not_a_note(make_vault):
+    # Was: `wikimem read gzp` -> "gzp: not a note; only Markdown notes (.md) can be read as pages"
+    root = make_vault({"SCHEMA.md": "# Schema\n", "tools/gzip.md": "# gzip\n\nCompress files.\n"})
+    result = runner.invoke(app, ["read", "gzp", "-V", str(root)])
+    assert result.exit_code == 1 and "page not found: 'gzp'" in result.output and "'gzip'" in result.output
+    assert "Compress files." in runner.invoke(app, ["read", "gzip", "-V", str(root)]).output
 
 
 def _vault(make_vault):

@@ -94,7 +94,7 @@ def note_path(ctx, rel: str) -> str:
     return rel
 
 
-def existing_page(ctx, name: str) -> str:
+def existing_page(ctx, name: str, must_exist: bool = False) -> str:
     """The page ``name`` names, as the CLI's page arguments read it (a path with or without .md, a
     file name, a title or an alias: versions.find_named), for arguments naming a page that must
     exist (read, edit, move, delete). A path that exists, or a name nothing resolves, is returned
@@ -107,6 +107,8 @@ def existing_page(ctx, name: str) -> str:
     try:
         return find_named(ctx, all_pages(ctx), name)
     except PageNotFoundError:
+        if must_exist and not ctx.files.abspath(rel).exists():
+            raise  # "page not found: 'gzp' (did you mean 'gzip'? ...)", not "gzp: not a note"
         return rel
 
 
@@ -164,7 +166,7 @@ def _backlinks(found: "Manifest", path: str, clashes: frozenset[str] = frozenset
 def read_page(ctx, rel: str, heading: str | None = None) -> dict[str, Any]:
     """One page as an agent needs it: text (or one section), frontmatter, sha256, backlinks and
     the supersede chain. ``rel``: a path, or a file name, title or alias (``existing_page``)."""
-    rel = existing_page(ctx, rel)
+    rel = existing_page(ctx, rel, must_exist=True)
     refuse_unreadable(ctx, rel)  # reads follow the writes' rules: notes only, no dot folders, nothing ignored
     note = ctx.files.read_note(rel)
     page = parse_page(rel, note.text, note.sha256)

@@ -72,8 +72,37 @@ def _find(wanted: str, name: str, pages: Mapping[str, tuple[str, Iterable[str]]]
         return aliased[0]
     if aliased:
         raise _ambiguous(name, tuple(aliased), what)
-    raise PageNotFoundError(f"{what} not found: {name!r} (give a vault-relative path, a file name, a title or "
+    near = near_names(low, pages)
+    hint = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
+    raise PageNotFoundError(f"{what} not found: {name!r} ({hint}give a vault-relative path, a file name, a title or "
                             "an alias; run `wikimem index` if the page is new)")
+
+
+def near_names(low: str, pages: Mapping[str, tuple[str, Iterable[str]]], most: int = 3) -> list[str]:
+    """Up to ``most`` names of pages (file names, titles, aliases) spelled nearly as ``low`` (a
+    typo: "gzp" for gzip), as git suggests a command; a name shared by several pages is given as
+    one of their paths, which ``find_page`` takes without doubt."""
+    import difflib
+
+    names: dict[str, set[str]] = {}
+    for path, (title, aliases) in pages.items():
+        stem = path.rsplit("/", 1)[-1]
+        stem = stem[:-3] if stem.lower().endswith(".md") else stem
+        for shown in (stem, title or "", *aliases):
+            if shown.strip():
+                names.setdefault(shown.strip(), set()).add(path)
+    by_low: dict[str, str] = {}
+    for shown in sorted(names):
+        by_low.setdefault(shown.lower(), shown)
+    wanted = low.rsplit("/", 1)[-1].removesuffix(".md")
+    found = []
+    for close in difflib.get_close_matches(wanted, list(by_low), n=most, cutoff=0.75):
+        shown = by_low[close]
+        paths = names[shown]
+        pick = shown if len(paths) == 1 else sorted(paths)[0]
+        if pick not in found:
+            found.append(pick)
+    return found
 
 
 def _ambiguous(name: str, candidates: tuple[str, ...], what: str) -> AmbiguousPageError:
