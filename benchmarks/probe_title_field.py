@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -107,7 +106,7 @@ def main() -> None:
                          f"{sum(1 / r for r in rs if r) / n:.3f}")
         return " | ".join(cells)
     print(f"{args.split}, hybrid, hit@1 / hit@5 / MRR@10")
-    print("without the title field:", line(ranks()), file=sys.stdout)
+    print("without the title field:", line(ranks()))
     original = steps.STEPS
     fusion.run_steps.__defaults__ = (original[:2] + (step,) + original[2:],)
     try:
