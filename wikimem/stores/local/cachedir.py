@@ -38,6 +38,7 @@ from ..analysis import ANALYZER
 from ..bundle import StoresBase, with_this_thread
 from ..manifest import SCHEMA_VERSION
 from ..sidefiles import flock_holder, not_damage, pid_alive, raise_if_not_damage
+from .manifest import KeptConnection
 from .manifest_sql import SCHEMA_SQL, VECTORS_SQL
 
 log = logging.getLogger(__name__)
@@ -160,7 +161,8 @@ class CacheDir(StoresBase):
         if create:
             self.ensure_dir()
             fresh = not path.exists() or path.stat().st_size == 0
-            db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+            db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False,
+                                 factory=KeptConnection)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             if script and fresh:  # an existing file keeps what it has: a missing table is damage to find
@@ -175,7 +177,8 @@ class CacheDir(StoresBase):
             uri = f"file:{path}?mode={mode}"
             if mode == "ro" and not Path(str(path) + "-shm").exists():
                 uri += "&immutable=1"  # a WAL database on a read-only mount: nobody can change it
-            db = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None, check_same_thread=False)
+            db = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None, check_same_thread=False,
+                                 factory=KeptConnection)
         with self._conns_lock:
             self._conns, ended = with_this_thread(self._conns, db)
         for old in ended:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from ..manifest import Manifest
@@ -19,8 +18,13 @@ from . import manifest_sql
 if TYPE_CHECKING:
     from .lexical import Lexical
 
-_KEPT: dict[tuple[int, str], tuple[sqlite3.Connection, tuple[int, int, int], Any]] = {}
-_KEPT_LOCK = threading.Lock()
+class KeptConnection(sqlite3.Connection):
+    """A cache connection that carries what ``_unchanged_since`` read through it, so the memo goes
+    with the connection. It was a module-wide dict keyed by connection, which held every connection
+    it saw open: 4 file descriptors per vault a process opened and dropped without closing (a
+    library user's loop, the test suite reaching the 1,024 limit)."""
+
+    wikimem_kept: dict[str, tuple[tuple[int, int, int], Any]] | None = None
 
 
 def _unchanged_since(db: sqlite3.Connection, what: str, read: Callable[[], Any]) -> Any:
@@ -28,20 +32,21 @@ def _unchanged_since(db: sqlite3.Connection, what: str, read: Callable[[], Any])
     since: no other connection committed (``data_version``), this one changed no row
     (``total_changes``) and no schema (``schema_version``). A warm server asked for the manifest's
     meta several times a search read it from SQLite each time (a fifth of a search's time)."""
+    if not isinstance(db, KeptConnection):
+        return read()
     try:
         stamp = (db.execute("PRAGMA data_version").fetchone()[0], db.total_changes,
                  db.execute("PRAGMA schema_version").fetchone()[0])
     except sqlite3.Error:
         return read()
-    key = (id(db), what)
-    kept = _KEPT.get(key)
-    if kept is not None and kept[0] is db and kept[1] == stamp:
-        return kept[2]
+    kept = db.wikimem_kept
+    if kept is None:
+        kept = db.wikimem_kept = {}
+    entry = kept.get(what)
+    if entry is not None and entry[0] == stamp:
+        return entry[1]
     value = read()
-    with _KEPT_LOCK:
-        if len(_KEPT) > 256:  # connections of finished threads: keep this small
-            _KEPT.clear()
-        _KEPT[key] = (db, stamp, value)
+    kept[what] = (stamp, value)
     return value
 
 
