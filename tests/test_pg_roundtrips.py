@@ -205,3 +205,28 @@ def test_a_search_asks_the_lexical_side_in_two_statements_and_no_catalogue(make_
     assert [(h.path, round(h.score, 5)) for h in local.search("quokka wombat", mode="lexical", limit=5).hits] == pg_hits
     assert len(pg_hits) == 4  # "quokka" is in every note (no use in ranking): the four with "wombat"
     local.close()
+
+
+def test_a_hybrid_search_reads_each_chunk_and_passage_row_once(make_vault, pg_database):
+    """Inside a search's snapshot the first read of a chunk (or passage) row fetches all of it and
+    the later steps' questions about it (speakers, text, path, vector id, the whole chunk) are
+    answered from that row: a hybrid search sent 26 statements, eleven of them reads by id of rows
+    it had already read. The hits are the local store's."""
+    from wikimem.api import open_vault
+    files = {f"n{i}.md": (f"# Note {i}\n\nThe quokka {'wombat ' * (i % 3)}lives on island {i}. It eats leaves.\n\n"
+                          f"## Habits {i}\n\nA quokka sleeps by day and feeds by night, number {i}.\n")
+             for i in range(8)}
+    v = open_vault(make_vault(files), embedder="fake", store="postgres", database_url=pg_database, vault_id="rows")
+    v.index()
+    v.search("warm", limit=3)
+    with Sent() as sent:
+        pg_hits = [(h.path, h.line) for h in v.search("where does the quokka sleep", limit=5).hits]
+    v.close()
+    by_id = [s for s in sent.sent if s.startswith(("SELECT id, ", "SELECT vid, id FROM chunks",
+                                                     "SELECT pid, text FROM", "SELECT pid, vid FROM passages WHERE pid"))]
+    assert not by_id, by_id  # the column-by-column reads are answered from the rows
+    assert len(sent.sent) <= 20, sent.sent
+    local = open_vault(make_vault(files, name="local"), embedder="fake")
+    local.index()
+    assert [(h.path, h.line) for h in local.search("where does the quokka sleep", limit=5).hits] == pg_hits
+    local.close()

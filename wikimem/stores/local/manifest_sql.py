@@ -151,10 +151,15 @@ PUT_PASSAGE = "INSERT OR REPLACE INTO passages (pid, vid, ord, embed_hash, text)
 CLEAR_PASSAGES = "DELETE FROM passages"
 PASSAGE_OWNERS_IN = "SELECT pid, vid FROM passages WHERE pid IN ({marks})"
 PASSAGE_TEXTS_IN = "SELECT pid, text FROM passages WHERE pid IN ({marks})"
+PASSAGE_ROWS_IN = "SELECT pid, vid, text FROM passages WHERE pid IN ({marks})"
 
 
 def passages_of(is_held: bool) -> str:
     return f"SELECT pid, vid FROM passages WHERE {held('pid', is_held)} AND vid IN ({{marks}})"
+
+
+def passage_rows_of(is_held: bool) -> str:
+    return f"SELECT pid, vid, text FROM passages WHERE {held('pid', is_held)} AND vid IN ({{marks}})"
 
 
 def chunks_with_passages(is_held: bool) -> str:

@@ -40,6 +40,7 @@ from ..shared_embeddings import SharedEmbeddings
 from ..vectorstore import VectorsBase, id_signature
 from . import tables as pg_tables
 from .manifest import PgDB, PgManifest
+from .rows import SnapshotRows
 from .vectors import PgVectorIndex, create_table
 
 if TYPE_CHECKING:
@@ -219,7 +220,9 @@ class PgCache(StoresBase):
 
     @property
     def db(self) -> PgDB:  # type: ignore[override]
-        return PgDB(self.connection(), self.url, self._schema_now())
+        db = PgDB(self.connection(), self.url, self._schema_now())
+        db.rows = getattr(self._pg_local, "rows", None)  # inside this thread's snapshot: its rows
+        return db
 
     def _ensure_schema(self, schema: str) -> bool:
         conn = self.connection()
@@ -279,10 +282,12 @@ class PgCache(StoresBase):
         with pg.lost_is_unavailable(self.url, "the wikimem database"), db.conn.transaction():
             db.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             self._pg_local.memo = {}
+            db.rows = self._pg_local.rows = SnapshotRows()
             try:
                 yield db
             finally:
-                self._pg_local.memo = None
+                self._pg_local.memo = self._pg_local.rows = None
+                db.rows = None
 
     def memo(self, key, compute):
         """``compute()``, asked once per snapshot: nothing a snapshot reads can change while it is

@@ -14,8 +14,10 @@ import re
 from typing import Any, Iterable, Iterator, Sequence
 
 from .. import pg
-from ..manifest import Manifest
+from ...model import Chunk
+from ..manifest import Manifest, row_chunk
 from . import manifest_sql
+from .rows import ID, ORD, PATH, SPEAKERS, TEXT, VID, SnapshotRows
 
 
 def _values(row: Sequence[Any] | None) -> tuple | None:
@@ -33,6 +35,7 @@ class PgDB:
 
     def __init__(self, conn, url: str = "", schema: str | None = None):
         self.conn, self.url, self.schema = conn, url, schema
+        self.rows: SnapshotRows | None = None  # inside a read snapshot: the rows it read (rows.py)
 
     def execute(self, sql: str, params: Sequence[Any] | None = None):
         with pg.lost_is_unavailable(self.url, "the wikimem database"):
@@ -76,6 +79,62 @@ class PgManifest(Manifest):
         if not values:
             return iter(())
         return iter(self.db.execute(statement, (*args, values)).fetchall())
+
+    # -- by-id reads answered from the snapshot's rows (rows.py) ------------------------------------
+    def _chunk_rows(self, keys: Iterable, by_vid: bool = False) -> dict | None:
+        rows = getattr(self.db, "rows", None)
+        if rows is None:
+            return None
+        statement = self.sql.CHUNKS_BY_VID_IN if by_vid else self.sql.CHUNKS_BY_ID_IN
+        return rows.chunks(keys, by_vid, lambda sql, values: self._in(sql, values), statement)
+
+    def chunks_by_id(self, ids: Iterable[str]) -> dict[str, Chunk]:
+        rows = self._chunk_rows(ids)
+        return super().chunks_by_id(ids) if rows is None else {cid: row_chunk(r) for cid, r in rows.items()}
+
+    def chunk_texts_by_id(self, ids: Iterable[str]) -> dict[str, Any]:
+        rows = self._chunk_rows(ids)
+        return super().chunk_texts_by_id(ids) if rows is None else {cid: r[TEXT] for cid, r in rows.items()}
+
+    def chunk_speakers(self, ids: Iterable[str]) -> dict[str, Any]:
+        rows = self._chunk_rows(ids)
+        return super().chunk_speakers(ids) if rows is None else {cid: r[SPEAKERS] for cid, r in rows.items()}
+
+    def paths_by_id(self, ids: Iterable[str]) -> dict[str, tuple[str, tuple[str, ...], int]]:
+        rows = self._chunk_rows(ids)
+        if rows is None:
+            return super().paths_by_id(ids)
+        return {cid: (r[PATH], tuple(json.loads(r[SPEAKERS] or "[]")), r[ORD]) for cid, r in rows.items()}
+
+    def vids_by_id(self, ids: Iterable[str]) -> dict[str, int]:
+        rows = self._chunk_rows(ids)
+        return super().vids_by_id(ids) if rows is None else {cid: r[VID] for cid, r in rows.items()}
+
+    def chunk_ids_by_vid(self, vids: Iterable[int]) -> dict[int, str]:
+        rows = self._chunk_rows(vids, by_vid=True)
+        return super().chunk_ids_by_vid(vids) if rows is None else {vid: r[ID] for vid, r in rows.items()}
+
+    def _passage_rows(self, pids: Iterable[int]) -> dict[int, tuple[int, Any]] | None:
+        rows = getattr(self.db, "rows", None)
+        if rows is None:
+            return None
+        return rows.passage_rows(pids, lambda sql, values: self._in(sql, values), self.sql.PASSAGE_ROWS_IN)
+
+    def passage_owners(self, ids: Iterable[int]) -> dict[int, int]:
+        rows = self._passage_rows(ids)
+        return super().passage_owners(ids) if rows is None else {pid: r[0] for pid, r in rows.items()}
+
+    def passage_texts(self, pids: Iterable[int]) -> dict[int, str]:
+        rows = self._passage_rows(pids)
+        return super().passage_texts(pids) if rows is None else {pid: r[1] for pid, r in rows.items()}
+
+    def passages_of(self, vids: Iterable[int], held: bool) -> dict[int, int]:
+        rows = getattr(self.db, "rows", None)
+        if rows is None:
+            return super().passages_of(vids, held)
+        found = list(self._in(self.sql.passage_rows_of(held), list(vids)))
+        rows.add_passages(found)  # their texts are asked next (a held passage re-ranks by its text's content)
+        return {pid: vid for pid, vid, _text in found}
 
     def put_file(self, row: tuple) -> None:
         super().put_file(_page_json(row))

@@ -127,10 +127,15 @@ PUT_PASSAGE = _upsert("passages", ("pid", "vid", "ord", "embed_hash", "text"), (
 CLEAR_PASSAGES = "DELETE FROM passages"
 PASSAGE_OWNERS_IN = "SELECT pid, vid FROM passages WHERE pid = ANY(%s::bigint[])"
 PASSAGE_TEXTS_IN = "SELECT pid, text FROM passages WHERE pid = ANY(%s::bigint[])"
+PASSAGE_ROWS_IN = "SELECT pid, vid, text FROM passages WHERE pid = ANY(%s::bigint[])"
 
 
 def passages_of(is_held: bool) -> str:
     return f"SELECT pid, vid FROM passages WHERE {held('pid', is_held)} AND vid = ANY(%s::bigint[])"
+
+
+def passage_rows_of(is_held: bool) -> str:
+    return f"SELECT pid, vid, text FROM passages WHERE {held('pid', is_held)} AND vid = ANY(%s::bigint[])"
 
 
 def chunks_with_passages(is_held: bool) -> str:
