@@ -17,6 +17,7 @@ from test_watch_support import assert_equal_to_rebuild, settle, until
 from wikimem.api import open_vault
 from wikimem.errors import LockError
 from wikimem.watch import control, read_status
+from wikimem.watch import observing as observing_mod
 from wikimem.watch import watcher as watcher_mod
 from wikimem.watch.events import Batch, Changes, PathFilter, expand
 
@@ -244,11 +245,11 @@ def test_negative_debounce_is_refused(vault_root):
 
 # -- falling behind is never silent ----------------------------------------------------------------
 def test_watch_limit_falls_back_to_polling(vault_root, monkeypatch, caplog):
-    class NoWatches(watcher_mod.Observer):
+    class NoWatches(observing_mod.Observer):
         def start(self):
             raise OSError(errno.ENOSPC, "inotify watch limit reached")
 
-    monkeypatch.setattr(watcher_mod, "Observer", NoWatches)
+    monkeypatch.setattr(observing_mod, "Observer", NoWatches)
     monkeypatch.setattr(watcher_mod, "POLL_INTERVAL_S", 0.2)
     v = open_vault(vault_root, embedder="fake")
     with caplog.at_level(logging.WARNING, logger="wikimem.watch"):

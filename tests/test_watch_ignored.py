@@ -18,6 +18,7 @@ from test_watch_support import EVENT_LATENCY_S, settle, until
 
 from wikimem.api import open_vault
 from wikimem.watch import events as events_mod
+from wikimem.watch import observing as observing_mod
 from wikimem.watch import watcher as watcher_mod
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify watches are Linux's")
@@ -209,7 +210,7 @@ def test_a_wikimemignore_edit_moves_the_watches(vault_root):
 def test_without_the_pruning_hook_the_plain_observer_still_follows_edits(vault_root, monkeypatch):
     """On a watchdog whose inotify internals the hook does not know, watching falls back to the
     plain recursive observer: ignored folders cost watches again, and nothing else changes."""
-    monkeypatch.setattr(watcher_mod, "Observer", events_mod.PLAIN_OBSERVER)
+    monkeypatch.setattr(observing_mod, "Observer", events_mod.PLAIN_OBSERVER)
     v, w, kernel = _start(vault_root)
     try:
         assert any(rel.startswith(".git/") for rel in kernel.watched())  # the old behaviour, measured
@@ -234,11 +235,11 @@ def test_no_inotify_instance_left_falls_back_to_polling(vault_root, monkeypatch)
     the polling fallback, not a watcher that cannot start."""
     import errno
 
-    class NoInstances(watcher_mod.Observer):
+    class NoInstances(observing_mod.Observer):
         def __init__(self, *args, **kwargs):
             raise OSError(errno.EMFILE, "inotify instance limit reached")
 
-    monkeypatch.setattr(watcher_mod, "Observer", NoInstances)
+    monkeypatch.setattr(observing_mod, "Observer", NoInstances)
     v = open_vault(vault_root, embedder="fake")
     w = watcher_mod.Watcher(v.ctx, debounce_ms=50, poll_interval=0.2).start()
     try:

@@ -18,15 +18,14 @@ the cache or an ignored folder costs none of the user's inotify watches.
 
 Size and mtime are a hint, never proof: a build given the paths of an event hashes them, and the
 idle health pass (every ``HEALTH_EVERY_S``) hashes a rotating slice of the manifest's files
-(``VERIFY_FILES``, at most ``VERIFY_BYTES``), so an edit that kept both and reached no event (made
-while nobody watched) is found within one cycle over the vault (at 10k notes: ~8 minutes).
+(``verify.py``).
 
 The watcher holds on to what it watches: when the vault folder is moved, deleted or replaced (its
 device and inode are not the ones it started with) it stops, writing nothing at the old path (its
 last status goes to the cache folder it opened, wherever that is now; ``stopped_because`` says
 why). When its own files in ``.wikimem/`` vanish (``rm -rf .wikimem``) it makes them again and
 locks the new ``watch.lock``, so ``--status``, ``--stop`` and a second ``--daemon`` still find it,
-and rebuilds the cache; if another watcher locked the new file first, this one stops.
+and rebuilds the cache; if another watcher locked the new file first, this one stops (``holding.py``).
 
 Falling behind is never silent: an inotify queue overflow (watchdog logs it; a log hook hears it)
 means events were lost, so a full reconcile follows; when the OS watch limit is reached (at start,
@@ -35,8 +34,6 @@ and listed under ``fallbacks`` in the status.
 """
 from __future__ import annotations
 
-import contextlib
-import errno
 import logging
 import os
 import threading
@@ -44,87 +41,31 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from watchdog.observers.polling import PollingObserverVFS
-
 from ..errors import DatabaseUnavailable, LockError, WikimemError
 from ..stores.failures import driver_errors
 from ..index.background import embed_pending
 from ..index.update import update
 from . import control
-from .events import (CACHE_DIR, EVENT_TYPES, PLAIN_OBSERVER, Batch, Changes, EventHandler, PathFilter, expand,
-                     pruning_observer_class)
+from .holding import Hold
+from .verify import Verifier
+from . import observing
+from .events import Batch, Changes, EventHandler, PathFilter, expand
 
 log = logging.getLogger(__name__)
 
-Observer = pruning_observer_class() or PLAIN_OBSERVER  # watchdog's, pruned when this watchdog allows it
 
 DEFAULT_DEBOUNCE_MS = 300
 EMBED_SLICE_S = 5.0  # one embed_pending call; an edit arriving meanwhile stops it after the current batch
 EMBED_AFTER_QUIET_S = 1.5  # the backlog resumes after this long without events
 LOCK_WAIT_S = 2.0  # for another process's writer (a manual `wikimem index`); then retry
 HEALTH_EVERY_S = 5.0  # idle wake-up to check the observer threads are alive and re-hash a slice of files
-RETAKE_GRACE_S = 2.0  # how long a failed lock retake waits to see whether the vault folder is going
-MOVED = "the vault folder {root} was moved or deleted (or replaced by another folder)"
-QUIET_MAX_S = 30.0  # the longest a lock retake waits for a vault folder whose entries keep vanishing
 HOLD_EVERY_S = 1.0  # idle wake-up to check the vault folder and the watcher's own files are still there
-VERIFY_FILES = 100  # files hashed per health pass (a 10k-note vault is re-hashed every ~8 minutes)
-VERIFY_BYTES = 8 * 1024 * 1024  # and at most this much read per pass
 POLL_INTERVAL_S = 2.0
 MAX_BACKOFF_S = 30.0
 
 
-def _identity(path: Path) -> tuple[int, int] | None:
-    """(device, inode) of a folder, None when it is gone."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
-
-
-def _entry_count(root: Path) -> int | None:
-    """Entries of the vault folder and of its subfolders one level down, the cache folder left out:
-    a cheap pulse of ``rm -rf vault`` (it empties folders depth first). None when the folder is gone."""
-    try:
-        top = [e for e in os.scandir(root) if e.name != CACHE_DIR]
-    except OSError:
-        return None
-    count = len(top)
-    for entry in top:
-        with contextlib.suppress(OSError):
-            if entry.is_dir(follow_symlinks=False):
-                count += sum(1 for _ in os.scandir(entry.path))
-    return count
-
-
-def _unwatchable(observer) -> int:
-    """Folders the native observer could not watch (only the pruning observer can tell)."""
-    count = getattr(observer, "unwatchable", None)
-    return count() if count is not None else 0
-
-
 class _Preempted(Exception):
     """Raised between two embedding batches when an edit (or a stop) is waiting."""
-
-
-class _WatchdogLogHook(logging.Handler):
-    """watchdog reports an inotify queue overflow only in its log; this turns it into an action."""
-
-    def __init__(self, watcher: "Watcher"):
-        super().__init__(logging.WARNING)
-        self.watcher = watcher
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if self.watcher._stop.is_set():
-            return  # watchdog complains about its own shutdown
-        try:
-            message = record.getMessage()
-        except Exception:  # noqa: BLE001 - a broken log record must not break the observer
-            return
-        if "overflow" in message.lower():
-            self.watcher._events_lost("the inotify event queue overflowed; events were lost")
-        elif record.name.startswith("watchdog.observers.inotify"):
-            self.watcher._events_lost(f"inotify reported a problem: {message}")
 
 
 class Watcher:
@@ -151,7 +92,7 @@ class Watcher:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._observer = None
-        self._hook: _WatchdogLogHook | None = None
+        self._hook: observing.WatchdogLogHook | None = None
         self._embedder_ok = False
         self._backlog = False
         self._recent: set[str] = set()
@@ -159,10 +100,9 @@ class Watcher:
         self._reconciled = False
         self._failures = 0
         self._db_retries = 0
-        self._root_id: tuple[int, int] | None = None
+        self._hold = Hold(self.root, self._lock, self._stop, give_up=self._give_up, remade=self._remade)
         self._teardown_lock = threading.RLock()
         self._last_health = time.monotonic()
-        self._verify_after = ""  # the rotating hash check's place in the manifest (path order)
         # called (from the dying worker, after the lock is let go) when the worker died of an error
         # no one expected; None: the process decides (`wikimem watch` keeps the lock, doctor says it)
         self.on_died: Callable[["Watcher"], None] | None = None
@@ -174,17 +114,18 @@ class Watcher:
             "embedded": 0, "slice": None, "embedder": None, "fallbacks": [], "last_error": None,
             "verified": {"files": 0, "cycles": 0, "mismatches": 0}, "stopped_because": None,
         }
+        self._verifier = Verifier(ctx, self.changes, self._info["verified"])
 
     # -- public ------------------------------------------------------------------------------
     def start(self) -> "Watcher":
         """Take the vault's watch lock, start observing, then reconcile in the background."""
         if self._thread is not None:
             return self
-        self._root_id = _identity(self.root)
+        self._hold.fix()
         self._lock.acquire()  # LockError names the pid of the watcher that holds it
         try:
             self._info.update(started_at=time.time(), state="starting")
-            self._hook = _WatchdogLogHook(self)
+            self._hook = observing.WatchdogLogHook(self._stop.is_set, self._events_lost)
             wd_log = logging.getLogger("watchdog")
             if not wd_log.isEnabledFor(logging.WARNING):
                 wd_log.setLevel(logging.WARNING)
@@ -248,29 +189,13 @@ class Watcher:
     # -- observer ------------------------------------------------------------------------------
     def _start_observer(self, polling: bool) -> None:
         if not polling:
-            observer = None
             try:
-                observer = Observer()  # opens the inotify instance: EMFILE at max_user_instances
-                if hasattr(observer, "skip_folders"):  # no watch in .git/, .wikimem/, ignored folders
-                    observer.skip_folders(self.paths.unwatched)
-                else:
-                    log.info("watch: this watchdog's observer watches ignored folders too (their events are dropped)")
-                observer.schedule(self._handler, str(self.root), recursive=True, event_filter=EVENT_TYPES)
-                observer.start()
-                if _unwatchable(observer):
-                    raise OSError(errno.ENOSPC, f"{_unwatchable(observer)} folder(s) could not be watched")
-                self._observer = observer
-                self._info["mode"] = type(observer).__name__.replace("Observer", "").lower() or "native"
+                self._observer, self._info["mode"] = observing.start_native(self._handler, str(self.root), self.paths)
                 return
             except OSError as exc:
                 self._fallback(f"the OS file-watch limit was reached ({exc.strerror or exc}); raise "
                                "fs.inotify.max_user_watches / max_user_instances to watch natively", "polling")
-                if observer is not None:
-                    self._quietly_stop(observer)
-        observer = PollingObserverVFS(os.stat, self.paths.listdir, polling_interval=self.poll_interval)
-        observer.schedule(self._handler, str(self.root), recursive=True, event_filter=EVENT_TYPES)
-        observer.start()
-        self._observer = observer
+        self._observer = observing.start_polling(self._handler, str(self.root), self.paths, self.poll_interval)
         self._info["mode"] = "polling"
 
     def _rewatch(self) -> None:
@@ -279,24 +204,15 @@ class Watcher:
         if refresh is not None:
             refresh()
 
-    @staticmethod
-    def _quietly_stop(observer) -> None:
-        try:
-            observer.stop()
-            if observer.is_alive():
-                observer.join(5)
-        except Exception:  # noqa: BLE001 - it failed to start; nothing of it must survive
-            log.debug("observer did not stop cleanly", exc_info=True)
-
     def _check_observer(self) -> None:
         observer = self._observer
         if observer is None or self._info["mode"] == "polling" or self._stop.is_set():
             return
-        if observer.is_alive() and all(e.is_alive() for e in observer.emitters) and not _unwatchable(observer):
+        if observing.native_healthy(observer):
             return
         self._fallback("the native file watcher stopped or could not watch a new folder (often the OS watch "
                        "limit)", "polling")
-        self._quietly_stop(observer)
+        observing.quietly_stop(observer)
         self._start_observer(polling=True)
         self.changes.need_full("switched to polling; events may have been missed")
 
@@ -437,8 +353,8 @@ class Watcher:
         self._set_state("waiting")
         # a build that failed because the vault folder is going away (rm -rf: SQLite's "disk I/O
         # error" before the folder is gone) must not wait out its back-off: look while waiting
-        if self._vault_gone_within(backoff):
-            self._give_up(MOVED.format(root=self.root))
+        if self._hold.gone_within(backoff):
+            self._give_up(self._hold.moved_reason())
 
     def _database_away(self, exc: DatabaseUnavailable) -> None:
         """The database went away (restart, failover, network): wait with a capped back-off and
@@ -535,103 +451,21 @@ class Watcher:
         are in place (made again when ``.wikimem`` was deleted). False: it is stopping."""
         if self._stop.is_set():
             return False
-        if _identity(self.root) != self._root_id:
-            self._give_up(MOVED.format(root=self.root))
+        if self._hold.moved():
+            self._give_up(self._hold.moved_reason())
             return False
         return self._check_own_files()
 
-    def _vault_gone_within(self, seconds: float) -> bool:
-        """Whether the vault folder is gone (or replaced) now or within ``seconds``."""
-        deadline = time.monotonic() + seconds
-        while _identity(self.root) == self._root_id:
-            if time.monotonic() >= deadline or self._stop.wait(0.05):
-                return False
-        return True
-
-    def _vault_going(self) -> bool:
-        """Whether the vault folder is being deleted: it goes, or its entries keep vanishing, within
-        the grace. A deletion slowed by a loaded machine can outlast any fixed grace (the race seen
-        under load: the watcher made its files again inside a vault ``rm -rf`` was still emptying), so
-        the wait goes on while the folder shrinks, and only a folder that holds still is taken for
-        "the cache folder alone was deleted" (at most ``QUIET_MAX_S``)."""
-        give_up_at = time.monotonic() + QUIET_MAX_S
-        before = _entry_count(self.root)
-        while True:
-            if before is None or self._vault_gone_within(RETAKE_GRACE_S / 4):
-                return True
-            if self._stop.is_set():
-                return False
-            now = _entry_count(self.root)
-            if now is None:
-                return True
-            if now >= before or time.monotonic() >= give_up_at:
-                return False
-            before = now
-
     def _check_own_files(self) -> bool:
-        if not self._lock.intact():
-            # ``rm -rf vault`` deletes the cache folder before the vault folder: making the lock
-            # file again at once would race the rest of that deletion (rm then fails with "directory
-            # not empty"; a FileNotFoundError killed this thread, seen under load). Give the
-            # deletion a moment first, and a failed retake the time to show it was one.
-            if self._vault_going():
-                self._give_up(MOVED.format(root=self.root))
-                return False
-            if self._stop.is_set():  # stopped meanwhile: make nothing again
-                return False
-            try:
-                other = self._lock.retake()
-            except OSError as exc:
-                self._give_up(MOVED.format(root=self.root) if self._vault_gone_within(RETAKE_GRACE_S) else
-                              f"its lock file was deleted and could not be made again ({exc})")
-                return False
-            if other is not None:
-                self._give_up(f"its lock file was deleted, and another watcher (pid {other}) now watches "
-                              f"{self.root}")
-                return False
-            log.warning("watch: %s was deleted; made the watcher's files again and rebuilding the cache",
-                        self._lock.dir)
-            self._fallback(f"{self._lock.dir} was deleted", "full reconcile")
-            self.changes.need_full("the cache folder was deleted")
-            return True
-        if control.read_pid(control.PIDFILE, dir_fd=self._lock.dir_fd) != os.getpid():
-            with contextlib.suppress(OSError):
-                self._lock.write(control.PIDFILE, f"{os.getpid()}\n")
-        return True
+        return self._hold.own_files()
+
+    def _remade(self, what: str) -> None:
+        """The watcher's own files were made again: the cache they were in is gone, rebuild it."""
+        self._fallback(what, "full reconcile")
+        self.changes.need_full("the cache folder was deleted")
 
     def _verify_slice(self) -> None:
-        """Hash the next ``VERIFY_FILES`` files of the manifest (path order, wrapping around) and
-        queue those whose bytes (or stat) differ from what it recorded: mtime+size can both be kept
-        by an edit (a sync tool, ``touch -r``, a same-length rewrite within the clock's grain)."""
-        try:
-            rows = self.ctx.cache.manifest.file_stats_after(self._verify_after, VERIFY_FILES)
-        except driver_errors():
-            return
-        verified = self._info["verified"]
-        if len(rows) < VERIFY_FILES:
-            self._verify_after = ""
-            verified["cycles"] += 1
-        read = 0
-        for path, size, mtime_ns, sha in rows:
-            self._verify_after = path
-            try:
-                st = os.stat(self.root.joinpath(*path.split("/")))
-            except OSError:
-                continue  # gone: its delete event (or the next reconcile) removes it
-            if (st.st_size, st.st_mtime_ns) != (size, mtime_ns):
-                found = True
-            else:
-                digest = self.ctx.files.file_sha256(path)
-                found = bool(digest and sha and digest != sha)
-                read += st.st_size
-                verified["files"] += 1
-            if found:
-                verified["mismatches"] += 1
-                log.info("watch: %s changed without an event this watcher saw; indexing it", path)
-                self.changes.add_file(path)
-            if read >= VERIFY_BYTES:
-                break
-        verified["at"] = time.time()
+        self._verifier.next_slice()
 
     # -- status ----------------------------------------------------------------------------------
     def _set_state(self, state: str) -> None:
@@ -653,7 +487,7 @@ class Watcher:
 
     def _teardown_locked(self) -> None:
         if self._observer is not None:
-            self._quietly_stop(self._observer)
+            observing.quietly_stop(self._observer)
             self._observer = None
         if self._hook is not None:
             logging.getLogger("watchdog").removeHandler(self._hook)
