@@ -104,8 +104,8 @@ def search(ctx, query: str, *, limit: int = 10, mode: str = "hybrid", folder: st
     filters = make_filters(folder, type, tags, since, until, include_superseded, paths, include_meta, as_of)
     parsed = ParsedQuery(raw=query, text=" ".join(query.split())) if literal else parse_query(query)
     try:
-        if ctx.cache.manifest_problem() is None:
-            with ctx.cache.snapshot():  # one committed state for every read of this search
+        with ctx.cache.sound_snapshot() as sound:  # one committed state for every read of this search
+            if sound:
                 return _search_or_relax(ctx, query, limit, mode, filters, per_page, parsed)
         return _search_or_relax(ctx, query, limit, mode, filters, per_page, parsed)
     except ctx.cache.damage_errors as exc:  # damage that only a query could find (the engine says which errors)

@@ -94,6 +94,18 @@ class StoresBase(SideFiles):
     def snapshot(self):
         raise NotImplementedError
 
+    @contextlib.contextmanager
+    def sound_snapshot(self) -> Iterator[bool]:
+        """One committed state for a reader when the manifest is sound (yields True), else no
+        snapshot (False: the reader's own checks say what is wrong). Here the check comes first (a
+        snapshot of a cache file that is not there cannot be opened); PostgreSQL checks inside the
+        snapshot, so the check and the reads are of one state and the check is asked once."""
+        if self.manifest_problem() is None:
+            with self.snapshot():
+                yield True
+        else:
+            yield False
+
     @property
     def location(self) -> str:
         """Where the stores are, for people."""

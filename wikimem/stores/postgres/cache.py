@@ -289,6 +289,22 @@ class PgCache(StoresBase):
                 self._pg_local.memo = self._pg_local.rows = None
                 db.rows = None
 
+    @contextlib.contextmanager
+    def sound_snapshot(self) -> Iterator[bool]:
+        stack = contextlib.ExitStack()
+        stack.enter_context(self.snapshot())
+        try:
+            sound = self.manifest_problem() is None  # kept for the snapshot: its readers ask it again
+        except BaseException:
+            stack.close()
+            raise
+        if not sound:
+            stack.close()
+            yield False
+            return
+        with stack:
+            yield True
+
     def memo(self, key, compute):
         """``compute()``, asked once per snapshot: nothing a snapshot reads can change while it is
         open, and a search asked the meta table, the tables' names and the vector counts a dozen
