@@ -186,13 +186,16 @@ def columns_problem(db, table: str, columns: str) -> str | None:
 
 def ensure_schema(db, component: str, version: int, create: Callable[[Any], None], drop: Callable[[Any], None],
                   migrations: Mapping[int, Callable[[Any], None]] | None = None, what: str | None = None,
-                  present: Callable[[Any], bool] | None = None) -> bool:
+                  present: Callable[[Any], bool] | None = None,
+                  before_change: Callable[[Any], None] | None = None) -> bool:
     """Make ``component``'s tables at ``version``, under an advisory lock so two processes do not
     both do it. Tables of an older version are brought up by ``migrations`` (``{n: step from n to
     n + 1}``) when every step is there, else dropped and made again; tables of a newer version are
     refused (``NewerSchema``), never dropped. ``present(db)``: whether the tables are there; a
     version row whose tables are gone (dropped by hand: ``DROP SCHEMA``, ``DROP TABLE``) is no
-    reason to take them as made, so they are made again. Returns whether they were (re)made (empty)."""
+    reason to take them as made, so they are made again. ``before_change(db)``: called in the
+    transaction before tables that are there are dropped or migrated (to take them from readers
+    first). Returns whether they were (re)made (empty)."""
     with db.transaction():
         db.execute("SELECT pg_advisory_xact_lock(hashtext('wikimem schema'))")
         db.execute("CREATE TABLE IF NOT EXISTS wikimem_schema (component text PRIMARY KEY, version integer NOT NULL)")
@@ -202,6 +205,8 @@ def ensure_schema(db, component: str, version: int, create: Callable[[Any], None
                 return False
             logging.getLogger(__name__).warning("%s were dropped by hand (their version row stayed): made again",
                                                 what or component)
+            if before_change is not None:
+                before_change(db)
             drop(db)
             create(db)
             return True
@@ -211,6 +216,8 @@ def ensure_schema(db, component: str, version: int, create: Callable[[Any], None
                               "(pip install -U wikimem) rather than have two versions rebuild each other's tables")
         steps = range(row[0], version) if row is not None else range(0)
         made = row is None or not all(step in (migrations or {}) for step in steps)
+        if row is not None and before_change is not None:
+            before_change(db)
         if made:
             if row is not None:
                 drop(db)

@@ -27,17 +27,36 @@ def live_tables(conn, schema: str) -> list[str]:
         "AND c.relkind IN ('r', 'p', 'm') AND NOT c.relispartition ORDER BY 1", (schema,)).fetchall()]
 
 
-def swap(conn, schema: str, target: str, old: str, still_locked: Callable[[], None]) -> None:
-    """Rename ``target`` (the rebuilt schema) to ``schema``, the live one going away as ``old``;
-    ``still_locked()`` raises when this writer's lock went meanwhile (nothing is swapped then)."""
+def lock_live(conn, schema: str) -> None:
+    """Every table of ``schema`` taken at once for this transaction, or ``LockNotAvailable`` after
+    ``LOCK_WAIT_MS`` when a reader holds one (the caller lets all go and asks again)."""
+    q = pg_tables.quoted
+    live = live_tables(conn, schema)
+    if live:
+        conn.execute(f"SET LOCAL lock_timeout = {LOCK_WAIT_MS}")
+        conn.execute(f"LOCK TABLE {', '.join(q(schema) + '.' + q(t) for t in live)} IN ACCESS EXCLUSIVE MODE")
+        conn.execute("SET LOCAL lock_timeout = 0")
+
+
+def patiently(attempt: Callable[[bool], None]) -> None:
+    """``attempt(wait_for_readers)`` in a transaction of its own until it is not refused a lock: while
+    patient it is told to give way to readers (``lock_live``); after ``PATIENCE_S`` it just waits."""
     patience = time.monotonic() + PATIENCE_S
     while True:
         try:
-            with conn.transaction():
-                _swap(conn, schema, target, old, still_locked, wait_for_readers=time.monotonic() < patience)
+            attempt(time.monotonic() < patience)
             return
         except pg.psycopg().errors.LockNotAvailable:  # a search holds a table: all let go, try again
             time.sleep(0.05)
+
+
+def swap(conn, schema: str, target: str, old: str, still_locked: Callable[[], None]) -> None:
+    """Rename ``target`` (the rebuilt schema) to ``schema``, the live one going away as ``old``;
+    ``still_locked()`` raises when this writer's lock went meanwhile (nothing is swapped then)."""
+    def attempt(wait_for_readers: bool) -> None:
+        with conn.transaction():
+            _swap(conn, schema, target, old, still_locked, wait_for_readers)
+    patiently(attempt)
 
 
 def _swap(conn, schema: str, target: str, old: str, still_locked: Callable[[], None], wait_for_readers: bool) -> None:
@@ -45,11 +64,7 @@ def _swap(conn, schema: str, target: str, old: str, still_locked: Callable[[], N
     conn.execute("SELECT pg_advisory_xact_lock(hashtext('wikimem schema'))")
     still_locked()  # a rebuild whose writer lock went is not swapped in
     if wait_for_readers:
-        live = live_tables(conn, schema)
-        if live:
-            conn.execute(f"SET LOCAL lock_timeout = {LOCK_WAIT_MS}")
-            conn.execute(f"LOCK TABLE {', '.join(q(schema) + '.' + q(t) for t in live)} IN ACCESS EXCLUSIVE MODE")
-            conn.execute("SET LOCAL lock_timeout = 0")
+        lock_live(conn, schema)
     conn.execute(f"DROP SCHEMA IF EXISTS {q(old)} CASCADE")
     pg_grants.carry(conn, schema, target)  # a reader's grants survive the rebuild
     if conn.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s", (schema,)).fetchone():

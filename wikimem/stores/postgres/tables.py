@@ -104,9 +104,19 @@ def ensure(db, schema: str) -> bool:
 
     db.execute("RESET search_path")  # the versions table is the database's, not a vault's
     home = db.execute("SELECT current_schema()").fetchone()[0] or "public"
-    made = pg.ensure_schema(db, f"vault:{schema}", SCHEMA_VERSION, create, drop,
-                            {step: in_schema(fn) for step, fn in MIGRATIONS.items()}, what=f"the vault's tables ({schema})",
-                            present=lambda conn: schema_exists(conn, schema))
+    from .swap import lock_live, patiently
+
+    made = False
+
+    def attempt(wait_for_readers: bool) -> None:
+        # an older schema is dropped or migrated: every table taken at once, readers first (swap.py)
+        nonlocal made
+        kept.clear()
+        made = pg.ensure_schema(db, f"vault:{schema}", SCHEMA_VERSION, create, drop,
+                                {step: in_schema(fn) for step, fn in MIGRATIONS.items()},
+                                what=f"the vault's tables ({schema})", present=lambda conn: schema_exists(conn, schema),
+                                before_change=(lambda conn: lock_live(conn, schema)) if wait_for_readers else None)
+    patiently(attempt)
     use(db, schema)
     db._wikimem_home = home  # the versions table's schema: the next ensure on this connection reads it there
     return made
