@@ -379,9 +379,19 @@ class Proposal:
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]?")
 # (kind, pattern) in priority order; patterns look at one sentence of a user's turn.
 CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("instruction", re.compile(r"\b(?:always|never|from now on|in future|going forward|make sure to|remember to|"
-                               r"please (?:always|never|don't|do not)|don't ever|do not ever)\b|"
-                               r"以后|今后|总是|始终|永远不要|不要再|记得|务必", re.I)),
+    # "always" / "never" tell the agent something only as a command ("Always run ...", "you should never ..."):
+    # "I'll never forget that trip" and "she always makes me laugh" are chat, not instructions (LoCoMo's
+    # conversations made dozens of such "instruction" memories, which prime then briefs every session with)
+    ("instruction", re.compile(r"\b(?:from now on|in future|going forward|please (?:always|never|don't|do not)|"
+                               r"don't ever|do not ever)\b|"
+                               r"(?<!\bi\s)(?<!\bi'll\s)(?<!\bwe'll\s)(?<!\bwill\s)\b(?:make sure to|remember to)\b|"
+                               r"^\W*(?:(?:ok|okay|so|and|also|but|please)\W+)*(?:always|never)\b"
+                               r"(?!\s+(?:mind|been|had|seen|heard|thought|felt|knew|saw|did|was|were|ever|here|there|up|"
+                               r"good|great|happy|glad|nice|fun|a|an|the|so|such|\w+ing)\b)|"
+                               r"\b(?:you|we)\s+(?:should|must|need to|have to|ought to)\s+(?:always|never)\b|"
+                               r"(?<![我他她])(?:以后|今后)[^，。！？,.!?]{0,6}?(?:所有|都|请|要|别|不要|一律|统一|每次|记得)|^(?:请)?(?:总是|始终|记得)|"
+                               r"请(?:总是|始终|记得)|(?:你|你们|我们)(?:要|应该|必须)(?:总是|始终)|永远不要|不要再|务必",
+                               re.I)),
     ("decision", re.compile(r"\b(?:we(?:'ve| have)? decided|i(?:'ve| have)? decided|let's go with|we'll go with|"
                             r"we will use|we'll use|we chose|i chose|the decision is|decided to|settled on)\b|"
                             r"决定|就用|定了|选定|敲定", re.I)),
