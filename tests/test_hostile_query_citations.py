@@ -24,3 +24,17 @@ def test_a_heading_holding_a_wikilink_is_cited_without_one(tmp_path):
     assert any(c.path == "entities/SSH.md" and c.heading for c in answer.citations), answer.citations
     findings = [f for f in v.lint(["queries"], select=["WM1"]).findings if f.path.startswith("queries/")]
     assert findings == [], [f.message for f in findings]
+
+
+def test_a_compiled_sentence_is_quoted_without_its_source_citation_as_words(tmp_path):
+    """"- It runs over SSH. [[raw/articles/ssh]]": the answer quoted "It runs over SSH. ssh", the
+    citation read as a word of the sentence."""
+    root = tmp_path / "v"
+    init_vault(root)
+    for name in ("ssh", "ssh-tunnels"):
+        (root / "raw" / "articles" / f"{name}.md").write_text(SOURCE.replace("# ssh", f"# {name}"), encoding="utf-8")
+    v = open_vault(root, embedder="fake")
+    v.compile()
+    answer = v.query("What is SSH tunneling used for?", folder="entities", write=False)
+    assert answer.answered and "encrypted channel" in answer.text
+    assert "channel: ssh" not in answer.text and "channel. ssh" not in answer.text, answer.text
