@@ -1,0 +1,30 @@
+"""compile over pages a person wrote their own way: a ``sources`` mapping ({book: ..., url: ...}) was
+replaced by compile's list, and the person's entries were lost."""
+from wikimem.api import init_vault, open_vault
+
+PAGE = ("---\ntitle: Repository\ntype: concept\nsources:\n  book: Pro Git, chapter 2\n  url: https://git-scm.com/book\n"
+        "---\n# Repository\n\nMy notes.\n")
+
+
+def test_a_sources_mapping_is_kept_and_the_page_left_alone(tmp_path):
+    root = tmp_path / "v"
+    init_vault(root)
+    (root / "raw" / "articles" / "git.md").write_text(
+        "# git\n\n- Commit staged files to the repository with a message.\n", encoding="utf-8")
+    (root / "concepts" / "Repository.md").write_text(PAGE, encoding="utf-8")
+    report = open_vault(root, embedder="fake").compile()
+    assert (root / "concepts" / "Repository.md").read_text(encoding="utf-8") == PAGE
+    [page] = [p for p in report.pages if p.path == "concepts/Repository.md"]
+    assert page.status == "unchanged" and "not a list" in (page.notice or "")
+
+
+def test_a_sources_string_is_kept_beside_the_citations(tmp_path):
+    root = tmp_path / "v"
+    init_vault(root)
+    (root / "raw" / "articles" / "git.md").write_text(
+        "# git\n\n- Commit staged files to the repository with a message.\n", encoding="utf-8")
+    (root / "concepts" / "Repository.md").write_text(
+        "---\ntitle: Repository\ntype: concept\nsources: Pro Git, chapter 2\n---\n# Repository\n", encoding="utf-8")
+    open_vault(root, embedder="fake").compile()
+    text = (root / "concepts" / "Repository.md").read_text(encoding="utf-8")
+    assert "- Pro Git, chapter 2\n- '[[raw/articles/git]] sha256:" in text
