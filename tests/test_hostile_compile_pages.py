@@ -28,3 +28,29 @@ def test_a_sources_string_is_kept_beside_the_citations(tmp_path):
     open_vault(root, embedder="fake").compile()
     text = (root / "concepts" / "Repository.md").read_text(encoding="utf-8")
     assert "- Pro Git, chapter 2\n- '[[raw/articles/git]] sha256:" in text
+
+
+def test_a_claim_citing_source_true_is_dropped(tmp_path):
+    """JSON's ``true`` is a Python int: ``"source": true`` passed as source 1."""
+    import json as _json
+
+    from fake_http import FakeJSONServer, chat_reply
+
+    reply = _json.dumps({"claims": [{"claim": "Staged files are committed.",
+                                     "quote": "Commit staged files to the repository", "source": True}],
+                         "contradictions": []})
+
+    class Always(FakeJSONServer):
+        def respond(self, path, body):
+            return chat_reply(path, body, reply)
+
+    root = tmp_path / "v"
+    init_vault(root)
+    (root / "raw" / "articles" / "git.md").write_text(
+        "# git\n\n- Commit staged files to the repository with a message.\n", encoding="utf-8")
+    (root / "concepts" / "Repository.md").write_text(
+        "---\ntitle: Repository\ntype: concept\n---\n# Repository\n", encoding="utf-8")
+    with Always() as server:
+        report = open_vault(root, embedder="fake").compile(llm="openai", llm_model="m", llm_url=server.url + "/v1")
+    assert any("cites source True" in d for d in report.dropped_claims), report.dropped_claims
+    assert "Staged files are committed." not in (root / "concepts" / "Repository.md").read_text(encoding="utf-8")

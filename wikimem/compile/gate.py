@@ -139,7 +139,7 @@ def llm_plan(ctx, p: Plan, llm: dict, pages) -> tuple[Plan, list[str], str | Non
     for c in found:
         n = c.get("source") if isinstance(c, dict) else None
         pq, sq = (c.get("page_quote"), c.get("source_quote")) if isinstance(c, dict) else (None, None)
-        ok = isinstance(n, int) and 1 <= n <= len(sources) and isinstance(pq, str) and isinstance(sq, str)
+        ok = isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= len(sources) and isinstance(pq, str) and isinstance(sq, str)
         pl = quoted_in(plain_links(page_text), pq) if ok and pq.strip() else None
         if not ok or pl is None or not quote_found(sq, texts.get(sources[n - 1].path, "")):
             bad += 1
@@ -157,7 +157,7 @@ def llm_plan(ctx, p: Plan, llm: dict, pages) -> tuple[Plan, list[str], str | Non
             dropped.append(f"{title}: a claim with no text")
         elif not isinstance(quote, str) or not quote.strip():
             dropped.append(f"{title}: {shown!r} has no quote")
-        elif not isinstance(n, int) or not 1 <= n <= len(sources):
+        elif not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= len(sources):
             dropped.append(f"{title}: {shown!r} cites source {n!r}, which was not given")
         elif len(claim) > MAX_CLAIM_CHARS or "\n" in claim.strip() or "<!--" in claim or "[[" in claim:
             dropped.append(f"{title}: {shown!r} is not a short claim")
