@@ -139,7 +139,8 @@ def llm_plan(ctx, p: Plan, llm: dict, pages) -> tuple[Plan, list[str], str | Non
     for c in found:
         n = c.get("source") if isinstance(c, dict) else None
         pq, sq = (c.get("page_quote"), c.get("source_quote")) if isinstance(c, dict) else (None, None)
-        ok = isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= len(sources) and isinstance(pq, str) and isinstance(sq, str)
+        ok = isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= len(sources) \
+            and isinstance(pq, str) and isinstance(sq, str)  # JSON's true is a Python int
         pl = quoted_in(plain_links(page_text), pq) if ok and pq.strip() else None
         if not ok or pl is None or not quote_found(sq, texts.get(sources[n - 1].path, "")):
             bad += 1
