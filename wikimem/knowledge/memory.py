@@ -273,6 +273,13 @@ def _remember(ctx, fact: str, kind: str, about: str | None, source: str | None, 
                                         api_key=llm.get("api_key") or "", timeout=llm.get("timeout") or 60.0)
             if notice:
                 warnings.append(notice)
+        if verdict is not None and verdict.event == "DUPLICATE" and verdict.path in existing:
+            from .memory_judge import not_a_duplicate
+            why = not_a_duplicate(fact, existing[verdict.path][0], {m.path: m.label for m in matches}.get(verdict.path))
+            if why:  # "DUPLICATE" would leave the new fact unwritten: a changed value must not be hidden
+                warnings.append(f"the memory judge called it a duplicate of {verdict.path}, but {why}; "
+                                "the rule decided instead")
+                verdict = None
         if verdict is not None:  # the model's answer, checked (memory_judge); kept for a second attempt
             decided_by = "llm"
             dup = verdict.path if verdict.event == "DUPLICATE" else None
