@@ -54,3 +54,15 @@ def test_remember_from_a_chatty_conversation_proposes_no_instruction(tmp_path):
     results = v.remember_from("raw/transcripts/chat.md", dry_run=True)
     kinds = {r.fact: r.kind for r in results}
     assert [f for f, k in kinds.items() if k == "instruction"] == ["Caro: From now on, send me the photos by email."]
+
+
+@pytest.mark.parametrize("llm", [None, "openai"])
+def test_remember_from_a_page_that_is_no_conversation_says_so(tmp_path, llm):
+    """--from an article or a wiki page printed "no memories found in that conversation", exit 0."""
+    from wikimem.errors import UsageError
+    init_vault(tmp_path / "v")
+    (tmp_path / "v" / "raw" / "articles" / "ssh.md").write_text(
+        "# ssh\n\n- Always connect with a key.\n", encoding="utf-8")
+    v = open_vault(tmp_path / "v", embedder="fake")
+    with pytest.raises(UsageError, match="not a conversation"):
+        v.remember_from("raw/articles/ssh.md", dry_run=True, llm=llm, llm_model="m", llm_url="http://127.0.0.1:9/v1")

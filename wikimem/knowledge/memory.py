@@ -438,7 +438,11 @@ def propose_from_transcript(ctx, rel: str) -> list[Proposal]:
     stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     out: list[Proposal] = []
     seen: set[str] = set()
-    for turn in transcript_turns(page.body):
+    turns = transcript_turns(page.body)
+    if not turns:  # an article or a wiki page: "no memories found in that conversation" misled
+        raise UsageError(f"{rel}: not a conversation (no '**Speaker**: text' turns); --from reads a transcript "
+                         "that `wikimem ingest --kind transcript` imported into raw/transcripts/")
+    for turn in turns:
         if turn.speaker.strip().casefold() in ASSISTANT_NAMES:
             continue
         said = re.sub(r"\s\^[A-Za-z0-9-]+\s*$", "", page.body[turn.said:turn.end]).strip()
@@ -472,6 +476,9 @@ def propose_with_llm(ctx, rel: str, *, llm: str, model: str, url: str = "", api_
     page = parse_page(rel, note.text, note.sha256)
     stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     turns = {t.block: t for t in transcript_turns(page.body) if t.block}
+    if not turns:
+        raise UsageError(f"{rel}: not a conversation (no '**Speaker**: text' turns with ids); --from reads a "
+                         "transcript that `wikimem ingest --kind transcript` imported into raw/transcripts/")
     lines = [f"[{b}] {t.speaker}: {' '.join(page.body[t.said:t.end].split())}" for b, t in turns.items()]
     messages = [{"role": "system", "content": LLM_SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
     reply = complete(llm, model, url, api_key, messages, timeout)
