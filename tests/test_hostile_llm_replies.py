@@ -116,3 +116,12 @@ def test_a_trickling_server_does_not_hold_remember_from(tmp_path):
         took = time.monotonic() - started
     assert took < 20, took
     assert any("within 1 s" in w for r in results for w in r.warnings) or not results
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf")])
+def test_a_timeout_that_is_no_positive_number_is_a_usage_error(vault, timeout):
+    """--llm-timeout -1 reached httpx and came back as "unexpected ValueError ... a wikimem bug"."""
+    from wikimem.errors import UsageError
+    with pytest.raises(UsageError, match="positive number of seconds"):
+        vault.query(QUESTION, write=False, llm="ollama", llm_model="tiny", llm_url="http://127.0.0.1:9",
+                    llm_timeout=timeout)

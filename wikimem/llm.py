@@ -104,6 +104,9 @@ def choose_llm(settings, kind: str | None, model: str | None, url: str | None, a
                timeout: float | None) -> dict[str, Any]:
     """The LLM to use: arguments (flags) win over settings (.wikimem.toml, WIKIMEM_LLM*); kind None
     means none (extractive answers)."""
+    if timeout is not None and not (isinstance(timeout, (int, float)) and 0 < timeout < float("inf")):
+        from .errors import UsageError  # -1 reached httpx as "Timeout value out of range": "a wikimem bug"
+        raise UsageError(f"--llm-timeout wants a positive number of seconds, got {timeout!r}")
     chosen = kind or (settings.llm if settings.llm != "none" else None)
     return {"kind": None if chosen == "none" else chosen, "model": model or settings.llm_model,
             "url": url or settings.llm_url, "api_key": api_key or settings.llm_api_key,
