@@ -80,3 +80,16 @@ def test_a_colon_after_words_is_still_a_key_and_value():
 def test_a_chinese_from_to_with_latin_names_is_an_update(old, new):
     """从 X 换成 Y naming a Latin word: X was read letter by letter and never found in the old fact."""
     assert judge(old, new) == "update"
+
+
+@pytest.mark.parametrize("fact", ["---", "!!!", " ... "])
+def test_a_fact_without_words_is_refused(tmp_path, fact):
+    """"---" was remembered as memories/memory.md and named a possible update of another memory."""
+    from wikimem.api import init_vault, open_vault
+    from wikimem.errors import UsageError
+    init_vault(tmp_path / "v")
+    v = open_vault(tmp_path / "v", embedder="fake")
+    v.remember("The deploy window is Thursday mornings.")
+    with pytest.raises(UsageError, match="nothing to remember"):
+        v.remember(fact)
+    assert len(list((tmp_path / "v" / "memories").glob("*.md"))) == 1

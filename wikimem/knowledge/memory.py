@@ -218,8 +218,9 @@ def remember(ctx, fact: str, *, kind: str = DEFAULT_KIND, about: str | None = No
     beside it and the earlier one stays active (``similar`` names it). ``llm``: the model judging
     (``choose_llm``'s dict; memory_judge.py), None or kind None: the structural rule alone."""
     fact = (fact or "").strip()
-    if not fact:
-        raise UsageError("nothing to remember: the fact is empty")
+    if not re.search(r"\w", fact):  # "---" was written, and named as a possible update of every memory
+        raise UsageError("nothing to remember: the fact is empty" if not fact else
+                         f"nothing to remember: {fact[:40]!r} has no words")
     if len(fact) > MAX_FACT_CHARS:
         raise UsageError(f"a memory is one sentence or a short paragraph (at most {MAX_FACT_CHARS:,} characters); "
                          f"this one has {len(fact):,}: write it as a page (write_page / wikimem write) instead")
