@@ -3,7 +3,7 @@
     python benchmarks/memory_proposals.py
 
 Each turn of ``benchmarks/memory_turns.json`` is a user's turn labelled with the memory kinds it
-states (or none). The proposer (``wikimem.knowledge.memory.classify_sentence``) runs on it; a
+states (or none). The proposer (``wikimem.knowledge.memory_proposals.classify_sentence``, also importable from ``memory``) runs on it; a
 proposal counts as correct when the turn is memory-worthy, and its kind as right when it is one
 of the labelled kinds. Writes ``benchmarks/results/memory-proposals.json``.
 """

@@ -217,12 +217,16 @@ class Vault:
         return restore(self.ctx, page)
 
     def remember_from(self, transcript: str, *, dry_run: bool = False, llm: str | None = None, llm_model: str = "",
-                      llm_url: str = "", llm_api_key: str = ""):
+                      llm_url: str = "", llm_api_key: str = "", timeout: float | None = None):
         """Memories proposed from an imported conversation (extractively, or by ``llm``: ollama |
-        openai), each through ``remember``."""
+        openai; default the ``llm`` setting, with its model, URL, key and ``llm_timeout``), each
+        through ``remember``."""
         from .knowledge.memory import remember_from_transcript
-        return remember_from_transcript(self.ctx, transcript, dry_run=dry_run, llm=llm, llm_model=llm_model,
-                                        llm_url=llm_url, llm_api_key=llm_api_key)
+        from .llm import choose_llm
+        chosen = choose_llm(self.settings, llm, llm_model or None, llm_url or None, llm_api_key or None, timeout)
+        return remember_from_transcript(self.ctx, transcript, dry_run=dry_run, llm=chosen["kind"],
+                                        llm_model=chosen["model"] or "", llm_url=chosen["url"] or "",
+                                        llm_api_key=chosen["api_key"] or "", timeout=float(chosen["timeout"] or 60.0))
 
     def apply_supersede(self, result):
         """Apply a write's best supersede candidate (``WriteResult.similar[0]``): the `--supersede`

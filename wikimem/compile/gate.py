@@ -31,6 +31,8 @@ from .sources import Sentence, Source, _link, plain_links
 MIN_RUN_WORDS = 6
 MIN_EXACT_CHARS = 12
 MAX_CLAIM_CHARS = 300
+MAX_CLAIMS_PER_SOURCE = 10  # twice the extractive section's sentences per source (extract.MAX_PER_SOURCE)
+MAX_DROPPED_SHOWN = 50
 SCHEMA = {
     "type": "object",
     "properties": {
@@ -139,7 +141,8 @@ def llm_plan(ctx, p: Plan, llm: dict, pages) -> tuple[Plan, list[str], str | Non
     for c in found:
         n = c.get("source") if isinstance(c, dict) else None
         pq, sq = (c.get("page_quote"), c.get("source_quote")) if isinstance(c, dict) else (None, None)
-        ok = isinstance(n, int) and 1 <= n <= len(sources) and isinstance(pq, str) and isinstance(sq, str)
+        ok = isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= len(sources) \
+            and isinstance(pq, str) and isinstance(sq, str)  # JSON's true is a Python int
         pl = quoted_in(plain_links(page_text), pq) if ok and pq.strip() else None
         if not ok or pl is None or not quote_found(sq, texts.get(sources[n - 1].path, "")):
             bad += 1
@@ -148,6 +151,8 @@ def llm_plan(ctx, p: Plan, llm: dict, pages) -> tuple[Plan, list[str], str | Non
         contradictions.append(Contradiction(p.subject.path, pl, pq.strip(), at.source, at.line, sq.strip(), at.link,
                                             kind))
         held.add(" ".join(normal_words(sq)))
+    said: set[str] = set()  # the claims kept, normalised: a model repeating one is not a page of copies
+    per_source: dict[int, int] = {}
     for c in claims:
         claim = c.get("claim") if isinstance(c, dict) else None
         quote = c.get("quote") if isinstance(c, dict) else None
@@ -157,7 +162,7 @@ def llm_plan(ctx, p: Plan, llm: dict, pages) -> tuple[Plan, list[str], str | Non
             dropped.append(f"{title}: a claim with no text")
         elif not isinstance(quote, str) or not quote.strip():
             dropped.append(f"{title}: {shown!r} has no quote")
-        elif not isinstance(n, int) or not 1 <= n <= len(sources):
+        elif not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= len(sources):
             dropped.append(f"{title}: {shown!r} cites source {n!r}, which was not given")
         elif len(claim) > MAX_CLAIM_CHARS or "\n" in claim.strip() or "<!--" in claim or "[[" in claim:
             dropped.append(f"{title}: {shown!r} is not a short claim")
@@ -165,8 +170,16 @@ def llm_plan(ctx, p: Plan, llm: dict, pages) -> tuple[Plan, list[str], str | Non
             dropped.append(f"{title}: {shown!r}: its quote is not in {sources[n - 1].path}")
         elif " ".join(normal_words(quote)) in held:
             dropped.append(f"{title}: {shown!r} contradicts the page; held for review")
+        elif " ".join(normal_words(claim)) in said:
+            dropped.append(f"{title}: {shown!r} repeats a claim already kept")
+        elif per_source.get(n, 0) >= MAX_CLAIMS_PER_SOURCE:
+            dropped.append(f"{title}: {shown!r}: more than {MAX_CLAIMS_PER_SOURCE} claims from source {n}")
         else:
+            said.add(" ".join(normal_words(claim)))
+            per_source[n] = per_source.get(n, 0) + 1
             kept.append((" ".join(claim.split()), " ".join(quote.split()), _locate(ctx, pages, sources[n - 1], quote)))
+    if len(dropped) > MAX_DROPPED_SHOWN:  # a reply of thousands of bad claims: the report stays readable
+        dropped[MAX_DROPPED_SHOWN:] = [f"{title}: and {len(dropped) - MAX_DROPPED_SHOWN} more claims dropped"]
     if not kept:
         return p, dropped, f"no claim of {kind} passed the gates; wrote the extractive section", contradictions, bad
     return replace(p, claims=kept), dropped, None, contradictions, bad

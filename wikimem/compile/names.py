@@ -130,6 +130,20 @@ def _is_name(name: str, mid_sentence: bool) -> bool:
     return strong or mid_sentence
 
 
+_AUX = frozenset("""is are was were has have had can could will would should may might must does did provides
+uses supports runs makes allows lets offers includes contains describes defines requires maintains creates builds
+says means works""".split())
+
+
+def _subject(text: str, end: int) -> bool:
+    """The run that opens a sentence is its subject, not a verb and its object: a verb follows it
+    ("Secure Shell is a protocol", "Stephen Robertson developed BM25", "Apache Kafka provides ...").
+    "Install GRUB on ..." and "Manage Docker containers" go on otherwise. Without this the first word
+    was cut as a verb, and a compile made pages "Shell", "Robertson", "Studio Code"."""
+    nxt = re.match(r"\s+([a-z]+)\b", text[end:])
+    return nxt is not None and (nxt.group(1) in _AUX or (nxt.group(1).endswith("ed") and len(nxt.group(1)) > 3))
+
+
 def _candidates_in(text: str) -> list[tuple[str, bool]]:
     """(name, whether it stands inside the sentence) of each name-like run of ``text``."""
     text = prose(text)
@@ -143,7 +157,7 @@ def _candidates_in(text: str) -> list[tuple[str, bool]]:
         if at_start:
             opened = len(words)
             words = _strip_opener(words, True)
-            if len(words) == opened > 1 and not _strong_word(words[0]):
+            if len(words) == opened > 1 and not _strong_word(words[0]) and not _subject(text, m.end()):
                 words = words[1:]  # "Install GRUB", "Manage Docker": the verb that opens the sentence is no name
             at_start = len(words) == len(m.group(1).split())  # the opener itself went: what is left is inside
         name = " ".join(words)

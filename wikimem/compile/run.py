@@ -102,6 +102,24 @@ def own_sentences(page) -> list[tuple[str, int]]:
     return page_sentences(page, (found.start, found.end) if live else None)
 
 
+def _linkable(sources: list[Source], report: CompileReport, wanted: set[str] | None) -> list[Source]:
+    """The sources a page can cite: a raw/ file whose name holds | # ^ [ or ] cannot be a [[wikilink]]
+    (Obsidian reads | as the shown text, # as a heading, ^ as a block, and refuses such names itself);
+    citing ``[[raw/articles/C# and Git]]`` wrote a broken link and tracked the source as never compiled.
+    Such a source is left out, and the report says so and how to mend it."""
+    from ..knowledge.versions import UNLINKABLE
+    out = []
+    for source in sources:
+        bad = sorted(set(source.path) & set(UNLINKABLE))
+        if not bad:
+            out.append(source)
+        elif wanted is None or source.path in wanted:
+            report.notices.append(f"{source.path}: not compiled: a file name holding {' '.join(bad)} cannot be a "
+                                  "[[wikilink]] (Obsidian reads | as shown text, # as a heading, ^ as a block); "
+                                  "rename it (raw/ files are yours to rename)")
+    return out
+
+
 def _page_context(pages: dict, subject: Subject):
     """(the page's own sentences outside its compiled section, the section's cited sources)."""
     page = pages.get(subject.path)
@@ -129,6 +147,7 @@ def compile_vault(ctx, sources: Iterable[str] = (), *, dry_run: bool = False, ll
     wanted = _resolve_sources(ctx, named, pages, all_sources) if named else None
     report = CompileReport(mode=(llm or {}).get("kind") or "extractive", dry_run=dry_run,
                            sources=[s for s in all_sources if wanted is None or s.path in wanted])
+    all_sources = _linkable(all_sources, report, wanted)
     existing = existing_subjects(pages)
     need = min_references(ctx.schema().thresholds)
     subjects = existing + new_subjects(all_sources, existing, pages, need)

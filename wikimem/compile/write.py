@@ -62,6 +62,9 @@ def update_page(text: str, content: str, entries: list[str]) -> Composed:
     else:
         new_body, kept = generated.replace(body, SECTION, content)
     old = front.data.get("sources")
+    if old is not None and not isinstance(old, (list, str)):  # a person's mapping ({book: ..., url: ...})
+        return Composed(None, f"its sources is a {type(old).__name__}, not a list; not compiled (make it a list "
+                              "and compile adds its citations beside yours)")  # was replaced, and lost
     old_list = old if isinstance(old, list) else ([old] if isinstance(old, str) else [])
     owned = _owned(old_list, body)
     merged = [e for e in old_list if str(e) not in owned and str(e) not in entries] + entries

@@ -51,7 +51,11 @@ USE_VERBS = frozenset("uses use prefers prefer runs run chose picked".split())  
 PARTICLES = frozenset("in on at to from with against by for".split())
 _COPULA_EN = ("is", "are", "was", "were", ":")
 _CHANGE_EN = ("moved to", "changed to", "switched to", "upgraded to", "migrated to")
-_COPULA_ZH = ("改为", "改成", "换成了", "换成", "升级到了", "升级到", "迁移到", "迁到", "是", "为")
+# the value was moved: 改到 / 推迟到 / 搬到 say the key now has another value, as 改为 does
+_MOVED_ZH = ("改为", "改成", "改到", "换成了", "换成", "换到", "升级到了", "升级到", "迁移到", "迁到", "推迟到", "延期到",
+             "延后到", "提前到", "调整为", "调整到", "调到", "搬到了", "搬到")
+_COPULA_ZH = _MOVED_ZH + ("是", "为")
+_AT_ZH = ("在", "定在", "定于", "位于")  # where or when something is: what a moved value replaces
 _COMPARE = frozenset({"over", "above", "胜过", "而不是"})
 _PREFER = {"likes": "prefers", "like": "prefer", "favours": "prefers", "favors": "prefers"}
 GENERIC = frozenset("user users we i you he she they it team people 用户 我们 我 你 他 她 他们".split())
@@ -79,7 +83,7 @@ def tokens(text: str) -> tuple[tuple[str, ...], tuple[bool, ...]]:
     text = re.sub(r"\b(?:more|rather) than\b", "over", text, flags=re.I)
     words: list[str] = []
     pos = 0
-    for m in re.finditer(r"[\u3400-\u9fff]+|:", text):
+    for m in re.finditer(r"[\u3400-\u9fff]+|(?<!\d):|:(?!\d)", text):  # "6:30" is a time, not "K: V"
         for w in _LATIN.findall(text[pos:m.start()]):
             words.append(w)
         words.extend(m.group(0) if m.group(0) != ":" else [":"])
@@ -136,6 +140,31 @@ def _content(seq) -> tuple[str, ...]:
 
 
 # -- copula: key and value ---------------------------------------------------------------------
+def _leads_with_value(left: tuple[str, ...], zh: bool) -> bool:
+    """The words before the copula open with a value ("9:30 is ...", 三月十五日是 ...). Chinese is read a
+    character at a time, so a day or unit character opens a value only beside a numeral: 周一 is a
+    day, 周报 (the weekly report) is not."""
+    if not _is_value(left[0]):
+        return False
+    if not zh or _NUMERAL.search(left[0]):
+        return True
+    return len(left) > 1 and bool(_NUMERAL.search(left[1]))
+
+
+_PHRASAL = frozenset("up out off down over back".split())
+
+
+def _passive(value: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The verb of a passive value ("deployed on Fridays" -> (deployed, on), "backed up to S3" ->
+    (backed, up, to)): a participle and its particle, followed by what it takes; else None."""
+    if not value or not (value[0] in PARTICIPLES or (value[0].endswith("ed") and len(value[0]) > 3)):
+        return None
+    i = 1 + (len(value) > 2 and value[1] in _PHRASAL)
+    if i < len(value) - 1 and value[i] in PARTICLES:
+        return value[:i + 1]
+    return None
+
+
 def copula(text: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """(key, value) of "K is V" and its inverted forms, or None (no copula, or a key that names no
     attribute: "Nina is allergic to peanuts" says something about Nina, which attribute is unsure)."""
@@ -162,7 +191,7 @@ def copula(text: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     participle = (left[0] in PARTICIPLES or left[0].endswith(("ing", "ed"))) and left[1:2] != () \
         and left[1] in PARTICLES  # "Running on port 5432 is ...", not "Meeting room 12 is ..."
     if left[0] in ("by", "in", "on", "at", "every", "由", "被") or participle \
-            or _is_value(left[0]) or (zh and "的" == left[-1]):  # subject last
+            or _leads_with_value(left, zh) or (zh and "的" == left[-1]):  # subject last
         key, value = right, left
     elif not zh and len(left) <= 2 and all(lcaps) and left[0] not in DETS and (
             right[0] == "the" or (caps[i + n] and "'s" in text)):
@@ -274,21 +303,35 @@ def _from_to(ta, tb) -> bool:
         f = tb.index("from")
         t = tb.index("to", f)
         x, y = tb[f + 1:t], tb[t + 1:]
+        marker = range(0)
         end = _context_start(tb, (False,) * len(tb), t) if y else t + 1
         y = tb[t + 1:end]
     else:
-        m = re.search(r"从(.+?)(?:改为|改成|换成|换到|迁到|升级到)(.+)", "".join(tb))
-        if not m:
+        # on the tokens, not their joined text: a Latin name (从 Maven 换成 Gradle) is one token
+        f = tb.index("从") if "从" in tb else -1
+        hits = [(i, len(w)) for w in ("改为", "改成", "换成", "换到", "迁到", "升级到")
+                for i in [_find(tb, tuple(w), f + 1)] if f >= 0 and i > f + 1]
+        if not hits:
             return False
-        x, y = tuple(m.group(1)), tuple(m.group(2))
+        at, n = min(hits)
+        x, y = tb[f + 1:at], tb[at + n:]
+        marker = range(at, at + n)  # 换成's 成 is the marker's, not a word the fact says
     if not x or not y or x == y:
         return False
     i = _find(ta, x, 0)
     if i < 1:
         return False
     replaced = ta[:i] + y + ta[i + len(x):]
-    said = [w for w in tb if w not in _CHANGE_WORDS and w not in x]
+    said = [w for k, w in enumerate(tb) if w not in _CHANGE_WORDS and w not in x and k not in marker]
     return ta[0] == tb[0] and all(w in replaced for w in said)
+
+
+def _moved(text: str) -> bool:
+    """The fact says its value was moved to another ("moved to", 改为, 推迟到 ...)."""
+    if _CJK.search(text):
+        return any(m in text for m in _MOVED_ZH)
+    toks = tokens(text)[0]
+    return any(_find(toks, tuple(m.split()), 0) >= 0 for m in _CHANGE_EN)
 
 
 # -- the decision -----------------------------------------------------------------------------------
@@ -309,7 +352,17 @@ def judge(old: str, new: str) -> str | None:
     if ka is not None and kb is not None:
         if ka[0] != kb[0]:
             return "distinct"
-        return "duplicate" if ka[1] == kb[1] else "update"
+        if ka[1] == kb[1]:
+            return "duplicate"
+        pa, pb = _passive(ka[1]), _passive(kb[1])
+        if pa is not None and pb is not None and pa != pb:
+            return "distinct"  # "is deployed on Fridays" / "is tested on Fridays": another verb, another fact
+        return "update"
+    if kb is not None and ka is None and _moved(new) and _content(ta)[:len(kb[0])] == kb[0]:
+        rest = "".join(_content(ta)[len(kb[0]):])
+        if rest.startswith(_AT_ZH) and rest.rstrip("。.！!") not in "".join(_content(tb)):
+            return "update"  # 办公室在三楼 -> 办公室搬到了六楼: 在 is where or when the key is, and it moved
+        return None  # "周报改为每周一…" after "周报每周五…": the key moved, which attribute the old one held is unsure
     ops = _merged_ops(ta, tb)
     if len(ops) > 1:
         return "distinct"  # more than one place changed: another subject or another attribute

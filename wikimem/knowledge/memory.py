@@ -218,8 +218,9 @@ def remember(ctx, fact: str, *, kind: str = DEFAULT_KIND, about: str | None = No
     beside it and the earlier one stays active (``similar`` names it). ``llm``: the model judging
     (``choose_llm``'s dict; memory_judge.py), None or kind None: the structural rule alone."""
     fact = (fact or "").strip()
-    if not fact:
-        raise UsageError("nothing to remember: the fact is empty")
+    if not re.search(r"\w", fact):  # "---" was written, and named as a possible update of every memory
+        raise UsageError("nothing to remember: the fact is empty" if not fact else
+                         f"nothing to remember: {fact[:40]!r} has no words")
     if len(fact) > MAX_FACT_CHARS:
         raise UsageError(f"a memory is one sentence or a short paragraph (at most {MAX_FACT_CHARS:,} characters); "
                          f"this one has {len(fact):,}: write it as a page (write_page / wikimem write) instead")
@@ -273,6 +274,13 @@ def _remember(ctx, fact: str, kind: str, about: str | None, source: str | None, 
                                         api_key=llm.get("api_key") or "", timeout=llm.get("timeout") or 60.0)
             if notice:
                 warnings.append(notice)
+        if verdict is not None and verdict.event == "DUPLICATE" and verdict.path in existing:
+            from .memory_judge import not_a_duplicate
+            why = not_a_duplicate(fact, existing[verdict.path][0], {m.path: m.label for m in matches}.get(verdict.path))
+            if why:  # "DUPLICATE" would leave the new fact unwritten: a changed value must not be hidden
+                warnings.append(f"the memory judge called it a duplicate of {verdict.path}, but {why}; "
+                                "the rule decided instead")
+                verdict = None
         if verdict is not None:  # the model's answer, checked (memory_judge); kept for a second attempt
             decided_by = "llm"
             dup = verdict.path if verdict.event == "DUPLICATE" else None
@@ -366,131 +374,7 @@ def _declared_same_subject(about: str | None, page) -> bool:
     return mine is not None and mine == _link_key(page.frontmatter.get("about"))
 
 
-# -- proposals from a conversation --------------------------------------------------------------
-@dataclass(frozen=True)
-class Proposal:
-    fact: str
-    kind: str
-    speaker: str
-    turn: str | None  # block id of the turn
-    cite: str  # [[file#^turn-id]]
-
-
-_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]?")
-# (kind, pattern) in priority order; patterns look at one sentence of a user's turn.
-CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("instruction", re.compile(r"\b(?:always|never|from now on|in future|going forward|make sure to|remember to|"
-                               r"please (?:always|never|don't|do not)|don't ever|do not ever)\b|"
-                               r"以后|今后|总是|始终|永远不要|不要再|记得|务必", re.I)),
-    ("decision", re.compile(r"\b(?:we(?:'ve| have)? decided|i(?:'ve| have)? decided|let's go with|we'll go with|"
-                            r"we will use|we'll use|we chose|i chose|the decision is|decided to|settled on)\b|"
-                            r"决定|就用|定了|选定|敲定", re.I)),
-    ("persona", re.compile(r"\b(?:i (?:really )?(?:prefer|like|love|hate|dislike|enjoy|can't stand)|i don't like|"
-                           r"my favou?rite|i(?:'m| am) (?:a|an|allergic|vegetarian|vegan|based)|my name is|"
-                           r"i live in|i work (?:at|for|on|as)|my (?:wife|husband|partner|son|daughter|kids?|"
-                           r"dog|cat|team|manager|boss)|i usually|i always use)\b|"
-                           r"我(?:更|比较|很|不)?喜欢|我讨厌|我叫|我住在|我在.{1,12}工作|我是|我的(?:妻子|丈夫|儿子|女儿|"
-                           r"孩子|狗|猫|团队|老板)|我对.{1,8}过敏|我(?:通常|一般|习惯)", re.I)),
-)
-_QUESTION = re.compile(r"[?？]\s*$|^(?:what|how|why|when|where|who|which|can|could|would|should|do|does|is|are)\b",
-                       re.I)
-ASSISTANT_NAMES = {"assistant", "ai", "bot", "claude", "chatgpt", "gpt", "model", "system", "tool"}
-
-
-def classify_sentence(sentence: str) -> str | None:
-    """The memory kind a user's sentence states, or None (questions never are)."""
-    s = sentence.strip()
-    if len(s) < 6 or _QUESTION.search(s):
-        return None
-    for kind, pattern in CUES:
-        if pattern.search(s):
-            return kind
-    return None
-
-
-def _third_person(sentence: str, speaker: str) -> str:
-    """Extractive, lightly rewritten so the memory reads on its own: "I prefer vim" said by
-    Alice -> "Alice: I prefer vim" (no paraphrase that could change the meaning)."""
-    return f"{speaker}: {sentence.strip()}"
-
-
-def propose_from_transcript(ctx, rel: str) -> list[Proposal]:
-    from ..parse.chunk import transcript_turns
-    note = ctx.files.read_note(rel)
-    page = parse_page(rel, note.text, note.sha256)
-    stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    out: list[Proposal] = []
-    seen: set[str] = set()
-    for turn in transcript_turns(page.body):
-        if turn.speaker.strip().casefold() in ASSISTANT_NAMES:
-            continue
-        said = re.sub(r"\s\^[A-Za-z0-9-]+\s*$", "", page.body[turn.said:turn.end]).strip()
-        for m in _SENTENCE.finditer(said):
-            sentence = " ".join(m.group(0).split())
-            kind = classify_sentence(sentence)
-            if kind is None or sentence.casefold() in seen:
-                continue
-            seen.add(sentence.casefold())
-            cite = f"[[{stem}#^{turn.block}]]" if turn.block else f"[[{stem}]]"
-            out.append(Proposal(_third_person(sentence, turn.speaker), kind, turn.speaker, turn.block, cite))
-    return out
-
-
-LLM_SYSTEM = ("You find what is worth remembering in a conversation: stated preferences, decisions, instructions, "
-              "and facts about people and projects. Each turn starts with its id in square brackets. Reply with one "
-              "line per memory, exactly in the form: [turn-id] kind: fact. The kind is one of persona, episodic, "
-              "instruction, decision. The fact is one self-contained sentence that says only what the turn says, "
-              "naming the speaker instead of I. If nothing is worth remembering, reply NONE.")
-_LLM_LINE = re.compile(r"^\s*[-*]?\s*\[\^?([A-Za-z0-9-]+)\]\s*(persona|episodic|instruction|decision)\s*:\s*(.+?)\s*$",
-                       re.I | re.M)
-
-
-def propose_with_llm(ctx, rel: str, *, llm: str, model: str, url: str = "", api_key: str = "",
-                     timeout: float = 60.0) -> list[Proposal]:
-    """Proposals written by a language model from the turns (``wikimem.llm``). Lines naming a
-    turn that does not exist are dropped: every memory must cite a real turn."""
-    from ..parse.chunk import transcript_turns
-    from ..llm import complete
-    note = ctx.files.read_note(rel)
-    page = parse_page(rel, note.text, note.sha256)
-    stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    turns = {t.block: t for t in transcript_turns(page.body) if t.block}
-    lines = [f"[{b}] {t.speaker}: {' '.join(page.body[t.said:t.end].split())}" for b, t in turns.items()]
-    messages = [{"role": "system", "content": LLM_SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
-    reply = complete(llm, model, url, api_key, messages, timeout)
-    out = []
-    for block, kind, fact in _LLM_LINE.findall(reply):
-        if block not in turns:
-            log.info("llm proposal cites unknown turn %s; dropped", block)
-            continue
-        out.append(Proposal(fact, kind.lower(), turns[block].speaker, block, f"[[{stem}#^{block}]]"))
-    return out
-
-
-def remember_from_transcript(ctx, rel: str, *, dry_run: bool = False, llm: str | None = None, llm_model: str = "",
-                             llm_url: str = "", llm_api_key: str = "", timeout: float = 60.0) -> list[RememberResult]:
-    """Propose memories from ``rel`` (extractively, or with ``llm`` when given: a failing model
-    falls back to the extractive proposals with a warning) and run each through ``remember``
-    (dry run: nothing written)."""
-    rel = rel.replace("\\", "/")
-    notice = None
-    if llm:
-        from ..llm import LLMError
-        try:
-            proposals = propose_with_llm(ctx, rel, llm=llm, model=llm_model, url=llm_url, api_key=llm_api_key,
-                                         timeout=timeout)
-        except LLMError as exc:
-            notice = f"{exc}; proposals made extractively instead"
-            proposals = propose_from_transcript(ctx, rel)
-    else:
-        proposals = propose_from_transcript(ctx, rel)
-    results = []
-    for p in proposals:
-        try:
-            r = remember(ctx, p.fact, kind=p.kind, source=p.cite, dry_run=dry_run)
-        except secrets.SecretError as exc:
-            r = RememberResult("refused", "", "", p.kind, warnings=[str(exc)], source=p.cite)
-        if notice:
-            r.warnings.insert(0, notice)
-        results.append(r)
-    return results
+# the proposals from a conversation (remember --from) live in memory_proposals.py; their names stay here
+from .memory_proposals import (  # noqa: E402,F401  (after remember: it imports it)
+    ASSISTANT_NAMES, CUES, LLM_SYSTEM, Proposal, _SENTENCE, classify_sentence, propose_from_transcript,
+    propose_with_llm, remember_from_transcript)

@@ -66,6 +66,20 @@ def parse_reply(reply: str) -> tuple[str, str | None]:
     raise ValueError("not a JSON object")
 
 
+def not_a_duplicate(fact: str, other: str, rule_label: str | None) -> str | None:
+    """Why a DUPLICATE verdict cannot stand, or None. The verdict leaves the new fact unwritten, so
+    it must not hide a changed value: the structural rule reading the pair as an update, or a value
+    (a number, a time, a day, a version) in one fact and not the other, outweighs it. A model said
+    "The deploy window is Friday mornings" duplicated "... Thursday mornings", and Friday was lost."""
+    from .factslots import _is_value, tokens
+    if rule_label == "update":
+        return "the rule reads it as a new value of that memory"
+    mine, theirs = ({t for t in tokens(x)[0] if _is_value(t)} for x in (fact, other))
+    if mine != theirs:
+        return f"they state different values ({', '.join(sorted(mine ^ theirs))})"
+    return None
+
+
 def judge(ctx, fact: str, kind: str, candidates: list[str], *, llm: str, model: str, url: str = "",
           api_key: str = "", timeout: float = 60.0) -> tuple[Verdict | None, str | None]:
     """(verdict, warning): None and a warning when the rule must decide instead."""

@@ -151,7 +151,7 @@ def replace(body: str, name: str, content: str) -> tuple[str, str | None]:
     if found is not None:  # a person edited inside it: their text stays, unmarked, below the new one
         kept = found.content + "\n"
         return (body[:found.start] + fresh + "\n" + kept + body[found.end:],
-                f"the generated {name} had been edited by hand; kept that text and wrote the new {name} above it")
+                f"its {name} section had been edited by hand; kept that text and wrote the new {name} section above it")
     if not body.strip():
         return fresh, None
     at = _after_title(body)

@@ -51,6 +51,9 @@ class Candidate:
 _EMBED_FILE = re.compile(r"!\[\[[^\]|]+?\.(?:png|jpe?g|gif|svg|webp|bmp|ico|avif|pdf|mp4|webm|mp3|wav|ogg)"
                          r"(?:[#|][^\]]*)?\]\]|!\[[^\]]*\]\([^)]*\)", re.I)
 _HTML_TAG = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?>")
+# a compiled section's citation after its sentence ("- It runs on Linux. [[raw/articles/x#Usage]]"):
+# not words of the sentence (an answer quoted it as "... on Linux. x")
+_CITED = re.compile(r"(?<=[.:!?。：！？)”])[ \t]+\[\[raw/[^\]\n]+\]\][ \t]*$")
 
 
 def _clean(line: str) -> str:
@@ -58,6 +61,7 @@ def _clean(line: str) -> str:
     dropped (an answer read "Click settings.svg Settings"), inline code and emphasis kept."""
     line = _EMBED_FILE.sub("", line)
     line = _HTML_TAG.sub("", line)
+    line = _CITED.sub("", line)
     line = _LINK.sub(lambda m: m.group(2) or m.group(1).split("#")[0].rsplit("/", 1)[-1], line)
     line = _MDLINK.sub(lambda m: m.group(1), line)
     line = _BLOCK_ID.sub("", line)

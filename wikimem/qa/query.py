@@ -9,6 +9,7 @@ writes the answer from the retrieved chunks only and every sentence must cite on
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -20,6 +21,9 @@ from .answer import QUERY_FOLDER, VAULT_FILES, Answer, Citation, chunk_hash
 
 log = logging.getLogger(__name__)
 
+_UNLINKABLE = re.compile(r"[\[\]|#^]")
+
+
 def citation(hit: Hit, heading: str | None = None, block: str | None = None) -> Citation:
     """``[[path-without-.md#heading]]``: the path form resolves even when two pages share a name;
     a paragraph with a block id (a transcript turn) is cited by it (``#^id``), a page's lead
@@ -30,6 +34,9 @@ def citation(hit: Hit, heading: str | None = None, block: str | None = None) -> 
         heading = None
     if block is None and len(hit.blocks) == 1 and hit.text.rstrip().endswith("^" + hit.blocks[0]):
         block = hit.blocks[0]  # a chunk that is one block (a transcript turn)
+    if heading is not None:  # Obsidian matches a heading with its punctuation as spaces (parse/resolve.py)
+        heading = " ".join(_UNLINKABLE.sub(" ", heading).split()) or None  # "### [[raw/x|x]]" (a compiled
+        # section's source heading) made [[entities/X#[[raw/x/x]]]]: a link inside a link, broken
     anchor = f"#^{block}" if block else (f"#{heading}" if heading else "")
     link = f"[[{target}{anchor}]]".replace("|", "/")
     return Citation(link, hit.path, heading, block, chunk_hash(hit.text), hit.title)
