@@ -66,3 +66,25 @@ def test_llm_failure_falls_back_to_extractive_with_a_warning(vault, server):
     server["status"] = 500
     results = run(vault, server, dry_run=True)
     assert len(results) == 4 and all("extractively instead" in r.warnings[0] for r in results)
+
+
+def test_remember_takes_llm_timeout_for_the_judge_and_refuses_a_bad_one(vault, monkeypatch):  # noqa: F811
+    # Was: `remember` had no --llm-timeout (the API and settings took it; the command did not)
+    from typer.testing import CliRunner
+
+    from wikimem import llm as llm_mod
+    from wikimem.cli import app
+    seen = []
+
+    def complete(kind, model, url, api_key, messages, timeout, *args, **kwargs):
+        seen.append(timeout)
+        raise llm_mod.LLMError("the model is away")
+    monkeypatch.setattr(llm_mod, "complete", complete)
+    runner = CliRunner()
+    base = ["remember", "-V", str(vault.root), "--llm", "openai", "--llm-url", "http://127.0.0.1:9", "--llm-model", "m"]
+    assert runner.invoke(app, [*base, "Ann's team meets on Mondays at 10."]).exit_code == 0
+    result = runner.invoke(app, [*base, "Ann's team meets on Tuesdays at 10.", "--llm-timeout", "2.5"])
+    assert result.exit_code == 0, result.output
+    assert seen and seen[-1] == 2.5, seen
+    bad = runner.invoke(app, [*base, "Ann likes tea.", "--llm-timeout", "-1"])
+    assert bad.exit_code == 2 and "positive number" in bad.output

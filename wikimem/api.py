@@ -197,7 +197,7 @@ class Vault:
 
     def remember(self, fact: str, *, kind: str = "episodic", about: str | None = None, source: str | None = None,
                  dry_run: bool = False, supersede: bool = True, llm: str | None = None, llm_model: str | None = None,
-                 llm_url: str | None = None, llm_api_key: str | None = None):
+                 llm_url: str | None = None, llm_api_key: str | None = None, llm_timeout: float | None = None):
         """Store one fact under memories/ unless a memory of the same kind already says it (the same
         words in the same order); a fact naming the same subject and attribute with another value
         supersedes it (``supersede=False``: it is written beside it); an unsure one is written and
@@ -206,7 +206,7 @@ class Vault:
         from .knowledge.memory import remember
         from .llm import choose_llm
         kind_llm = llm or (self.settings.memory_llm if self.settings.memory_llm != "none" else None)
-        judge = choose_llm(self.settings, kind_llm, llm_model, llm_url, llm_api_key, None) if kind_llm else None
+        judge = choose_llm(self.settings, kind_llm, llm_model, llm_url, llm_api_key, llm_timeout) if kind_llm else None
         return remember(self.ctx, fact, kind=kind, about=about, source=source, dry_run=dry_run,
                         supersede_old=supersede, llm=judge)
 

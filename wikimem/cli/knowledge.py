@@ -107,6 +107,8 @@ def remember(fact: Optional[str] = typer.Argument(None, help="The fact, one sent
                                                "(the rule on failure). Default: the memory_llm setting."),
              llm_model: str = typer.Option("", "--llm-model", help="Model name for --llm."),
              llm_url: str = typer.Option("", "--llm-url", help="Server URL for --llm."),
+             llm_timeout: Optional[float] = typer.Option(None, "--llm-timeout",
+                                                         help="Seconds to wait for the model (the whole reply)."),
              vault: Optional[str] = VaultOpt, as_json: bool = JsonOpt) -> None:
     """Store a small fact under memories/ (at most 2,000 characters). The same words in the same order
     are a duplicate (not written again); a fact naming the same subject and attribute with another value
@@ -119,11 +121,12 @@ def remember(fact: Optional[str] = typer.Argument(None, help="The fact, one sent
         _run(lambda: (_ for _ in ()).throw(UsageError("give either a FACT or --from TRANSCRIPT")))
     v = _run(lambda: open_vault(vault))
     if from_ is not None:
-        results = _run(lambda: v.remember_from(from_, dry_run=dry_run, llm=llm, llm_model=llm_model, llm_url=llm_url))
+        results = _run(lambda: v.remember_from(from_, dry_run=dry_run, llm=llm, llm_model=llm_model, llm_url=llm_url,
+                                               timeout=llm_timeout))
     else:
         results = [_run(lambda: v.remember(fact, kind=kind, about=about, dry_run=dry_run,
                                            supersede=not no_supersede, llm=llm, llm_model=llm_model or None,
-                                           llm_url=llm_url or None))]
+                                           llm_url=llm_url or None, llm_timeout=llm_timeout))]
     if as_json:
         _emit_json([r.to_dict() for r in results] if from_ is not None else results[0].to_dict())
         return
