@@ -123,6 +123,16 @@ def test_errors_under_json_are_json_on_stdout(tmp_path):
     assert r.returncode == 2 and json.loads(r.stdout)["code"] == 2
 
 
+def test_usage_errors_typer_reports_are_json_on_stdout_too(tmp_path):
+    # Was: `query -k 0 --json` and an unknown option printed typer's box on stderr and nothing on stdout
+    for args, said in ((["query", "x", "-k", "0"], "greater than or equal to 1"),
+                       (["status", "--bogus"], "No such option: --bogus")):
+        r = _cli(*args, "--vault", str(tmp_path), "--json")
+        assert r.returncode == 2 and said in json.loads(r.stdout)["error"] and json.loads(r.stdout)["code"] == 2
+        plain = _cli(*args, "--vault", str(tmp_path))
+        assert plain.returncode == 2 and plain.stdout == "" and said[:18] in plain.stderr  # typer's box, as it was
+
+
 def test_long_errors_are_not_wrapped_when_stderr_is_a_file(tmp_path):
     long_name = tmp_path / ("a-very-long-folder-name-" * 8)
     r = _cli("status", str(long_name))

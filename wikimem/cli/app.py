@@ -61,6 +61,31 @@ def _read_like_a_person() -> None:
 
 _read_like_a_person()
 
+
+def _usage_errors_in_json_too() -> None:
+    """A usage error typer reports itself (``-k 0``, an unknown option) is also a ``{"error",
+    "code"}`` line on stdout under ``--json``, as every error of a command is (``_fail``): a script
+    reading stdout got nothing. Wraps typer's error printer (its box on stderr is unchanged)."""
+    try:
+        from typer import rich_utils
+    except ImportError:  # a typer without rich: click's own printer, left as it is
+        return
+    shown = getattr(rich_utils, "rich_format_error", None)
+    if shown is None or getattr(shown, "wikimem_json", False):
+        return
+
+    def format_error(exc, *args, **kwargs):
+        shown(exc, *args, **kwargs)
+        if _wants_json():
+            message = _printable(" ".join(str(exc.format_message()).split()))
+            sys.stdout.write(json.dumps({"error": message, "code": getattr(exc, "exit_code", 2)},
+                                        ensure_ascii=False) + "\n")
+    format_error.wikimem_json = True  # type: ignore[attr-defined]
+    rich_utils.rich_format_error = format_error
+
+
+_usage_errors_in_json_too()
+
 app = typer.Typer(
     name="wikimem",
     help="Compile an Obsidian vault into a searchable knowledge base and long-term memory.",
