@@ -297,3 +297,40 @@ def test_a_socket_in_a_folder_others_may_write_is_not_trusted(fake_warm):
         assert fake.connections == 0 and fake.received == b""
     finally:
         os.chmod(root / ".wikimem", 0o755)
+
+
+def _answers(root) -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1)
+    try:
+        probe.connect(str(root / ".wikimem" / "serve.sock"))
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
+
+
+def test_a_second_warm_process_takes_the_socket_over_when_the_first_ends(make_vault):
+    # Was: a second serve / mcp / watch of the vault never answered forwarded commands, even after
+    # the first ended: every one-shot command then started its own process (1-2 s instead of ~0.1 s)
+    import time
+    root = make_vault(FILES)
+    first_vault, second_vault = open_vault(root), open_vault(root)
+    first_vault.index()
+    first = ForwardServer(first_vault).start()
+    second = ForwardServer(second_vault).start()
+    try:
+        assert first.sock is not None and second.sock is None and _answers(root)  # the first answers
+        first.stop()
+        deadline = time.monotonic() + 30
+        while second.sock is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert second.sock is not None and _answers(root), "the standing-by process never took the socket"
+        result, _ = _probe(["search", "alpha"], root)
+        assert result["code"] == 0  # answered warm, by the second process
+    finally:
+        second.stop()
+        first_vault.close()
+        second_vault.close()
+    assert not (root / ".wikimem" / "serve.sock").exists()

@@ -10,6 +10,7 @@ command itself; so does a client that finds no socket or a stale one.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import io
 import logging
 import os
@@ -25,6 +26,9 @@ from .. import __version__
 from ..serve.protocol import FORWARDED, PROTOCOL, SOCKET_NAME, receive, same_settings, send, short_address
 
 log = logging.getLogger(__name__)
+
+LOCK_NAME = SOCKET_NAME + ".lock"  # flock(2) held by the process answering on the socket, for its lifetime
+STANDBY_EVERY_S = 2.0  # how often a process that does not answer tries to take the socket over
 
 
 class RoutedStream(io.TextIOBase):
@@ -137,24 +141,59 @@ class ForwardServer:
         self.sock: socket.socket | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._standby: threading.Thread | None = None
+        self._lock_fd: int | None = None
         self._inode: tuple[int, int] | None = None
 
     def start(self) -> "ForwardServer":
-        """Take the socket unless another live process answers on it; never raises (forwarding is
-        a speed-up: without it every command still runs, in its own process)."""
+        """Take the socket unless another live process answers on it, and then stand by: when that
+        process ends (however: ``kill -9`` releases its lock too) this one takes the socket over
+        within ``STANDBY_EVERY_S``, so one-shot commands stay warm while any serve, mcp or watch of
+        the vault runs. Never raises (forwarding is a speed-up: without it every command still runs,
+        in its own process)."""
         if getattr(self.vault, "overrides", None):
             log.info("not answering forwarded commands: this vault was opened with %s", sorted(self.vault.overrides))
             return self
         try:
-            self._bind()
+            taken = self._take()
         except OSError as exc:
             log.info("not answering forwarded commands: %s", exc)
-            return self
+            taken = False
+        if not taken:
+            self._standby = threading.Thread(target=self._stand_by, name="wikimem-forward-standby", daemon=True)
+            self._standby.start()
+        return self
+
+    def _take(self) -> bool:
+        """Bind the socket when this process gets the forwarding lock (False: another holds it)."""
+        from ..vault.files import ensure_cache_folder
+        ensure_cache_folder(self.path.parent)
+        fd = os.open(self.path.parent / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            self._bind()
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        except BaseException:
+            os.close(fd)
+            raise
+        self._lock_fd = fd
         from ..api import host_vault
         host_vault(self.vault)
         self._thread = threading.Thread(target=self._accept, name="wikimem-forward", daemon=True)
         self._thread.start()
-        return self
+        return True
+
+    def _stand_by(self) -> None:
+        while not self._stop.wait(STANDBY_EVERY_S):
+            try:
+                if self._take():
+                    log.warning("answering one-shot commands on %s now (the process that answered them ended)",
+                                self.path)
+                    return
+            except OSError as exc:  # the cache folder going, an older wikimem answering without the lock
+                log.debug("still not answering forwarded commands: %s", exc)
 
     def _bind(self) -> None:
         from ..vault.files import ensure_cache_folder
@@ -232,6 +271,8 @@ class ForwardServer:
 
     def stop(self) -> None:
         self._stop.set()
+        if self._standby is not None:  # first: a take in progress finishes before the socket is closed
+            self._standby.join(timeout=5)
         if self.sock is not None:
             with contextlib.suppress(OSError):
                 self.sock.close()
@@ -243,3 +284,7 @@ class ForwardServer:
         unhost_vault(self.vault)
         if self._thread is not None:
             self._thread.join(timeout=2)
+        if self._lock_fd is not None:  # after the socket file is gone: a standby then binds a fresh one
+            with contextlib.suppress(OSError):
+                os.close(self._lock_fd)
+            self._lock_fd = None
