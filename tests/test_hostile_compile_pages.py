@@ -6,12 +6,18 @@ PAGE = ("---\ntitle: Repository\ntype: concept\nsources:\n  book: Pro Git, chapt
         "---\n# Repository\n\nMy notes.\n")
 
 
-def test_a_sources_mapping_is_kept_and_the_page_left_alone(tmp_path):
+def _git_vault(tmp_path, page: str = "---\ntitle: Repository\ntype: concept\n---\n# Repository\n"):
+    """A vault with one source (a line about committing) and a Repository page it speaks about."""
     root = tmp_path / "v"
     init_vault(root)
     (root / "raw" / "articles" / "git.md").write_text(
         "# git\n\n- Commit staged files to the repository with a message.\n", encoding="utf-8")
-    (root / "concepts" / "Repository.md").write_text(PAGE, encoding="utf-8")
+    (root / "concepts" / "Repository.md").write_text(page, encoding="utf-8")
+    return root
+
+
+def test_a_sources_mapping_is_kept_and_the_page_left_alone(tmp_path):
+    root = _git_vault(tmp_path, PAGE)
     report = open_vault(root, embedder="fake").compile()
     assert (root / "concepts" / "Repository.md").read_text(encoding="utf-8") == PAGE
     [page] = [p for p in report.pages if p.path == "concepts/Repository.md"]
@@ -19,12 +25,7 @@ def test_a_sources_mapping_is_kept_and_the_page_left_alone(tmp_path):
 
 
 def test_a_sources_string_is_kept_beside_the_citations(tmp_path):
-    root = tmp_path / "v"
-    init_vault(root)
-    (root / "raw" / "articles" / "git.md").write_text(
-        "# git\n\n- Commit staged files to the repository with a message.\n", encoding="utf-8")
-    (root / "concepts" / "Repository.md").write_text(
-        "---\ntitle: Repository\ntype: concept\nsources: Pro Git, chapter 2\n---\n# Repository\n", encoding="utf-8")
+    root = _git_vault(tmp_path, "---\ntitle: Repository\ntype: concept\nsources: Pro Git, chapter 2\n---\n# Repository\n")
     open_vault(root, embedder="fake").compile()
     text = (root / "concepts" / "Repository.md").read_text(encoding="utf-8")
     assert "- Pro Git, chapter 2\n- '[[raw/articles/git]] sha256:" in text
@@ -44,12 +45,7 @@ def test_a_claim_citing_source_true_is_dropped(tmp_path):
         def respond(self, path, body):
             return chat_reply(path, body, reply)
 
-    root = tmp_path / "v"
-    init_vault(root)
-    (root / "raw" / "articles" / "git.md").write_text(
-        "# git\n\n- Commit staged files to the repository with a message.\n", encoding="utf-8")
-    (root / "concepts" / "Repository.md").write_text(
-        "---\ntitle: Repository\ntype: concept\n---\n# Repository\n", encoding="utf-8")
+    root = _git_vault(tmp_path)
     with Always() as server:
         report = open_vault(root, embedder="fake").compile(llm="openai", llm_model="m", llm_url=server.url + "/v1")
     assert any("cites source True" in d for d in report.dropped_claims), report.dropped_claims
@@ -72,12 +68,7 @@ def test_a_reply_of_thousands_of_claims_writes_a_bounded_section(tmp_path):
         def respond(self, path, body):
             return chat_reply(path, body, reply)
 
-    root = tmp_path / "v"
-    init_vault(root)
-    (root / "raw" / "articles" / "git.md").write_text(
-        "# git\n\n- Commit staged files to the repository with a message.\n", encoding="utf-8")
-    (root / "concepts" / "Repository.md").write_text(
-        "---\ntitle: Repository\ntype: concept\n---\n# Repository\n", encoding="utf-8")
+    root = _git_vault(tmp_path)
     with Flood() as server:
         report = open_vault(root, embedder="fake").compile(llm="openai", llm_model="m", llm_url=server.url + "/v1")
     text = (root / "concepts" / "Repository.md").read_text(encoding="utf-8")
