@@ -280,3 +280,18 @@ def test_a_question_is_never_read_as_search_syntax(make_vault, question):
     answer = v.query(question, write=False)
     assert answer.answered and "overwrites existing files" in answer.text, answer
     assert [c.path for c in answer.citations] == ["cli/Flags.md"]
+
+
+def test_a_pasted_paragraph_as_a_question_gets_a_short_title_and_keeps_the_whole_question(examples):
+    # Was: an 8,000-character question became the page's title and its # heading, whole
+    import yaml
+    question = "Which FAISS index lets vectors be removed by id? " * 160
+    answer = examples.query(question)
+    text = (examples.root / answer.page).read_text(encoding="utf-8")
+    front = yaml.safe_load(text.split("---\n")[1])
+    assert len(front["title"]) <= 200 and front["title"].endswith("…")
+    assert front["title"].startswith("Which FAISS index lets vectors be removed by id?")
+    assert front["question"] == question.strip() or " ".join(front["question"].split()) == " ".join(question.split())
+    assert f"# {front['title']}\n" in text
+    again = examples.query(question)  # the same question finds its page again
+    assert again.page == answer.page

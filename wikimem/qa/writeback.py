@@ -348,6 +348,20 @@ def write_back(ctx, answer: Answer, supersede: bool = False) -> Answer:
     return written
 
 
+TITLE_CHARS = 200  # a query page's title (and # heading): a pasted paragraph as a question stays whole in `question`
+
+
+def page_title(question: str) -> str:
+    """The question as a page title: whole up to ``TITLE_CHARS``, else cut at a word and marked with
+    an ellipsis (an 8,000-character question made an 8,000-character title, shown in every listing)."""
+    text = " ".join(question.split())
+    if len(text) <= TITLE_CHARS:
+        return text
+    cut = text[:TITLE_CHARS - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > TITLE_CHARS // 2 else cut).rstrip(" ,;:") + "…"
+
+
 def _write_back(ctx, answer: Answer) -> Answer:
     now = _dt.datetime.now().astimezone().replace(microsecond=0).isoformat()
     same = find_same(ctx, answer)
@@ -360,10 +374,11 @@ def _write_back(ctx, answer: Answer) -> Answer:
         while ctx.files.abspath(rel).exists():  # a page of that name that is not this question
             rel = f"{QUERY_FOLDER}/{slug(answer.question)} {n}.md"
             n += 1
-        front = {"title": answer.question, "type": "query", "question": answer.question, "asked": now, **changes,
+        title = page_title(answer.question)
+        front = {"title": title, "type": "query", "question": answer.question, "asked": now, **changes,
                  "generated_by": "wikimem"}
         text = "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=10_000) + "---\n" \
-            + _body(answer, answer.question)
+            + _body(answer, title)
         result = write_page(ctx, rel, text, reason="query")
         status = "created"
     else:
