@@ -37,3 +37,23 @@ def test_compile_makes_the_whole_name_not_its_tail(tmp_path):
     open_vault(root, embedder="fake").compile()
     made = sorted(p.name for p in (root / "entities").glob("*.md"))
     assert made == ["Secure Shell.md"], made
+
+
+def test_a_word_the_sources_mostly_write_in_lower_case_makes_no_page(tmp_path):
+    # Was: Node.js's docs made pages "Current", "Request", "String", "Testing" (title-case phrases in
+    # lists and headings), though the same docs write "current", "request" in lower case far more often
+    root = tmp_path / "v"
+    init_vault(root)
+    sources = {
+        "a": "The release lines are Maintenance, Current and Next. Use the current release for new work. "
+             "The current line gets features first. The tests run on Jenkins every night. The current site "
+             "shows the current version. Run git to fetch the tree.",
+        "b": "Pick the Current line to try features. The current version is on the site. The builds come from "
+             "Jenkins too. A current binary is in the folder, next to the current notes. Clone it with Git first.",
+    }
+    for name, text in sources.items():
+        (root / "raw" / "articles" / f"{name}.md").write_text(f"# {name}\n\n{text}\n", encoding="utf-8")
+    open_vault(root, embedder="fake").compile()
+    made = sorted(p.stem for p in (root / "entities").glob("*.md"))
+    assert "Current" not in made, made  # 2 times capitalised inside a sentence, 8 in lower case
+    assert "Jenkins" in made, made  # never written in lower case: a name
