@@ -29,6 +29,14 @@ from __future__ import annotations
 # kept for notes (README "Session 5", held-aside and tldr).
 PASSAGE_SHARE = 0.5
 
+# -- fusion (fusion.candidates; issue 52, README "Hybrid below vector-only") -------------------------
+# every candidate scored by both sides (convex hybrid): a vector candidate BM25 ranks below its top n
+# gets its own BM25 score (BM25's list is read LEXICAL_DEPTH times deeper; the ORDER BY scores every
+# match anyway), a note chunk only BM25 found gets its vector score (its stored vectors), and the
+# vector side is min-max scaled over every candidate. False: a side gives 0 to what it did not list.
+SCORE_BOTH_SIDES = True
+LEXICAL_DEPTH = 10
+
 # -- priors (priors.py; issue 52, README "Documentation vault") ---------------------------------------
 # a note's chunk with fewer letters of its own text than this (headings left out) keeps that share
 # of its vector score (chars / SHORT_CHARS); 0: off. Read for the SHORT_TOP best candidates.
