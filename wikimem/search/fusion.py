@@ -39,6 +39,21 @@ def fusion_scores(ranked: Sequence[tuple[str, float]], settings, floor: float | 
     return [(score - low) / spread if spread > 0 else 1.0 for score in scores]
 
 
+def placed(ranked: Sequence[tuple[str, float]], scores: Sequence[float]) -> list[float]:
+    """``scores`` (chunks the vector side did not list) as shares on the scale of its list's
+    min-max shares (``fusion_scores``): its best 1, its last 0, below that negative, at least -1
+    (as far below the last as the best is above it). Below the list is not "as good as the last":
+    a chunk only BM25 found that is far from the question in meaning loses on that side, as one
+    the vector side found and BM25 ranked low loses on the lexical side."""
+    if not ranked:
+        return [0.0 for _ in scores]
+    listed = [score for _, score in ranked]
+    low, spread = min(listed), max(listed) - min(listed)
+    if spread <= 0:
+        return [0.0 if score < low else 1.0 for score in scores]
+    return [max(-1.0, min(1.0, (score - low) / spread)) for score in scores]
+
+
 def _groups(ranked, turn_ids: set[str] | None):
     """The vector list as it is, or split into notes and transcript turns (ranked and scaled apart,
     so transcript tuning cannot change a note's share)."""
@@ -95,8 +110,8 @@ def candidates(ctx, query: str, lexical, vector, settings, mode: str, turn_ids: 
     ``lexical_deeper`` (BM25's list beyond ``lexical``) and ``vector_more`` (chunk id -> (vector
     score, rankers.Nearest) for note chunks BM25 found and the vector side did not return): with
     ``convex`` fusion every candidate is scored by both sides (``filled`` in its components), not
-    given 0 by the side whose list it missed. The vector side is min-max scaled over every
-    candidate's score, the lexical side stays ``score / best``. A candidate BM25 did not list got
+    given 0 by the side whose list it missed, each on that side's own scale: ``score / best`` for
+    BM25, the vector list's min-max (``placed``: below its last, negative). A candidate BM25 did not list got
     0 where the 50th listed got ~half the best (on pages that share their words, npm's manual,
     BM25's scores are flat), so being in BM25's list was worth more than what it said about the
     text; docs/search.md "Every candidate scored by both sides"."""
@@ -115,9 +130,10 @@ def candidates(ctx, query: str, lexical, vector, settings, mode: str, turn_ids: 
                                                 vector_trust)):
         for g, ranked in enumerate(groups):
             listed = len(ranked)
-            if side == "vector" and g == 0 and more:  # notes: the ones BM25 alone found, scaled with them
+            shares = [share * trust for share in fusion_scores(ranked, settings, floor)]
+            if side == "vector" and g == 0 and more and ranked:  # notes BM25 alone found, on the list's scale
                 ranked = list(ranked) + [(cid, score) for cid, (score, _) in more.items()]
-            shares = [min(share, 1.0) * trust for share in fusion_scores(ranked, settings, floor)]
+                shares += [share * trust for share in placed(ranked[:listed], [s for _, s in ranked[listed:]])]
             for rank, ((cid, score), share) in enumerate(zip(ranked, shares), 1):
                 c = found.get(cid)
                 if c is None:
