@@ -117,7 +117,8 @@ def candidates(ctx, query: str, lexical, vector, settings, mode: str, turn_ids: 
     text; docs/search.md "Every candidate scored by both sides"."""
     nearest = nearest or {}
     fill = settings.fusion == "convex"
-    more = (vector_more or {}) if fill else {}
+    on_list = {cid for cid, _ in vector}
+    more = {cid: got for cid, got in (vector_more or {}).items() if cid not in on_list} if fill else {}
     cache = ctx.cache
     # hybrid only: which candidates are in another script than the query (the language steps)
     other: set[str] = set()
