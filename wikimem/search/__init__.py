@@ -246,7 +246,7 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
                 return rankers.lexical(cache, query, n, lex_filters, excluded), 1.0
             # deeper than the candidates: the vector side's candidates that BM25 ranks below its top n get
             # their own score, not 0 (fusion.candidates; one ORDER BY over the same matches)
-            deep = n * tuning.LEXICAL_DEPTH if both_sides else n
+            deep = n * tuning.LEXICAL_DEPTH if both_sides and ready is not None else n
             return rankers.lexical_and_reach(cache, query, deep, lex_filters, excluded)
         if ready is not None:
             # BM25 runs in SQLite (which releases the GIL) on its own connection while FAISS
