@@ -34,6 +34,7 @@ from .candidates import Candidate
 from .filters import MODES, Filters, check_args, make_filters
 from .query_syntax import ParsedQuery, parse_query
 from .timeline import timeline
+from . import tuning
 from .tuning import POST_FILTER_FETCH
 
 log = logging.getLogger(__name__)
@@ -233,6 +234,7 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
                 tvec = embedder.embed_query(turns_query) if turns_query else None
             ready = (index, qvec, tvec, allowed, bool(meta.get("speakers")))
 
+    both_sides = mode == "hybrid" and settings.fusion == "convex" and tuning.SCORE_BOTH_SIDES
     lexical: list[tuple[str, float]] = []
     reach = 1.0  # how much of the query the lexical side can match (rankers.lexical_reach)
     lexical_job = None
@@ -242,7 +244,10 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
         def run_lexical():
             if mode != "hybrid":
                 return rankers.lexical(cache, query, n, lex_filters, excluded), 1.0
-            return rankers.lexical_and_reach(cache, query, n, lex_filters, excluded)
+            # deeper than the candidates: the vector side's candidates that BM25 ranks below its top n get
+            # their own score, not 0 (fusion.candidates; one ORDER BY over the same matches)
+            deep = n * tuning.LEXICAL_DEPTH if both_sides and ready is not None else n
+            return rankers.lexical_and_reach(cache, query, deep, lex_filters, excluded)
         if ready is not None:
             # BM25 runs in SQLite (which releases the GIL) on its own connection while FAISS
             # searches here on one thread: the two sides overlap instead of adding up
@@ -261,11 +266,16 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
         nearest = {ids[v]: found for v, found in why.items() if v in ids}
     if lexical_job is not None:
         lexical, reach = lexical_job.result()
+    lexical, deeper = lexical[:n], lexical[n:]
+    vector_more: dict = {}
+    if ready is not None and both_sides and lexical:
+        vector_more = _vector_scores(cache, ready, query, lexical, vector, turn_ids)
 
     name = ctx.root.name
     vectors_of = (lambda ids: rankers.unit_vectors(cache, ready[0], ids)) if ready is not None else None
     found = fusion.candidates(ctx, query, lexical, vector, settings, mode, turn_ids, nearest, vector_trust,
-                              reach)
+                              reach, deeper, vector_more)
+    nearest.update({cid: why for cid, (_, why) in vector_more.items()})
     if mode == "hybrid" and vectors_of is not None and vector_trust < 1.0:
         fusion.impute_pending(found, vectors_of, settings, vector_trust)
     ranked = fusion.rank(ctx, query, found, settings, mode, filters, vectors_of)
@@ -283,6 +293,25 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
     took = (time.perf_counter() - started) * 1000
     return SearchResult(raw, mode, tuple(hits), tuple(degraded), coverage if mode != "lexical" else 1.0,
                         took, tuple(notices), read)
+
+
+def _vector_scores(cache, ready, query: str, lexical, vector, turn_ids) -> dict:
+    """The vector side's score (and ``rankers.Nearest``) for the note chunks BM25 listed and the vector
+    side did not return, so that fusion scores every candidate on both sides (fusion.candidates).
+    Transcript turns are left out: they are ranked by the query without speakers' names and scaled
+    apart from notes."""
+    from .evidence import script
+    index, qvec = ready[0], ready[1]
+    have = {cid for cid, _ in vector}
+    wanted = [cid for cid, _ in lexical if cid not in have and (turn_ids is None or cid not in turn_ids)]
+    vids = cache.manifest.vids_by_id(wanted)
+    if ready[4] and vids:
+        turns = cache.manifest.transcript_vids(vids.values())
+        vids = {cid: v for cid, v in vids.items() if v not in turns}
+    if not vids:
+        return {}
+    got = rankers.scores_of(cache, index, qvec, vids.values(), script(query))
+    return {cid: got[v] for cid, v in vids.items() if v in got}
 
 
 def _as_on_disk(ctx, hits: list[Hit], notices: list[str]) -> list[Hit]:

@@ -33,6 +33,7 @@ class Candidate:
     vector_share: float = 0.0  # the vector side's share before its weight (fusion.fusion_scores x trust)
     short: float | None = None  # the share of its vector score a chunk with little text kept (priors.py)
     query_below: str | None = None  # the cited page a query page was placed below (priors.py)
+    filled: str | None = None  # the side that scored this candidate below its own list ("bm25", "vector"; fusion.py)
     shares: dict[str, float] = field(default_factory=dict)  # each side's share, for foreign candidates
     steps: list[str] = field(default_factory=list)  # the re-rank steps that changed its score
 
@@ -70,6 +71,8 @@ class Candidate:
             parts["translation_of"] = self.translation_of
         if self.short is not None:
             parts["short"] = self.short
+        if self.filled is not None:
+            parts["filled"] = self.filled
         if self.query_below is not None:
             parts["query_below"] = self.query_below
         return {k: (round(v, 8) if isinstance(v, float) else v) for k, v in parts.items()}

@@ -39,6 +39,21 @@ def fusion_scores(ranked: Sequence[tuple[str, float]], settings, floor: float | 
     return [(score - low) / spread if spread > 0 else 1.0 for score in scores]
 
 
+def placed(ranked: Sequence[tuple[str, float]], scores: Sequence[float]) -> list[float]:
+    """``scores`` (chunks the vector side did not list) as shares on the scale of its list's
+    min-max shares (``fusion_scores``): its best 1, its last 0, below that negative, at least -1
+    (as far below the last as the best is above it). Below the list is not "as good as the last":
+    a chunk only BM25 found that is far from the question in meaning loses on that side, as one
+    the vector side found and BM25 ranked low loses on the lexical side."""
+    if not ranked:
+        return [0.0 for _ in scores]
+    listed = [score for _, score in ranked]
+    low, spread = min(listed), max(listed) - min(listed)
+    if spread <= 0:
+        return [0.0 if score < low else 1.0 for score in scores]
+    return [max(-1.0, min(1.0, (score - low) / spread)) for score in scores]
+
+
 def _groups(ranked, turn_ids: set[str] | None):
     """The vector list as it is, or split into notes and transcript turns (ranked and scaled apart,
     so transcript tuning cannot change a note's share)."""
@@ -74,7 +89,8 @@ def repeats(key: tuple[tuple[str, ...], str], other: tuple[tuple[str, ...], str]
 
 def candidates(ctx, query: str, lexical, vector, settings, mode: str, turn_ids: set[str] | None = None,
                nearest: dict[str, Any] | None = None, vector_trust: float = 1.0,
-               lexical_reach: float = 1.0) -> Candidates:
+               lexical_reach: float = 1.0, lexical_deeper: Sequence[tuple[str, float]] = (),
+               vector_more: dict[str, tuple[float, Any]] | None = None) -> Candidates:
     """The rankers' lists fused into candidates. ``turn_ids``: in a vault with transcripts, which
     vector candidates are transcript turns (scaled apart from notes); ``nearest``: chunk id ->
     rankers.Nearest for the vector candidates. A chunk whose row is gone (a build committed during
@@ -89,8 +105,20 @@ def candidates(ctx, query: str, lexical, vector, settings, mode: str, turn_ids: 
     ``lexical_reach``: the share of the query the lexical side can match at all
     (rankers.lexical_reach), which scales its weight the same way: the best of BM25's list gets a
     full share however little of the query it matched, so a Chinese question about English pages
-    ranked the pages that say "npm" most often first."""
+    ranked the pages that say "npm" most often first.
+
+    ``lexical_deeper`` (BM25's list beyond ``lexical``) and ``vector_more`` (chunk id -> (vector
+    score, rankers.Nearest) for note chunks BM25 found and the vector side did not return): with
+    ``convex`` fusion every candidate is scored by both sides (``filled`` in its components), not
+    given 0 by the side whose list it missed, each on that side's own scale: ``score / best`` for
+    BM25, the vector list's min-max (``placed``: below its last, negative). A candidate BM25 did not list got
+    0 where the 50th listed got ~half the best (on pages that share their words, npm's manual,
+    BM25's scores are flat), so being in BM25's list was worth more than what it said about the
+    text; docs/search.md "Every candidate scored by both sides"."""
     nearest = nearest or {}
+    fill = settings.fusion == "convex"
+    on_list = {cid for cid, _ in vector}
+    more = {cid: got for cid, got in (vector_more or {}).items() if cid not in on_list} if fill else {}
     cache = ctx.cache
     # hybrid only: which candidates are in another script than the query (the language steps)
     other: set[str] = set()
@@ -101,14 +129,26 @@ def candidates(ctx, query: str, lexical, vector, settings, mode: str, turn_ids: 
     for side, groups, weight, floor, trust in (("bm25", [lexical], settings.weight_lexical, 0.0, lexical_reach),
                                                ("vector", _groups(vector, turn_ids), settings.weight_vector, None,
                                                 vector_trust)):
-        for ranked in groups:
+        for g, ranked in enumerate(groups):
+            listed = len(ranked)
             shares = [share * trust for share in fusion_scores(ranked, settings, floor)]
+            if side == "vector" and g == 0 and more and ranked:  # notes BM25 alone found, on the list's scale
+                ranked = list(ranked) + [(cid, score) for cid, (score, _) in more.items()]
+                shares += [share * trust for share in placed(ranked[:listed], [s for _, s in ranked[listed:]])]
             for rank, ((cid, score), share) in enumerate(zip(ranked, shares), 1):
                 c = found.get(cid)
                 if c is None:
+                    if rank > listed:
+                        continue
                     c = found[cid] = Candidate(cid, foreign=cid in other)
                 if side == "bm25":
                     c.bm25_rank, c.bm25 = rank, round(score, 6)
+                elif rank > listed:  # a chunk BM25 found, scored by the vector side
+                    c.vector, c.vector_share = round(score, 6), share
+                    why = more[cid][1]
+                    c.vector_whole = round(why.whole, 6)
+                    c.vector_passage = None if why.passage is None else round(why.passage, 6)
+                    c.filled = "vector"
                 else:
                     c.vector_rank, c.vector = rank, round(score, 6)
                     c.vector_share = share
@@ -119,6 +159,15 @@ def candidates(ctx, query: str, lexical, vector, settings, mode: str, turn_ids: 
                 c.fused += weight * share
                 if c.foreign:  # what ImputeLexical reads
                     c.shares[side] = share
+    if fill and lexical and lexical[0][1] > 0:  # vector candidates BM25 scored below its list
+        deeper = dict(lexical_deeper)
+        for cid, c in found.items():
+            if c.bm25 is None and cid in deeper:
+                share = deeper[cid] / lexical[0][1] * lexical_reach
+                c.bm25, c.filled = round(deeper[cid], 6), "bm25"
+                c.fused += settings.weight_lexical * share
+                if c.foreign:
+                    c.shares["bm25"] = share
     light = cache.manifest.paths_by_id(found)  # light rows: full chunks are read for the final hits only
     kept: Candidates = {}
     for cid, c in found.items():

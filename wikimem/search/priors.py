@@ -75,7 +75,7 @@ class ShortTextPrior:
         return facts.mode == "hybrid" and SHORT_CHARS > 0
 
     def apply(self, candidates: Candidates, facts) -> Candidates:
-        noted = [c for c in candidates.values() if c.vector_share and not c.turn]
+        noted = [c for c in candidates.values() if c.vector_share > 0 and not c.turn]
         noted.sort(key=lambda c: (-c.fused, c.id))
         top = noted[:SHORT_TOP]  # only these can reach the hits; beyond them a scaled share moves nothing shown
         if not top:

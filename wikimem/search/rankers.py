@@ -128,6 +128,30 @@ def vector(cache, index, qvec, tvec, n: int, excluded: set[int], allowed,
     return merged, {v for v, _ in said}, {v: (why if v not in turns else said_why)[v] for v, _ in merged}
 
 
+def scores_of(cache, index, qvec, vids, query_script: str | None = None) -> dict[int, tuple[float, Nearest]]:
+    """The vector side's score for given note chunks it did not return (vid -> (score, Nearest)),
+    computed as ``_ranking`` computes it (the whole cosine and the best held passage's, across the
+    same language axis): fusion scores every candidate on both sides (fusion.candidates). A chunk
+    whose vector is not stored yet is left out (it is pending, not far)."""
+    from .language import axis_for
+    vids = list(vids)
+    if not vids:
+        return {}
+    lang = axis_for(cache, index, query_script)
+    whole = dict(_similar(index, qvec, lang, ids=vids))
+    held = _held_best(cache, index, qvec, lang, list(whole), whole, len(whole))
+    out: dict[int, tuple[float, Nearest]] = {}
+    for vid, cos in whole.items():
+        passage, pid = held.get(vid, (None, None))
+        out[vid] = (_combined(cos, passage), Nearest(cos, passage, pid))
+    return out
+
+
+def _combined(whole: float, passage: float | None) -> float:
+    """A chunk's vector score: the mean (``PASSAGE_SHARE``) of its whole cosine and its best passage's."""
+    return (1.0 - PASSAGE_SHARE) * whole + PASSAGE_SHARE * (whole if passage is None else passage)
+
+
 def unit_vectors(cache, index, ids) -> dict[str, np.ndarray]:
     """Chunk id -> its stored vector across the vault's language axis, at unit length, as the vector
     side compares them (chunks whose vector is not stored yet are left out)."""
@@ -261,8 +285,7 @@ def _ranking(cache, index, qvec, n: int, excluded: set[int], allowed, lang=None,
             continue  # a passage whose chunk vector is not stored yet (embedding under way)
         # a turn none of whose passages was among the hits gets the lowest passage score seen
         passage[v] = best.get(v, floor if v in has_passages else None)
-        part = whole[v] if passage[v] is None else passage[v]
-        scored.append((v, (1.0 - PASSAGE_SHARE) * whole[v] + PASSAGE_SHARE * part))
+        scored.append((v, _combined(whole[v], passage[v])))
     scored.sort(key=lambda h: (-round(h[1], 6), h[0]))
     scored = scored[:n]
     if why is not None:
