@@ -21,7 +21,9 @@ own top 10, checked to be the ``limit=10`` list. A variant is ``TEXT:N:BLEND``:
 - TEXT, what USE reads for a candidate: ``head`` (page title / heading path: the first ~300
   characters of the chunk), ``passage`` (the title and the chunk's passage e5 found nearest,
   ``Hit.passage``, else the head), ``title`` (the page's title field, ``Chunk.index_title()`` of
-  its first chunk), ``best`` (the larger of head's and passage's cosine);
+  its first chunk), ``best`` (the larger of head's and passage's cosine), ``sent`` (title, heading
+  path and the chunk's first sentence, <= 150 characters), ``e5title`` (the control: the title field
+  judged by the search's own e5, no USE);
 - N: how many of the hybrid hits are re-scored (10 / 20 / 30); the rest stay below them;
 - BLEND: ``mixW`` = (1-W) x min-max(fused score) + W x min-max(USE cosine) over the N, or
   ``rrfW`` = 1/(k + fused rank) + W/(k + USE rank), k = 10.
@@ -32,6 +34,7 @@ Ranks are counted over hits as docs_vault.py counts them (the first hit on an an
 from __future__ import annotations
 
 import argparse
+import re
 import json
 import resource
 import statistics
@@ -48,7 +51,8 @@ from wikimem.api import open_vault
 from wikimem.search import evidence
 
 HEAD_CHARS = 300
-TEXTS = ("head", "passage", "title", "best", "e5title")
+TEXTS = ("head", "passage", "title", "best", "sent", "e5title")
+SENTENCE = re.compile(r"(?<=[.!?:])\s")
 NS = (10, 20, 30)
 BLENDS = ("mix0.25", "mix0.5", "mix0.75", "rrf1", "rrf2")
 RRF_K = 10
@@ -57,6 +61,14 @@ RRF_K = 10
 def head_text(hit) -> str:
     heads = " / ".join(hit.heading_path)
     return f"{hit.title} / {heads}: {hit.text[:HEAD_CHARS]}" if heads else f"{hit.title}: {hit.text[:HEAD_CHARS]}"
+
+
+def sentence_text(hit) -> str:
+    """The title, the heading path and the chunk's first sentence (at most 150 characters): the
+    sentence-sized text USE was trained on."""
+    first = SENTENCE.split(" ".join(hit.text.split()), maxsplit=1)[0][:150]
+    heads = " / ".join(hit.heading_path)
+    return f"{hit.title} / {heads}: {first}" if heads else f"{hit.title}: {first}"
 
 
 def passage_text(hit) -> str:
@@ -99,6 +111,8 @@ def use_sims(enc: Encoder, question: str, hits, text: str, titles: dict[str, str
         texts = [head_text(h) for h in hits]
     elif text == "passage":
         texts = [passage_text(h) for h in hits]
+    elif text == "sent":
+        texts = [sentence_text(h) for h in hits]
     else:
         texts = [titles.get(h.path, h.title) for h in hits]
     return enc(texts) @ q
