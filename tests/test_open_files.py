@@ -14,7 +14,18 @@ def _open_files() -> int:
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/self/fd (Linux)")
-def test_vaults_opened_searched_and_dropped_leave_no_file_open(make_vault):
+@pytest.mark.parametrize("after_lint", [False, True])
+def test_vaults_opened_searched_and_dropped_leave_no_file_open(make_vault, after_lint):
+    """``after_lint``: a `wikimem lint` ran in this process first (as a test runner, or a Python caller
+    of the CLI, runs it). Lint froze the collector's view after loading (right for its one-shot
+    process) and the flag stayed set: every vault opened later in the process was frozen in its
+    reference cycle, and its files stayed open."""
+    if after_lint:
+        from typer.testing import CliRunner
+
+        from wikimem.cli import app
+        linted = make_vault({"SCHEMA.md": "# S\n", "a.md": "# A\n"}, name="linted")
+        assert CliRunner().invoke(app, ["lint", str(linted)]).exit_code in (0, 1)
     def one(i: int) -> None:
         v = open_vault(make_vault({"SCHEMA.md": "# S\n", "a.md": f"# A\n\nalpha beta {i}\n"}, name=f"v{i}"),
                        embedder="fake")

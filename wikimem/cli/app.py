@@ -308,6 +308,15 @@ def invoke(argv: list[str] | None = None) -> int:
                      "-vv shows the traceback)", 1).exit_code
 
 
+ONE_SHOT = False  # this process runs one command and exits (``main``), not a test runner nor a warm server
+
+
+def one_shot() -> bool:
+    return ONE_SHOT
+
+
 def main() -> None:
+    global ONE_SHOT
+    ONE_SHOT = True
     sys.exit(invoke())
 

@@ -60,8 +60,11 @@ def lint(paths: Optional[list[str]] = typer.Argument(None, help="Vault, or files
     if output not in ("text", "json", "sarif"):
         raise _fail(f"--format {output!r}: choose text, json or sarif", 2)
     from ..stores import gcpause
+    from .app import one_shot
 
-    gcpause.FREEZE_AFTER_LOAD = True  # this process ends after the report: see gcpause
+    # the process ends after the report (see gcpause); a process that goes on (a test runner, a Python
+    # caller of invoke()) must not freeze what it keeps: every vault opened after it leaked its files
+    gcpause.FREEZE_AFTER_LOAD = one_shot()
     root, rels = _run(lambda: locate(list(paths or []), vault))
     v = _run(lambda: open_vault(root))
     report = _run(lambda: v.lint(rels, select=split(select), ignore=split(ignore), fix=fix, fail_on=fail_on,
