@@ -29,7 +29,8 @@ batches of 32, in this process, after a warm-up (the model load is reported apar
 seconds and this process's CPU seconds.
 
 The build: ``python -m wikimem.cli index VAULT --json`` in a subprocess, no config file (the
-default embedder "e5", ONNX Runtime float32, a note's held passages int8), in the environment this script was started with; its
+default embedder "e5": ONNX Runtime, chunks and queries int8tok since issue 52 step 4 (fp32 before;
+``--chunk-variant fp32`` times that in the same rounds), a note's held passages int8), in the environment this script was started with; its
 wall clock and its CPU (RUSAGE_CHILDREN deltas). Before anything is timed a 1-page vault is indexed
 the same way, so the per-user model conversion cache is warm (the conversion, if that warm-up had
 to do it, is reported apart). Read afterwards: ``wikimem status --json`` (chunks, vectors, passage
