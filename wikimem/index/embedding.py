@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..embed.held import embed_mixed
+from ..embed.held import earlier_held_key, embed_mixed
 from ..errors import EmbedderError
 from ..model import coverage_degraded
 from ..stores.protocol import Stores
@@ -143,10 +143,13 @@ def sync_vectors(cache: Stores, embedder, rebuild: bool) -> VectorState:
         index.remove(id_difference(have, want).tolist())
         missing = id_difference(want, have).tolist()
     state.missing = []
+    earlier = earlier_held_key(embedder, meta.get("embedder"), meta.get("passages"))
     for start in range(0, len(missing), SYNC_BATCH):  # a slice at a time: 400k float32 vectors are 600 MB
         part = missing[start:start + SYNC_BATCH]
         hashes = cache.manifest.embed_hashes(part)
         cached = _load_cached_vectors(cache, key, dim, sorted(set(hashes.values())))
+        if earlier is not None:
+            cached.update(_carry_held(cache, key, earlier, dim, part, hashes, cached))
         from_cache = [v for v in part if hashes.get(v) in cached]
         if from_cache:
             index.add(from_cache, np.stack([cached[hashes[v]] for v in from_cache]))
@@ -157,6 +160,18 @@ def sync_vectors(cache: Stores, embedder, rebuild: bool) -> VectorState:
     save_index(cache, index, key, len(want), state.held_wanted, dirty=False)
     state.held = index.ntotal
     return state
+
+
+def _carry_held(cache: Stores, key: str, earlier: str, dim: int, part: list[int], hashes: dict[int, str],
+                cached: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Held passages' vectors the build before kept under ``earlier`` (embed/held.py
+    ``earlier_held_key``: only the chunks' variant changed, the held model is the same), copied under
+    ``key`` so the index and its deltas find them where they find every other vector."""
+    wanted = sorted({hashes[v] for v in part if v & HELD_BIT and v in hashes and hashes[v] not in cached})
+    found = _load_cached_vectors(cache, earlier, dim, wanted) if wanted else {}
+    if found:
+        cache.vector_store.remember(key, list(found), np.stack(list(found.values())))
+    return found
 
 
 def advance(cache: Stores, embedder, state: VectorState, changes: list[tuple]) -> bool:

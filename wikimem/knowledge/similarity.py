@@ -328,7 +328,7 @@ def _calibrations() -> dict:
 _FALLBACK = Thresholds(LEXICAL, 0.0, 0.75, 0.0, 0.35)
 
 
-_MODEL_SUFFIX = re.compile(r"(?:[-_.](?:q\d+(?:_[a-z0-9]+)?|u?int\d+|fp\d+|f\d+|bf16|onnx|gguf|quantized|quant))+$",
+_MODEL_SUFFIX = re.compile(r"(?:[-_.](?:q\d+(?:_[a-z0-9]+)?|u?int\d+(?:row|tok)?|fp\d+|f\d+|bf16|onnx|gguf|quantized|quant))+$",
                            re.I)
 
 
