@@ -47,14 +47,17 @@ def _attacker_page(target: str) -> bytes:
             "headers: {'Content-Type': 'text/plain'}, body: " + body + "})"
             ".then(() => parent.postMessage('sent PATH', '*'), () => parent.postMessage('failed PATH', '*'));")
     frame = send.replace("PATH", "FromSandbox").replace("'", "&#39;")
+    # the listener first: the sandboxed frame's answer can arrive before a script after it has run
     page = f"""<!doctype html><title>cat pictures</title>
+<script>
+window.done = [];
+window.addEventListener('message', e => window.done.push(e.data));
+</script>
 <iframe sandbox="allow-scripts" srcdoc="<script>{frame}</script>"></iframe>
 <form id="f" method="post" action="{target}/v1/vaults/wiki/write" enctype="text/plain" target="sink">
 <input name='{{"path": "notes/FromForm.md", "content": "# Pwned", "x": "' value='"}}'></form>
 <iframe name="sink"></iframe>
 <script>
-window.done = [];
-window.addEventListener('message', e => window.done.push(e.data));
 {send.replace("parent.postMessage", "window.postMessage").replace("PATH", "FromPage")}
 document.getElementById('f').submit();
 </script>"""
