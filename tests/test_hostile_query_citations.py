@@ -7,13 +7,19 @@ SOURCE = ("# ssh\n\n> Secure Shell is a protocol used to securely log onto remot
           "- SSH tunneling: forward a specific port to a remote host over an encrypted channel.\n")
 
 
-def test_a_heading_holding_a_wikilink_is_cited_without_one(tmp_path):
+def _compiled(tmp_path):
+    """Two ssh sources compiled: entities/SSH.md holds a section a source's wikilink heads."""
     root = tmp_path / "v"
     init_vault(root)
     for name in ("ssh", "ssh-tunnels"):
         (root / "raw" / "articles" / f"{name}.md").write_text(SOURCE.replace("# ssh", f"# {name}"), encoding="utf-8")
     v = open_vault(root, embedder="fake")
     v.compile()
+    return root, v
+
+
+def test_a_heading_holding_a_wikilink_is_cited_without_one(tmp_path):
+    root, v = _compiled(tmp_path)
     page = (root / "entities" / "SSH.md").read_text(encoding="utf-8")
     assert "### [[raw/articles/ssh|ssh]]" in page  # the case: a heading that is a wikilink
     answer = v.query("What is SSH tunneling used for?", folder="entities")
@@ -29,12 +35,7 @@ def test_a_heading_holding_a_wikilink_is_cited_without_one(tmp_path):
 def test_a_compiled_sentence_is_quoted_without_its_source_citation_as_words(tmp_path):
     """"- It runs over SSH. [[raw/articles/ssh]]": the answer quoted "It runs over SSH. ssh", the
     citation read as a word of the sentence."""
-    root = tmp_path / "v"
-    init_vault(root)
-    for name in ("ssh", "ssh-tunnels"):
-        (root / "raw" / "articles" / f"{name}.md").write_text(SOURCE.replace("# ssh", f"# {name}"), encoding="utf-8")
-    v = open_vault(root, embedder="fake")
-    v.compile()
+    root, v = _compiled(tmp_path)
     answer = v.query("What is SSH tunneling used for?", folder="entities", write=False)
     assert answer.answered and "encrypted channel" in answer.text
     assert "channel: ssh" not in answer.text and "channel. ssh" not in answer.text, answer.text
