@@ -70,3 +70,26 @@ def test_repeat_key_ignores_case_marks_and_headings_but_not_short_texts():
     other = repeat_key("# Other\n\nA different page about the zorblax protocol and its many retries, said in quite other words.\n")
     assert repeats(quoted, raw) and repeats(raw, quoted) and not repeats(other, raw)
     assert repeat_key("# Short heading\n\nA line.\n") is None
+
+
+OPTION = ("The save-dev option saves installed packages to the devDependencies section of the manifest, "
+          "and it can be set in the user configuration file as well.")
+
+
+def test_repeated_sections_do_not_leave_a_search_short_of_its_limit(make_vault):
+    """Eight pages quote one option's section word for word (npm's manual does this): the search still
+    returns the ten hits asked for, one per page, each text once; a page whose best chunk repeats a
+    better hit is shown by its other chunk."""
+    intro = "It talks to the registry, reads the manifest and the lock file, and prints what it did. " * 4
+    files = {f"commands/cmd{i}.md": f"# Command {i}\n\nCommand {i} does thing number {i} with the zorblax widget. "
+                                    f"{intro}\n\n## save-dev\n\n{OPTION} {intro}\n" for i in range(8)}
+    files.update({f"notes/other{i}.md": f"# Other {i}\n\nA note about the zorblax widget, number {i}, and "
+                                        f"nothing about options.\n" for i in range(8)})
+    v = open_vault(make_vault(files), embedder="fake")
+    v.index()
+    hits = v.search("save-dev option devDependencies zorblax widget", limit=10).hits
+    assert len(hits) == 10
+    assert len({h.path for h in hits}) == 10
+    assert sum(OPTION[:40] in h.text for h in hits) == 1
+    commands = [h for h in hits if h.path.startswith("commands/")]
+    assert len(commands) >= 2  # the other command pages come by their own paragraph, not hidden by the repeat

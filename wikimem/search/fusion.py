@@ -213,43 +213,37 @@ def select(cache, ranked: Sequence[Candidate], limit: int, per_page: int, hidden
     """At most ``limit`` candidates with their chunks, best first: ``per_page`` per page (0: no
     cap), never a ``hidden`` page, never a text a better hit shows (a source page quoting its raw
     file). ``page_ok``/``text_ok``: conditions of the query checked after ranking (a page, a
-    chunk); a candidate that fails one takes no place in its page's quota."""
-    chosen: list[Candidate] = []
+    chunk); a candidate that fails one takes no place in its page's quota. Candidates are read
+    until ``limit`` are chosen (or none is left): a few spare were read once, and a search among
+    pages that repeat whole sections (npm's config options) returned 7 hits of the 10 asked for."""
     seen: dict[str, int] = {}
     chunks: dict[str, Chunk] = {}
     read_to = 0
+    out: list[tuple[Candidate, Chunk]] = []
+    shown: list[tuple[tuple[str, ...], str]] = []
     for i, c in enumerate(ranked):
+        if len(out) >= limit:
+            break
         if c.path in hidden or (per_page and seen.get(c.path, 0) >= per_page):
             continue
         if page_ok is not None and not page_ok(c.path):
             continue
-        if text_ok is not None:
-            if i >= read_to:  # chunks read ahead in batches, only when a condition needs the text
-                read_to = i + 100
-                chunks.update(cache.manifest.chunks_by_id(d.id for d in ranked[i:read_to]))
-            chunk = chunks.get(c.id)
-            if chunk is None or not text_ok(chunk):
-                continue
-        seen[c.path] = seen.get(c.path, 0) + 1
-        chosen.append(c)
-        if len(chosen) >= limit + min(limit, REPEAT_SPARE):  # a few spare: a repeated text is dropped below
-            break
-    missing = [c.id for c in chosen if c.id not in chunks]
-    if missing:
-        chunks.update(cache.manifest.chunks_by_id(missing))
-    out: list[tuple[Candidate, Chunk]] = []
-    shown: list[tuple[tuple[str, ...], str]] = []
-    for c in chosen:
+        if i >= read_to:  # chunks read ahead in batches: the limit and a few spare for the repeats dropped
+            read_to = i + (100 if text_ok is not None else limit + min(limit, REPEAT_SPARE))
+            chunks.update(cache.manifest.chunks_by_id(d.id for d in ranked[i:read_to] if d.id not in chunks))
         chunk = chunks.get(c.id)
         if chunk is None:  # replaced by a build that committed during this search: it no longer exists
             continue
-        if len(out) >= limit:
-            break
+        if text_ok is not None and not text_ok(chunk):
+            continue
         text = repeat_key(chunk.text)
         if text is not None and any(repeats(text, other) for other in shown):
-            continue  # the same text a better hit shows (a source page quoting its raw file)
+            # the same text a better hit shows (a source page quoting its raw file): not shown, and
+            # not counted in its page's quota, so the page's next chunk, saying something else, may be
+            continue
         if text is not None:
             shown.append(text)
+        seen[c.path] = seen.get(c.path, 0) + 1
         out.append((c, chunk))
     return out
 
