@@ -107,3 +107,15 @@ def test_a_small_append_to_a_large_note_works_and_a_huge_append_names_the_limit(
     assert (vault.root / "concepts/Big.md").read_text().endswith("8 bytes\n")
     with pytest.raises(UsageError, match="limit for one write"):
         vault.edit_page("concepts/Big.md", "append", expected_sha256=done.sha256, content="x" * 1_100_000)
+
+
+def test_a_path_out_of_the_vault_is_a_usage_error_on_the_command_line(vault, monkeypatch):
+    """Exit codes: 0 ok, 1 findings, 2 usage. A path escaping the vault cannot be run as given."""
+    from typer.testing import CliRunner
+
+    from wikimem.cli import app
+    monkeypatch.setenv("WIKIMEM_EMBEDDER", "fake")
+    got = CliRunner().invoke(app, ["read", "../../etc/passwd", "-V", str(vault.root)])
+    assert got.exit_code == 2, got.output
+    assert "escapes the vault" in got.output
+    assert PathEscapeError("x").exit_code == 2

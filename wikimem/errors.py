@@ -23,7 +23,10 @@ class NoteReadError(WikimemError):
 
 
 class PathEscapeError(WikimemError):
-    """A path given by a user or an agent points outside the vault."""
+    """A path given by a user or an agent points outside the vault: a request that cannot be run as
+    given, so a usage error's exit code (2), not a finding's (1)."""
+
+    exit_code = 2
 
 
 class ReadOnlyError(WikimemError):
