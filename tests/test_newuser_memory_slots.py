@@ -93,3 +93,23 @@ def test_a_fact_without_words_is_refused(tmp_path, fact):
     with pytest.raises(UsageError, match="nothing to remember"):
         v.remember(fact)
     assert len(list((tmp_path / "v" / "memories").glob("*.md"))) == 1
+
+
+@pytest.mark.parametrize("old,new", [
+    ("我每天跑步三十分钟", "我每天跑步30分钟"),
+    ("会议在三点开始。", "会议在3点开始。"),
+    ("团建活动的日期是五月八日。", "团建活动的日期是5月8日。"),
+])
+def test_one_value_in_chinese_numerals_and_in_digits_is_the_same_fact(old, new):
+    """三十 is 30: the same fact written both ways was read as an update and hid the earlier memory."""
+    assert judge(old, new) == "duplicate"
+
+
+def test_a_number_written_either_way_is_a_duplicate_and_another_value_still_an_update(make_vault):
+    from wikimem.api import open_vault
+    v = open_vault(make_vault({"SCHEMA.md": "# Schema\n"}), embedder="fake")
+    first = v.remember("我每天跑步三十分钟")
+    again = v.remember("我每天跑步30分钟")
+    assert again.action == "duplicate" and again.path == first.path
+    other = v.remember("我每天跑步四十分钟")
+    assert other.action == "written" and other.supersedes == first.path

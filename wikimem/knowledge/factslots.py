@@ -77,7 +77,8 @@ def tokens(text: str) -> tuple[tuple[str, ...], tuple[bool, ...]]:
     """(words casefolded, capitalised as written) in order: Latin words whole, Chinese character
     by character (two facts cut into words differently still align); aspect words dropped,
     "more than" / "rather than" read as "over" and, in a comparison, "likes" as "prefers"."""
-    text = unicodedata.normalize("NFKC", text).strip()
+    from .similarity import with_digits  # numbers by value: "跑步三十分钟" says what "跑步30分钟" says
+    text = with_digits(unicodedata.normalize("NFKC", text).strip())
     for w in ZH_ASPECT:
         text = text.replace(w, "")
     text = re.sub(r"\b(?:more|rather) than\b", "over", text, flags=re.I)

@@ -101,6 +101,12 @@ def _cn_value(run: str) -> str:
     return str((_CN_DIGITS[tens] if tens else 1) * 10 + (_CN_DIGITS[units] if units else 0))
 
 
+def with_digits(text: str) -> str:
+    """``text`` with its Chinese numerals written as digits ("跑步三十分钟" -> "跑步30分钟"), so one fact
+    written both ways compares as the same text (it was read as an update of itself)."""
+    return _NUMBER.sub(lambda m: m.group(0) if m.group(0)[0].isdigit() else _cn_value(m.group(0)), text)
+
+
 def numbers(text: str) -> tuple[str, ...]:
     """The numbers a text states, sorted, Chinese numerals as digits: "6月1日" == "六月一日"."""
     out = []
@@ -394,16 +400,17 @@ def compare(embedder, thresholds: Thresholds, text: str, others: dict[str, str],
     about the same subject as ``text`` (the same ``about``), so their names and codes may change in
     an update."""
     from ..stores.analysis import tokens
-    norm = normalise(text)
+    norm = normalise(with_digits(text))
     floor = min(thresholds.duplicate_lex, thresholds.update_lex)
-    exact = {p for p, t in others.items() if normalise(t) == norm}  # duplicates: the whole texts, exactly
+    # duplicates: the whole texts, exactly (numbers compared by value: 三十 is 30)
+    exact = {p for p, t in others.items() if normalise(with_digits(t)) == norm}
     # the signals read each text's first COMPARED_CHARS (a 1 MiB page was tokenized whole for an
     # overlap its first 64 KB decide as well; the model reads 512 tokens of it in any case)
     cut = {p for p, t in others.items() if len(t) > COMPARED_CHARS or len(text) > COMPARED_CHARS}
     text = text[:COMPARED_CHARS]
     others = {p: t[:COMPARED_CHARS] for p, t in others.items()}
-    mine = set(tokens(text))
-    lex = {p: lexical_overlap(text, t, mine) for p, t in others.items()}
+    mine = set(tokens(with_digits(text)))
+    lex = {p: lexical_overlap(with_digits(text), with_digits(t), mine) for p, t in others.items()}
     embed = sorted(p for p in others if p not in exact and lex[p] >= floor)
     use = embedder if thresholds.key != LEXICAL else None
     cos = dict(zip(embed, cosines(use, text, [others[p] for p in embed]) or [])) if use is not None else {}
