@@ -113,3 +113,15 @@ def test_a_number_written_either_way_is_a_duplicate_and_another_value_still_an_u
     assert again.action == "duplicate" and again.path == first.path
     other = v.remember("我每天跑步四十分钟")
     assert other.action == "written" and other.supersedes == first.path
+
+
+@pytest.mark.parametrize("old,new", [
+    ("我的咖啡不加糖", "我的咖啡加两块糖"),
+    ("我的咖啡加两块糖", "我的咖啡不加糖"),
+])
+def test_a_negation_dropped_with_a_value_given_is_named_not_missed(old, new):
+    """Two places changed used to mean another fact; when one of them is only a negation (不, not)
+    the fact now says otherwise: the earlier one is named as a possible update, nothing is hidden."""
+    assert judge(old, new) is None
+    assert fact_label("different", new, old) == "possible_update"
+    assert judge("张伟不喝咖啡", "李娜喝茶") == "distinct"  # another subject stays another fact

@@ -366,6 +366,8 @@ def judge(old: str, new: str) -> str | None:
         return None  # "周报改为每周一…" after "周报每周五…": the key moved, which attribute the old one held is unsure
     ops = _merged_ops(ta, tb)
     if len(ops) > 1:
+        if len(ops) == 2 and any(_negation_only(ta, tb, op) for op in ops):
+            return None  # 不加糖 -> 加两块糖: a negation dropped and a value given; named, never hidden
         return "distinct"  # more than one place changed: another subject or another attribute
     i1, i2, j1, j2 = ops[0]
     if all(t in DETS for t in ta[i1:i2] + tb[j1:j2]):
@@ -398,6 +400,16 @@ def judge(old: str, new: str) -> str | None:
             and ta[va] in USE_VERBS and ta[i2] not in PARTICLES | DETS | _COMPARE:
         return "update"  # one word before the same noun: "uses the red theme" -> "the orange theme"
     return None
+
+
+NEGATIONS = frozenset(("不", "没", "没有", "不再", "别", "未", "not", "no", "never"))
+
+
+def _negation_only(ta, tb, op: tuple[int, int, int, int]) -> bool:
+    """The change ``op`` only adds or drops a negation ("不", "not")."""
+    i1, i2, j1, j2 = op
+    removed, added = "".join(ta[i1:i2]), "".join(tb[j1:j2])
+    return (not removed and added in NEGATIONS) or (not added and removed in NEGATIONS)
 
 
 def _judge_zh(old: str, new: str, ta, tb, i1, i2, j1, j2) -> str | None:
