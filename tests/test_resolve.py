@@ -46,3 +46,14 @@ def test_repeated_links_resolve_per_source_folder_and_per_anchor():
     b = [(l.resolved, l.anchor_ok) for l in r.resolve_page(pages["b/s.md"]).links]
     assert a == [("a/x.md", None), ("T.md", True), ("T.md", False), ("T.md", True), ("a/s.md", True)]
     assert b == [("b/x.md", None), ("T.md", True), ("T.md", False), ("T.md", True), ("b/s.md", False)]
+
+
+def test_a_markdown_link_to_a_name_with_an_encoded_hash_resolves():
+    """``[x](C%23.md#Generics)``: the href is split at its own ``#`` before it is decoded, so the
+    encoded one stays in the file name (it was read as page "C", heading ".md#Generics")."""
+    files = {"C#.md": "# C#\n## Generics\n", "My Note.md": "# My Note\n## Some Heading\n",
+             "s.md": "[c](C%23.md#Generics) and [m](My%20Note.md#Some%20Heading)\n"}
+    r, pages = _resolver(files)
+    links = r.resolve_page(pages["s.md"]).links
+    assert [(l.resolved, l.heading, l.anchor_ok) for l in links] == [
+        ("C#.md", ("Generics",), True), ("My Note.md", ("Some Heading",), True)]

@@ -223,7 +223,8 @@ def parse_markdown_href(href: str, line: int, display: str | None) -> Link | Non
     """Internal Markdown links ``[x](Page.md#Heading)``; URLs and pure anchors are not page links."""
     if not href or _SCHEME.match(href) or href.startswith("//"):
         return None
-    path, _, anchor = unquote(href).partition("#")
+    path, _, anchor = href.partition("#")  # split before decoding: "C%23.md" names the file "C#.md"
+    path, anchor = unquote(path), unquote(anchor)
     if not path:
         if not anchor:
             return None
