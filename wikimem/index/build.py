@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..errors import NoteReadError
 from ..model import BuildReport, Chunk, Page
-from ..parse import Resolver
+from ..parse import PARSE_VERSION, Resolver
 from ..vault.files import ALWAYS_SKIPPED_DIRS, FileInfo, IgnoreRules
 from .background import embed_pending, keep_pending
 from ..stores.sidefiles import raise_if_not_damage
@@ -93,6 +93,7 @@ class BuildPlan:
     full_lexical: bool = False
     rebuild_graph: bool = False
     rebuild_vectors: bool = False
+    reparse: bool = False  # the cache was parsed by another PARSE_VERSION: every note is read again
     passages_rewritten: bool = False  # every passage row was written again (the passage setting changed)
     # the manifest (its creation stamp) and the generations this build moved it from and to, and how
     # it changed the vector ids wanted (ids retired, {path: ids added}; None when it rewrote more
@@ -231,6 +232,12 @@ def _prepare(plan: BuildPlan) -> None:
         report.notices.append("the previous build was interrupted; repairing the cache")
         plan.full_lexical = plan.rebuild_graph = plan.rebuild_vectors = True
         plan.paths = None
+    if meta.get("parse_version") != PARSE_VERSION and not plan.rebuild and problem is None:
+        if meta.get("parse_version") is not None:  # an older cache than the first version: said once, quietly
+            report.notices.append(f"notes are parsed differently since this cache was written (parse version "
+                                  f"{meta.get('parse_version')} -> {PARSE_VERSION}): every note is read again once")
+        plan.reparse = True
+        plan.paths = None
     damaged = cache.artifact_problems(meta, thorough=plan.paths is None)
     if "faiss" in damaged:
         report.notices.append(f"vector index {damaged['faiss']}; rebuilding it from the vector cache")
@@ -314,7 +321,8 @@ def _diff_and_parse(plan: BuildPlan) -> None:
         # and read and parsed only when its bytes differ (issue 27 item 7).
         # A full scan hashes too what changed since the last full scan began, by ctime: an edit that
         # put size and mtime back still moved ctime (git's "racily clean" entries, and its trustctime).
-        if prev and prev[1] == info.size and prev[2] == info.mtime_ns and (prev[3] or info.is_note):
+        if prev and prev[1] == info.size and prev[2] == info.mtime_ns and (prev[3] or info.is_note) \
+                and not (plan.reparse and info.is_note):
             racy = plan.changed_since_ns > 0 and info.ctime_ns >= plan.changed_since_ns
             if not (named or racy) or ctx.files.file_sha256(info.path) in ("", prev[3]):
                 plan.seen.add(info.path)
@@ -331,7 +339,7 @@ def _diff_and_parse(plan: BuildPlan) -> None:
             report.skipped.append({"path": exc.path, "kind": exc.kind, "reason": exc.reason})
             continue
         plan.seen.add(info.path)
-        if prev and prev[3] == note.sha256:
+        if prev and prev[3] == note.sha256 and not plan.reparse:
             plan.stat_only.append((info.size, info.mtime_ns, info.path))
             continue
         plan.parsed[info.path] = page
@@ -444,6 +452,8 @@ def _write_manifest(plan: BuildPlan, m: Manifest) -> None:
         plan.id_change = (retired, added) if exact else None
     if plan.scan_started_ns:
         m.set_meta(scan_started_ns=plan.scan_started_ns)
+    if plan.paths is None and meta.get("parse_version") != PARSE_VERSION:  # every note was parsed by this version
+        m.set_meta(parse_version=PARSE_VERSION)
     if touched or plan.attachments:  # the file set or a page changed: a kept link resolver is stale
         plan.links_token = uuid.uuid4().hex
         m.set_meta(links_token=plan.links_token)
