@@ -20,6 +20,7 @@ from ..ingest.mentions import COMMON_NAMES, _capitals, _pattern, _weak
 from ..model import Page
 from ..stores.analysis import STOP_WORDS
 from ..vault.files import fit_name
+from .acronyms import pairs as acronym_pairs
 from .sources import Source
 
 DEFAULT_MIN_REFERENCES = 2
@@ -193,8 +194,11 @@ def new_subjects(sources: list[Source], existing: list[Subject], pages: dict[str
     opens: Counter = Counter()  # times a word opens one: "Delete" opens many, so it is a verb, not a name
     lower: Counter = Counter()  # times a word is written in lower case: "current", "tier" are words, not names
     seen_in: dict[str, set[str]] = defaultdict(set)
+    defined: dict[str, tuple[str, str]] = {}  # acronym key -> (expansion, acronym) as a source defines them
     for source in sources:
         for sentence in source.sentences:
+            for expansion, acronym in acronym_pairs(prose(sentence.text)):
+                defined.setdefault(acronym.casefold(), (expansion, acronym))
             first = opener(sentence.text)
             if first:
                 opens[first] += 1
@@ -214,6 +218,7 @@ def new_subjects(sources: list[Source], existing: list[Subject], pages: dict[str
             forms[key[:-1]].update(forms.pop(key))
             seen_in[key[:-1]] |= seen_in.pop(key)
             inside[key[:-1]] += inside.pop(key, 0)
+    alias = _one_page_per_definition(defined, forms, seen_in, inside, taken)
     out = []
     for key in sorted(forms):
         best = sorted(forms[key].items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
@@ -227,5 +232,30 @@ def new_subjects(sources: list[Source], existing: list[Subject], pages: dict[str
         path = page_path("entity", best)
         if path in pages or any(p.casefold() == path.casefold() for p in pages):
             continue
-        out.append(Subject(best, "entity", path, (best,), False, len(seen_in[key])))
+        names = (best, alias[key]) if key in alias and alias[key].casefold() not in taken else (best,)
+        out.append(Subject(best, "entity", path, names, False, len(seen_in[key])))
     return out
+
+
+def _one_page_per_definition(defined: dict[str, tuple[str, str]], forms: dict[str, Counter],
+                             seen_in: dict[str, set[str]], inside: Counter, taken: set[str]) -> dict[str, str]:
+    """A name and its acronym that a source defines as one ("Technical Steering Committee (TSC)",
+    acronyms.py) make one candidate, titled by the expansion with the acronym as its alias; where a
+    page already stands for either, neither makes a new one. Returns expansion key -> acronym."""
+    alias: dict[str, str] = {}
+    for acr_key, (expansion, acronym) in sorted(defined.items()):
+        exp_key = expansion.casefold()
+        if exp_key in taken or acr_key in taken:
+            forms.pop(exp_key, None)
+            forms.pop(acr_key, None)
+            continue
+        if exp_key not in forms:
+            if acr_key not in forms:
+                continue
+            forms[exp_key][expansion] += 0  # named only in the definition: the acronym's page takes its title
+        if acr_key in forms:
+            forms.pop(acr_key)
+            seen_in[exp_key] |= seen_in.pop(acr_key, set())
+            inside[exp_key] += inside.pop(acr_key, 0)
+        alias[exp_key] = acronym
+    return alias

@@ -210,7 +210,7 @@ def _write(ctx, subject: Subject, p: extract.Plan, dry_run: bool, indexed: list)
         if not subject.existing:
             if dry_run:
                 return replace(result, status="would-create")
-            text = new_page(subject.title, subject.kind, content, entries)
+            text = new_page(subject.title, subject.kind, content, entries, subject.names[1:])
             write_page(ctx, subject.path, text, reason=None, check_similar=False)
             first = p.sentences[0].text if p.sentences else ""
             indexed.append((subject.path, subject.title, subject.kind,

@@ -33,9 +33,11 @@ def today() -> str:
     return _dt.date.today().isoformat()
 
 
-def new_page(title: str, kind: str, content: str, entries: list[str]) -> str:
+def new_page(title: str, kind: str, content: str, entries: list[str], aliases: tuple[str, ...] = ()) -> str:
     front: dict[str, Any] = {"title": title, "type": kind, "created": _dt.date.today(), "updated": _dt.date.today(),
                              "sources": entries, "generated_by": "wikimem"}
+    if aliases:  # an acronym the sources define it by (names.py): Obsidian resolves [[TSC]] to this page
+        front["aliases"] = list(aliases)
     head = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=10_000)
     return f"---\n{head}---\n# {title}\n\n" + generated.render(SECTION, content)
 
