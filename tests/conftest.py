@@ -26,6 +26,15 @@ def copy_vault(source: Path, target: Path, *also_ignore: str) -> Path:
     return target
 
 
+def indexed_examples(root: Path):
+    """The bundled examples/ vault copied to ``root`` and indexed with the fake embedder (a Vault)."""
+    from wikimem.api import open_vault
+    copy_vault(EXAMPLES, root)
+    vault = open_vault(root, embedder="fake")
+    vault.index()
+    return vault
+
+
 def write_vault(root: Path, files: dict[str, str | bytes]) -> Path:
     for rel, content in files.items():
         path = root / rel

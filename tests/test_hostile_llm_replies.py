@@ -11,7 +11,7 @@ import pytest
 from wikimem.api import open_vault
 from wikimem.llm import MAX_REPLY_BYTES
 
-from conftest import EXAMPLES, copy_vault
+from conftest import indexed_examples
 from fake_http import chat_reply
 
 QUESTION = "Which FAISS index lets vectors be removed by id?"
@@ -67,11 +67,7 @@ class Hostile:
 
 @pytest.fixture(scope="module")
 def vault(tmp_path_factory):
-    root = tmp_path_factory.mktemp("hostile-llm") / "examples"
-    copy_vault(EXAMPLES, root)
-    v = open_vault(root, embedder="fake")
-    v.index()
-    return v
+    return indexed_examples(tmp_path_factory.mktemp("hostile-llm") / "examples")
 
 
 KINDS = [("ollama", ""), ("openai", "/v1")]

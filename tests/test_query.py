@@ -11,7 +11,7 @@ from wikimem.errors import UsageError
 from wikimem.qa.writeback import parse_source
 from wikimem.qa.answer import chunk_hash
 
-from conftest import EXAMPLES, copy_vault
+from conftest import indexed_examples
 
 runner = CliRunner()
 
@@ -89,11 +89,7 @@ def _query_pages(vault):
 
 @pytest.fixture
 def examples(tmp_path):
-    root = tmp_path / "examples"
-    copy_vault(EXAMPLES, root)
-    vault = open_vault(root, embedder="fake")
-    vault.index()
-    return vault
+    return indexed_examples(tmp_path / "examples")
 
 
 def test_answer_cites_the_chunk_it_quotes_with_its_hash(examples):

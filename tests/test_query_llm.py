@@ -7,7 +7,7 @@ import pytest
 
 from wikimem.api import open_vault
 
-from conftest import EXAMPLES, copy_vault
+from conftest import EXAMPLES, copy_vault, indexed_examples
 from fake_http import FakeJSONServer, chat_reply, free_port
 
 QUESTION = "Which FAISS index lets vectors be removed by id?"
@@ -41,11 +41,7 @@ def server():
 
 @pytest.fixture(scope="module")
 def vault(tmp_path_factory):
-    root = tmp_path_factory.mktemp("llm") / "examples"
-    copy_vault(EXAMPLES, root)
-    v = open_vault(root, embedder="fake")
-    v.index()
-    return v
+    return indexed_examples(tmp_path_factory.mktemp("llm") / "examples")
 
 
 KINDS = [("ollama", ""), ("openai", "/v1")]
