@@ -335,6 +335,8 @@ class Watcher:
         self._backlog = self._embedder_ok
         self._info.update(builds=self._info["builds"] + 1, pages=report.pages, chunks=report.chunks,
                           last_error=None)
+        if self._embedder_ok:
+            self._count_vectors()
         self._info["last_build"] = {
             "at": time.time(), "seconds": round(seconds, 4), "full": paths is None,
             "reason": batch.full, "files": None if paths is None else len(paths), "events": batch.events,
@@ -346,6 +348,20 @@ class Watcher:
                  "the whole vault" if paths is None else f"{len(paths)} path(s)", seconds,
                  report.added, report.changed, report.removed)
         self._save()
+
+    def _count_vectors(self) -> None:
+        """The vector counts as `wikimem status` reads them, after a lexical-first build: until the
+        embedding slice behind it ends, ``--status`` (and watch.json, should the process die) would
+        otherwise show the last slice's 100 % and no backlog for what the build just added."""
+        from ..index.status import vector_coverage
+        try:
+            meta = self.ctx.cache.manifest.meta()
+            chunks = self.ctx.cache.manifest.chunk_rows()
+        except Exception:  # noqa: BLE001 - a count for the status line; the next slice sets it
+            return
+        coverage, passages = vector_coverage(meta, chunks)
+        self._info.update(vectors=int(meta.get("vectors") or 0), vectors_wanted=int(meta.get("vectors_wanted") or chunks),
+                          coverage=round(coverage, 4), passage_coverage=None if passages is None else round(passages, 4))
 
     def _retry(self, batch: Batch, error: str, backoff: float) -> None:
         self._info["last_error"] = error
