@@ -221,7 +221,11 @@ def search(query_words: list[str] = typer.Argument(..., metavar="QUERY",
     from ..progress import process_seconds
     whole = process_seconds()
     total = f", {whole:.1f} s with start-up" if whole is not None and whole * 1000 > result.took_ms + 50 else ""
-    out.print(f"[dim]{len(result.hits)} results in {result.took_ms:.0f} ms{total}[/]")
+    out.print(f"[dim]{_results(len(result.hits))} in {result.took_ms:.0f} ms{total}[/]")
+
+
+def _results(n: int) -> str:
+    return f"{n} result" if n == 1 else f"{n} results"
 
 
 def _remote_search(server: str, token: Optional[str], query: str, *, as_json: bool, **params) -> None:
@@ -239,7 +243,7 @@ def _remote_search(server: str, token: Optional[str], query: str, *, as_json: bo
                       highlight=False)
             out.print(f"    {_terminal(hit.get('excerpt', ''))}", highlight=False, markup=False)
         if result["hits"]:
-            out.print(f"[dim]{len(result['hits'])} results from {escape(result['url'])} in {result['took_ms']:.0f} ms[/]")
+            out.print(f"[dim]{_results(len(result['hits']))} from {escape(result['url'])} in {result['took_ms']:.0f} ms[/]")
         else:
             out.print("no results")
     if not result["hits"]:
