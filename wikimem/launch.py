@@ -84,6 +84,8 @@ def vault_of(argv: list[str], command: str, cwd: Path) -> Path | None:
             seen_command = True
     if chosen is None and command in ("status", "stats") and positional:
         chosen = positional[0]
+    if chosen is None and command in ("search", "query") and len(positional) >= 2:
+        chosen = _vault_word(positional[-1], cwd)  # `search QUERY VAULT`, as core.vault_from_words reads it
     chosen = chosen or os.environ.get("WIKIMEM_VAULT") or None
     if chosen:
         root = Path(chosen).expanduser()
@@ -95,6 +97,17 @@ def vault_of(argv: list[str], command: str, cwd: Path) -> Path | None:
         except OSError:
             return None
     return None
+
+
+def _vault_word(word: str, cwd: Path) -> str | None:
+    """``word`` when it is a folder that is a vault root (core.vault_from_words: the last of two or
+    more query words names the vault as ``rg PATTERN PATH``), else None: it is searched for."""
+    folder = Path(word).expanduser()
+    folder = folder if folder.is_absolute() else cwd / folder
+    try:
+        return word if folder.is_dir() and any((folder / m).exists() for m in VAULT_MARKERS) else None
+    except (OSError, ValueError):  # NUL, a name too long: a word
+        return None
 
 
 def _started() -> float | None:

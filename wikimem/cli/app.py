@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
+import re
 import logging
 import sys
 from typing import Any, Callable, Mapping
@@ -198,6 +199,15 @@ def version_line(version: Mapping[str, Any]) -> str:
 def _emit_json(data: Any) -> None:
     text = json.dumps(json_safe(data), ensure_ascii=False, indent=2, default=str, allow_nan=False)
     sys.stdout.write(_printable(text) + "\n")
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _terminal(text: str) -> str:
+    """``_printable`` for a line a terminal shows: a note's control characters (ESC sequences that
+    clear the screen, retitle the window or write the clipboard) as visible ``\\x1b`` escapes."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", _printable(text))
 
 
 def _printable(text: str) -> str:

@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from .app import app, AsOfOpt, err, FolderOpt, version_line, JsonOpt, one_vault, out, quiet_mode, SinceOpt, TagOpt, TypeOpt, UntilOpt, VaultArg, VaultOpt, _emit_json, _printable, _run
+from .app import app, AsOfOpt, err, FolderOpt, version_line, JsonOpt, one_vault, out, quiet_mode, SinceOpt, TagOpt, TypeOpt, UntilOpt, VaultArg, VaultOpt, _emit_json, _printable, _run, _terminal
 
 
 @app.command()
@@ -99,7 +99,7 @@ def index(vault: Optional[str] = VaultArg,
         _emit_json(report.to_dict())
         return
     for notice in report.notices:
-        err.print(f"[yellow]note:[/] {escape(_printable(notice))}")
+        err.print(f"[yellow]note:[/] {escape(_terminal(notice))}")
     out.print(report.summary(), highlight=False, markup=False, soft_wrap=True)
     if report.skipped:
         out.print(f"[yellow]{_skipped_line(report.skipped)}[/], see `wikimem status`", highlight=False,
@@ -185,28 +185,28 @@ def search(query_words: list[str] = typer.Argument(..., metavar="QUERY",
             shown = os.path.relpath(full)
             where = shown if not shown.startswith("..") else full
             snippet = hit.snippet(240)
-            typer.echo(f"{_printable(where)}:{hit.line or 1}:1:{_printable(snippet)}")
+            typer.echo(f"{_terminal(where)}:{hit.line or 1}:1:{_terminal(snippet)}")
         if not result.hits:
             raise typer.Exit(1)
         return
     for notice in result.notices:
-        err.print(f"[yellow]note:[/] {escape(_printable(notice))}")
+        err.print(f"[yellow]note:[/] {escape(_terminal(notice))}")
     if result.degraded:
         coverage = "" if "vectors_partial" not in result.degraded else (
             f" (vector coverage {result.coverage:.0%})" if result.coverage < 1.0 else " (vectors follow the last edit)")
         err.print(f"[yellow]degraded:[/] {', '.join(result.degraded)}{coverage}")
     if explain:
         for line in result.query_read:
-            out.print(f"[cyan]query:[/] {escape(_printable(line))}", highlight=False)
+            out.print(f"[cyan]query:[/] {escape(_terminal(line))}", highlight=False)
     if not result.hits:
         out.print("no results")
         raise typer.Exit(1)
     for i, hit in enumerate(result.hits, 1):
-        where = " > ".join(hit.heading_path)
-        at = f"{hit.path}:{hit.line}" if hit.line else hit.path  # path:line, as ripgrep prints it
-        out.print(f"[bold]{i:>2}. {escape(hit.title)}[/]  [dim]{escape(at)}{' # ' + escape(where) if where else ''}[/]",
+        where = _terminal(" > ".join(hit.heading_path))
+        at = _terminal(f"{hit.path}:{hit.line}" if hit.line else hit.path)  # path:line, as ripgrep prints it
+        out.print(f"[bold]{i:>2}. {escape(_terminal(hit.title))}[/]  [dim]{escape(at)}{' # ' + escape(where) if where else ''}[/]",
                   highlight=False)
-        out.print(f"    {hit.snippet(240)}", highlight=False, markup=False)  # the passage nearest the query
+        out.print(f"    {_terminal(hit.snippet(240))}", highlight=False, markup=False)  # the passage nearest the query
         if hit.version:
             out.print(f"    [magenta]{escape(version_line(hit.version))}[/]", highlight=False)
         if hit.created:  # a memory: its date, and an open conflict with another active one
@@ -221,7 +221,11 @@ def search(query_words: list[str] = typer.Argument(..., metavar="QUERY",
     from ..progress import process_seconds
     whole = process_seconds()
     total = f", {whole:.1f} s with start-up" if whole is not None and whole * 1000 > result.took_ms + 50 else ""
-    out.print(f"[dim]{len(result.hits)} results in {result.took_ms:.0f} ms{total}[/]")
+    out.print(f"[dim]{_results(len(result.hits))} in {result.took_ms:.0f} ms{total}[/]")
+
+
+def _results(n: int) -> str:
+    return f"{n} result" if n == 1 else f"{n} results"
 
 
 def _remote_search(server: str, token: Optional[str], query: str, *, as_json: bool, **params) -> None:
@@ -231,14 +235,15 @@ def _remote_search(server: str, token: Optional[str], query: str, *, as_json: bo
         _emit_json(result)
     else:
         for notice in result.get("notices", []):
-            err.print(f"[yellow]note:[/] {escape(_printable(notice))}")
+            err.print(f"[yellow]note:[/] {escape(_terminal(notice))}")
         for i, hit in enumerate(result["hits"], 1):
-            at = f"{hit['path']}:{hit['line']}" if hit.get("line") else hit["path"]
-            where = f" # {hit['heading']}" if hit.get("heading") else ""
-            out.print(f"[bold]{i:>2}. {escape(hit['title'])}[/]  [dim]{escape(at)}{escape(where)}[/]", highlight=False)
-            out.print(f"    {hit.get('excerpt', '')}", highlight=False, markup=False)
+            at = _terminal(f"{hit['path']}:{hit['line']}" if hit.get("line") else hit["path"])
+            where = _terminal(f" # {hit['heading']}") if hit.get("heading") else ""
+            out.print(f"[bold]{i:>2}. {escape(_terminal(hit['title']))}[/]  [dim]{escape(at)}{escape(where)}[/]",
+                      highlight=False)
+            out.print(f"    {_terminal(hit.get('excerpt', ''))}", highlight=False, markup=False)
         if result["hits"]:
-            out.print(f"[dim]{len(result['hits'])} results from {escape(result['url'])} in {result['took_ms']:.0f} ms[/]")
+            out.print(f"[dim]{_results(len(result['hits']))} from {escape(result['url'])} in {result['took_ms']:.0f} ms[/]")
         else:
             out.print("no results")
     if not result["hits"]:

@@ -288,7 +288,12 @@ def _search(ctx, raw: str, limit: int, mode: str, filters: Filters, per_page: in
         # nothing but vectors, for a query in a script the vault's notes are written in: say so, as the
         # hits may be the nearest of nothing (a typo, a word the vault does not have); a query in a
         # script no hit is written in is a cross-language search, where this is how it works
-        notices.append("no note contains the query's words; these are only the nearest in meaning")
+        # ... unless it has no word to look for: stop words only ("the of and"), punctuation, emoji;
+        # "no note contains" them would be untrue (every note holds "the")
+        from ..stores.analysis import terms
+        notices.append("no note contains the query's words; these are only the nearest in meaning" if terms(query)
+                       else "the query has no word to search for (only common words, punctuation or symbols); "
+                            "these are only the nearest in meaning")
     hits = _as_on_disk(ctx, hits, notices)
     took = (time.perf_counter() - started) * 1000
     return SearchResult(raw, mode, tuple(hits), tuple(degraded), coverage if mode != "lexical" else 1.0,

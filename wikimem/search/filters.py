@@ -41,5 +41,23 @@ def make_filters(folder=None, type=None, tags: Sequence[str] | None = None, sinc
     if as_of:
         from .timeline import as_of_moment
         when = as_of_moment(as_of)
-    return Filters(folder, type, tuple(t for t in (tags or ()) if t), since, until, include_superseded or bool(when),
+    return Filters(_folder(folder), type, tuple(t for t in (_tag(t) for t in tags or ()) if t), since, until,
+                   include_superseded or bool(when),
                    None if paths is None else frozenset(paths), include_meta, as_of=when)
+
+
+def _folder(folder: str | None) -> str | None:
+    """A folder as a user types it: ``./commands``, ``commands/``, ``commands\\common``; the vault's
+    top (``.``, ``./``, ``/``) is no filter."""
+    if not folder:
+        return folder
+    text = folder.strip().replace("\\", "/")
+    while text.startswith("./"):
+        text = text[2:]
+    text = text.strip("/")
+    return None if text in ("", ".") else text
+
+
+def _tag(tag: str) -> str:
+    """``#cli``, ``cli/`` (a parent as Obsidian's tag pane shows it), spaces around: ``cli``."""
+    return tag.strip().lstrip("#").strip().rstrip("/")

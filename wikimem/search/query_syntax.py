@@ -298,6 +298,9 @@ class _Reader:
         key, value = key.strip(), value.strip()
         if not key or '"' in key or "[" in key + value or not self.edge(close + 1, end):
             return None
+        if key.startswith("!"):  # [!warning]: a callout's type (no property is named "!...": YAML reads a tag)
+            self.notes.append(f"{self.s[i:close + 1]} is a callout type, not a property: searched as text")
+            return None
         op = next((c for c in (">=", "<=", ">", "<") if value.startswith(c)), "=")
         value = value if op == "=" else value[len(op):]
         values = [v.strip().strip('"').strip() for v in (value.split(" OR ") if op == "=" else [value])]

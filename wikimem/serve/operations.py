@@ -137,8 +137,8 @@ def hide_paths(error: ApiError, roots: dict[str, Any]) -> ApiError:
     return hidden
 
 
-def _problem(error: dict[str, Any]) -> str:
-    where = ".".join(str(p) for p in error.get("loc", ())) or "body"
+def _problem(error: dict[str, Any], names: dict[str, str] | None = None) -> str:
+    where = ".".join(str((names or {}).get(p, p)) for p in error.get("loc", ())) or "body"
     if error.get("type") == "extra_forbidden":
         return f"{where}: unknown field"
     if error.get("type") == "missing":
@@ -202,7 +202,11 @@ def validate(op: Operation, args: dict[str, Any]) -> dict[str, Any]:
     try:
         parsed = model.model_validate(args)
     except ValidationError as exc:
-        raise api_error(exc) from None
+        if op.http != "GET" or not op.aliases:
+            raise api_error(exc) from None
+        # a GET's parameters as the query string named them (limit=, not the tool's top_k)
+        back = {name: key for key, name in op.aliases}
+        raise ApiError(400, "; ".join(_problem(e, back) for e in exc.errors()), "bad_request") from None
     return {name: getattr(parsed, name) for name in model.model_fields}
 
 

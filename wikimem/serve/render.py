@@ -328,10 +328,22 @@ _FLAT = ((re.compile(r"\|?[ \t]*:?-{3,}:?[ \t]*(?=\|)"), ""),  # a table's delim
          (re.compile(r"(^|\s)[-*+](?=\s)"), r"\1"))  # list marks
 
 
+_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
+
+
 def _flat_clean(text: str) -> str:
-    for pattern, repl in _FLAT:
-        text = pattern.sub(repl, text)
-    return text.strip(" ·")
+    """Block syntax out of a one-line excerpt, outside inline code: a command's ``[-C|--directory]``
+    is not a table's cell separator."""
+    out, at = [], 0
+    for code in (*_CODE_SPAN.finditer(text), None):
+        prose = text[at:code.start() if code else len(text)]
+        for pattern, repl in _FLAT:
+            prose = pattern.sub(repl, prose)
+        out.append(prose)
+        if code:
+            out.append(code.group(0))
+            at = code.end()
+    return "".join(out).strip(" ·")
 
 
 def _child_text(tok) -> str:

@@ -65,6 +65,8 @@ def status_line(info: dict[str, Any]) -> str:
         parts.append(f"vectors {vectors}" + (f" ({backlog} to embed)" if backlog else ""))
     else:
         parts.append("lexical only")
+    if last.get("skipped_count"):
+        parts.append(f"skipped {last['skipped_count']} (wikimem status)")
     if info.get("fallbacks"):
         parts.append(f"fallback: {info['fallbacks'][-1]['action']}")
     if info.get("stopped_because"):

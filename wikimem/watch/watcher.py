@@ -55,6 +55,7 @@ log = logging.getLogger(__name__)
 
 
 DEFAULT_DEBOUNCE_MS = 300
+SKIPPED_SAID = 5  # files a build could not index, named one per log line (the rest counted)
 EMBED_SLICE_S = 5.0  # one embed_pending call; an edit arriving meanwhile stops it after the current batch
 EMBED_AFTER_QUIET_S = 1.5  # the backlog resumes after this long without events
 LOCK_WAIT_S = 2.0  # for another process's writer (a manual `wikimem index`); then retry
@@ -335,17 +336,39 @@ class Watcher:
         self._backlog = self._embedder_ok
         self._info.update(builds=self._info["builds"] + 1, pages=report.pages, chunks=report.chunks,
                           last_error=None)
+        if self._embedder_ok:
+            self._count_vectors()
         self._info["last_build"] = {
             "at": time.time(), "seconds": round(seconds, 4), "full": paths is None,
             "reason": batch.full, "files": None if paths is None else len(paths), "events": batch.events,
             "added": report.added, "changed": report.changed, "removed": report.removed,
-            "stages": {k: round(v, 4) for k, v in report.seconds.items()}, "notices": list(report.notices)}
+            "stages": {k: round(v, 4) for k, v in report.seconds.items()}, "notices": list(report.notices),
+            "skipped": report.skipped[:50], "skipped_count": len(report.skipped)}
         for notice in report.notices:
             log.info("watch: %s", notice)
+        for skipped in report.skipped[:SKIPPED_SAID]:  # else the terminal says nothing, and search finds nothing
+            log.warning("watch: not indexed: %s: %s", skipped["path"], skipped["reason"])
+        if len(report.skipped) > SKIPPED_SAID:
+            log.warning("watch: ... and %d more file(s) not indexed (`wikimem status` lists them)",
+                        len(report.skipped) - SKIPPED_SAID)
         log.info("watch: built %s in %.3f s (%d added, %d changed, %d removed)",
                  "the whole vault" if paths is None else f"{len(paths)} path(s)", seconds,
                  report.added, report.changed, report.removed)
         self._save()
+
+    def _count_vectors(self) -> None:
+        """The vector counts as `wikimem status` reads them, after a lexical-first build: until the
+        embedding slice behind it ends, ``--status`` (and watch.json, should the process die) would
+        otherwise show the last slice's 100 % and no backlog for what the build just added."""
+        from ..index.status import vector_coverage
+        try:
+            meta = self.ctx.cache.manifest.meta()
+            chunks = self.ctx.cache.manifest.chunk_rows()
+        except Exception:  # noqa: BLE001 - a count for the status line; the next slice sets it
+            return
+        coverage, passages = vector_coverage(meta, chunks)
+        self._info.update(vectors=int(meta.get("vectors") or 0), vectors_wanted=int(meta.get("vectors_wanted") or chunks),
+                          coverage=round(coverage, 4), passage_coverage=None if passages is None else round(passages, 4))
 
     def _retry(self, batch: Batch, error: str, backoff: float) -> None:
         self._info["last_error"] = error

@@ -43,7 +43,7 @@ class NearDuplicateBar:
 
 # no calibration for this model: only pages in nearly the same words (a copy with a few edits)
 DEFAULT = NearDuplicateBar(0.9, 0.8, "default")
-_BUILD_TAGS = re.compile(r"[-_.](?:q\d+|int\d+|uint\d+|fp\d+|f\d+|onnx|gguf|quant\w*|bnb\w*)$")
+_BUILD_TAGS = re.compile(r"[-_.](?:q\d+|u?int\d+(?:row|tok)?|fp\d+|f\d+|onnx|gguf|quant\w*|bnb\w*)$")
 
 
 def model_family(key: str) -> tuple[str, str] | None:

@@ -46,9 +46,10 @@ def where(filters: Filters | None) -> tuple[str, list[Any]]:
     if filters.type:
         sql.append("AND c.type = ?")
         args.append(filters.type)
-    for tag in filters.tags:
-        sql.append("AND c.tags LIKE ? ESCAPE '\\'")
-        args.append("%" + _like(f'"{tag.lstrip("#").lower()}"') + "%")
+    for tag in filters.tags:  # the tag or one nested below it (tag:a matches a/b, as Obsidian's search)
+        sql.append("AND (c.tags LIKE ? ESCAPE '\\' OR c.tags LIKE ? ESCAPE '\\')")
+        tag = tag.lstrip("#").lower()
+        args += ["%" + _like(f'"{tag}"') + "%", "%" + _like(f'"{tag}/') + "%"]
     day = "substr(coalesce(c.updated, c.date, c.created, ''), 1, 10)"
     if filters.since:
         sql.append(f"AND {day} >= ?")
