@@ -35,3 +35,17 @@ def test_a_cache_from_before_parse_versions_reparses_quietly(make_vault):
     assert again.changed == 4 and not any("parsed differently" in n for n in again.notices)
     links = {l.target: l.resolved for l in open_vault(v.root, embedder="fake").pages()["notes/a.md"].links}
     assert links.get("../C#.md") == "C#.md" or "C#.md" in links.values()
+
+
+def test_a_huge_code_block_gives_the_embedder_its_start_and_the_lexical_index_all_of_it(make_vault):
+    """One 300,000-character code block was one chunk embedded as ~200 windows (33 s); its start now
+    stands for it, and a word at its end is still found by the lexical index."""
+    from wikimem.model import EMBED_MAX_CHARS
+    code = "\n".join(f"step_{i} = compute({i})" for i in range(15000)) + "\nzorblaxend = 1\n"
+    v = open_vault(make_vault({"SCHEMA.md": "# Schema\n", "big.md": f"# Big\n\nThe build script.\n\n```python\n{code}```\n"}),
+                   embedder="fake")
+    v.index()
+    chunks = [c for c in v.ctx.chunks(v.ctx.parse_file("big.md"))]
+    assert max(len(c.text) for c in chunks) > 200_000  # the block is not cut: one chunk
+    assert all(len(c.index_text()) <= EMBED_MAX_CHARS for c in chunks)
+    assert [h.path for h in v.search("zorblaxend", mode="lexical").hits] == ["big.md"]

@@ -149,6 +149,14 @@ class Page:
         return tuple(sorted({t.name for t in self.tags}))
 
 
+# What a chunk gives the embedder, at most (ten chunks of the default size). A chunk is cut at
+# chunk_max characters, but a code block, table or quote is never cut, so one can be huge: a note's
+# 395,000-character code block was one chunk, embedded as ~200 windows averaged (33 s, 233 times an
+# ordinary chunk; a watcher's next edit waited 83 s for it). Its start says what it is as well; its
+# every word stays searchable by the lexical index. Part of parse.PARSE_VERSION (it changes vector ids).
+EMBED_MAX_CHARS = 8000
+
+
 @dataclass(frozen=True)
 class Chunk:
     """A searchable piece of a page: the verbatim text plus what filters and scoring need."""
@@ -182,9 +190,10 @@ class Chunk:
 
     def index_text(self) -> str:
         """Text given to the embedder: title and heading path first, so a chunk knows which page
-        and section it belongs to, then the body as ranked."""
+        and section it belongs to, then the body as ranked, its first ``EMBED_MAX_CHARS`` (the
+        lexical index keeps it all)."""
         where = " > ".join((self.index_title(), *self.heading_path)) if self.heading_path else self.index_title()
-        return f"{where}\n{self.index_body()}"
+        return f"{where}\n{self.index_body()}"[:EMBED_MAX_CHARS]
 
 
 def coverage_split(vectors: int, wanted: int, passages: int, passages_wanted: int) -> tuple[float, float | None]:
