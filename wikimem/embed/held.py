@@ -37,14 +37,13 @@ import numpy as np
 
 
 HELD_SUFFIX = "/held"
-QUERY_PREFIX = "+query"  # passage_variant "int8+query": held passages embedded as e5 queries ("query: ...")
 
 
 class HeldVariantEmbedder:
     """``main`` for chunks, queries and searched passages; ``held`` for a note's held passages."""
 
-    def __init__(self, main: Any, held: Any, variant: str, as_query: bool = False) -> None:
-        self.main, self.held, self.held_variant, self.as_query = main, held, variant, as_query
+    def __init__(self, main: Any, held: Any, variant: str) -> None:
+        self.main, self.held, self.held_variant = main, held, variant
         self.identity = main.identity
         self.held_key = f"{self.identity.key}{HELD_SUFFIX}-{variant}"
         self.language_axis = getattr(main, "language_axis", None)
@@ -56,10 +55,7 @@ class HeldVariantEmbedder:
         return self.main.embed_query(text)
 
     def embed_held(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors for held passages (re-ranking only), in the held variant (and with e5's query
-        prefix when the variant says ``+query``: the variant names it, so the key and the ids do)."""
-        if self.as_query:
-            return self.held._embed(list(texts), True)
+        """Vectors for held passages (re-ranking only), in the held variant."""
         return self.held.embed_passages(texts)
 
     def __getattr__(self, name: str) -> Any:  # token_ids, variant, load_seconds...: the main model's
@@ -113,4 +109,4 @@ def embed_mixed(embedder: Any, texts: Sequence[str], held: Sequence[bool]) -> np
     return out
 
 
-__all__ = ["HeldVariantEmbedder", "earlier_held_key", "embed_mixed", "held_key", "held_tag", "HELD_SUFFIX", "QUERY_PREFIX"]
+__all__ = ["HeldVariantEmbedder", "earlier_held_key", "embed_mixed", "held_key", "held_tag", "HELD_SUFFIX"]

@@ -32,12 +32,6 @@ from ..parse.chunk import transcript_turns
 from ..stores.vectors import HELD_BIT, vector_id
 
 WINDOW = 2  # sentences per passage
-# A note's held passages (issue 52, measured in benchmarks/README.md "How a note's held passages are
-# embedded"): TITLED puts the page title in front ("Title: text"); NOTE_STEP is the sentences from one
-# window of a long paragraph to the next (1: pairs overlapping by one; WINDOW: no overlap, the last
-# sentence alone when one is left). Transcript passages always overlap.
-TITLED = True
-NOTE_STEP = 1
 # Raise when the passages a chunk gets change (how blocks or sentences are cut): the next build
 # rewrites every passage row (the vectors follow, from the vector cache where the text is the same)
 # instead of keeping the old cut for unchanged pages. 2: wordless blocks dropped, CJK sentences
@@ -59,12 +53,9 @@ def sentences(text: str) -> list[str]:
     return [s for s in out if s]
 
 
-def _windows(items: list[str], step: int = 1) -> list[str]:
+def _windows(items: list[str]) -> list[str]:
     if len(items) <= WINDOW:
         return [" ".join(items)] if items else []
-    if step > 1:
-        return [" ".join(items[i:i + WINDOW]) for i in range(0, len(items) - 1, step)] + \
-            ([items[-1]] if (len(items) - 1) % step == 0 else [])
     return [" ".join(items[i:i + WINDOW]) for i in range(len(items) - WINDOW + 1)]
 
 
@@ -151,8 +142,7 @@ def passages(chunk: Chunk, mode: str) -> list[str]:
     for block in blocks(index_clean(chunk.text)):
         block = " ".join(block.split())
         said = sentences(block)
-        pieces = _windows(said, NOTE_STEP) if len(said) > WINDOW else [block]
-        out.extend(f"{chunk.title}: {w}" if TITLED else w for w in pieces)
+        out.extend(f"{chunk.title}: {w}" for w in (_windows(said) if len(said) > WINDOW else [block]))
     out = list(dict.fromkeys(out))
     return out if len(out) >= 2 else []  # one block: the chunk's own vector already is that passage
 
