@@ -19,6 +19,7 @@ Quality is docs_vault.py's (README "How a note's held passages are embedded").
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import shutil
@@ -31,15 +32,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from docs_vault import vault_pages  # noqa: E402  (benchmarks/ is the script's folder)
-from tldr import sync_vault  # noqa: E402
+from docs_vault import vault_pages
+from tldr import sync_vault
 
-import dataclasses  # noqa: E402
-
-import wikimem.index.build as build  # noqa: E402
-import wikimem.index.passages as cut  # noqa: E402
-from wikimem.api import open_vault  # noqa: E402
-from wikimem.embed.onnx_e5 import OnnxE5Embedder  # noqa: E402
+import wikimem.index.passages as cut
+from wikimem.api import open_vault
+from wikimem.embed.onnx_e5 import OnnxE5Embedder
+from wikimem.index import build
 
 
 def _no_title(chunk, mode):
