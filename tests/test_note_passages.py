@@ -461,3 +461,16 @@ def test_the_held_store_behaves_like_a_map_of_ids_to_float16_vectors(steps):
     assert all(np.array_equal(again.reconstruct(i), vec) for i, vec in model.items())
     with pytest.raises(ValueError):
         HeldStore.from_bytes(b"".join(store.parts())[:-1], 4)
+
+
+def test_a_huge_code_block_is_a_passage_of_bounded_length():
+    """A code block joins the block before it whole: a 300,000-character one was one passage
+    embedded as ~200 windows. A passage is at most passages.MAX_CHARS."""
+    from wikimem.index.passages import MAX_CHARS, passages
+    from wikimem.model import Chunk
+    code = "\n".join(f"step_{i} = compute({i})" for i in range(15000))
+    text = f"Run the build script.\n\n```python\n{code}\n```\n\nThen check the output folder.\n"
+    chunk = Chunk(id="c", path="big.md", title="Big", heading_path=(), text=text, start=0, end=len(text))
+    got = passages(chunk, "all")
+    assert len(got) >= 2 and all(len(p) <= MAX_CHARS for p in got)
+    assert got[0].startswith("Big: Run the build script.")

@@ -101,11 +101,12 @@ def test_hash_words_that_are_not_headings_are_kept():
 
 
 @pytest.mark.adversarial
-def test_a_100k_character_line_is_kept_whole():
+def test_a_100k_character_line_is_one_passage_cut_at_the_limit():
+    from wikimem.index.passages import MAX_CHARS
     long = "word" * 25_000
     text = f"{long}\n\nShort paragraph."
     got = passages(_chunk(text), "all")
-    assert got == [f"T: {long}", "T: Short paragraph."]
+    assert got == [f"T: {long}"[:MAX_CHARS], "T: Short paragraph."]
 
 
 @pytest.mark.adversarial

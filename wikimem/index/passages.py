@@ -35,8 +35,12 @@ WINDOW = 2  # sentences per passage
 # Raise when the passages a chunk gets change (how blocks or sentences are cut): the next build
 # rewrites every passage row (the vectors follow, from the vector cache where the text is the same)
 # instead of keeping the old cut for unchanged pages. 2: wordless blocks dropped, CJK sentences
-# end after their closing quotes.
-VERSION = 2
+# end after their closing quotes. 3: a passage is at most MAX_CHARS.
+VERSION = 3
+# A passage's text, at most: a paragraph or list item is far shorter, but a code block joins the
+# block before it whole (a 395,000-character one was one passage, embedded as ~200 windows); its
+# start says what it does, as the chunk's does (model.EMBED_MAX_CHARS).
+MAX_CHARS = 2000
 _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")  # the heading path is in the chunk vector already
 _LATIN_END = re.compile(r"(?<=[.!?;])\s+")
 # a CJK sentence runs to a run of sentence marks and the closing quotes or brackets after it
@@ -136,13 +140,13 @@ def passages(chunk: Chunk, mode: str) -> list[str]:
     if chunk.speakers:
         for turn in transcript_turns(chunk.text):
             body = " ".join(index_clean(chunk.text[turn.said:turn.end]).split())
-            out.extend(f"{turn.speaker}: {w}" for w in _windows(sentences(body)))
+            out.extend(f"{turn.speaker}: {w}"[:MAX_CHARS] for w in _windows(sentences(body)))
     if out:
         return list(dict.fromkeys(out))
     for block in blocks(index_clean(chunk.text)):
         block = " ".join(block.split())
         said = sentences(block)
-        out.extend(f"{chunk.title}: {w}" for w in (_windows(said) if len(said) > WINDOW else [block]))
+        out.extend(f"{chunk.title}: {w}"[:MAX_CHARS] for w in (_windows(said) if len(said) > WINDOW else [block]))
     out = list(dict.fromkeys(out))
     return out if len(out) >= 2 else []  # one block: the chunk's own vector already is that passage
 
