@@ -236,19 +236,20 @@ class Vault:
 
     # -- index and search (wikimem.index, wikimem.search) -----------------------------------
     def index(self, rebuild: bool = False, embed: bool = True, progress=None, *,
-              paths: Iterable[str] | None = None, wait: float = 0.0, passages: str | None = "wait") -> BuildReport:
+              paths: Iterable[str] | None = None, wait: float = 0.0, passages: str | None = "all") -> BuildReport:
         """Bring the cache up to date. ``paths``: only these vault-relative files changed (a
         watcher or a write-back knows); default: a full incremental scan. ``embed=False`` commits
         the lexical index and graph and leaves new vectors to ``embed_pending``. ``wait``: seconds
         to wait for another writer before LockError. ``passages``: a note's held passages (they
-        only re-rank): "wait" embeds them before returning; "background" returns once every chunk
-        is searchable and leaves them to one detached process when at least ``index_passages_min``
-        are missing (``report.passages_job``; index/passages_job.py); None: the ``index_passages``
-        setting (what ``wikimem index`` does)."""
+        only re-rank): "all" embeds them before returning, but those a running background job holds
+        (left to it: ``report.passages_job``); "wait" waits for that job too; "background" returns
+        once every chunk is searchable and leaves them to one detached process when at least
+        ``index_passages_min`` are missing (index/passages_job.py); None: the ``index_passages``
+        setting, background or wait (what ``wikimem index`` does)."""
         from .index.update import update
         chosen = self.settings.index_passages if passages is None else passages
-        if chosen not in ("wait", "background"):
-            raise ValueError(f"passages must be 'wait', 'background' or None, got {passages!r}")
+        if chosen not in ("all", "wait", "background"):
+            raise ValueError(f"passages must be 'all', 'wait', 'background' or None, got {passages!r}")
         return update(self.ctx, rebuild=rebuild, embed=embed, progress=progress, paths=paths, wait=wait,
                       passages=chosen)
 

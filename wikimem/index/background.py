@@ -117,6 +117,8 @@ def _left(state: VectorState, passages: str) -> bool:
 def _embed_pending(ctx, cache, embedder, key, report, max_seconds, first, batch, progress, wait,
                    background, only_first, passages="all", still_ours=None) -> BuildReport:
     started = time.monotonic()
+    if still_ours is not None and not still_ours():  # before the lock, which makes .wikimem again
+        raise JobLost("the cache this job embeds for is gone or was replaced")
     with cache.writer_lock(wait=wait):
         meta = cache.meta()
         generation = meta.get("generation")

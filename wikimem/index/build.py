@@ -114,7 +114,7 @@ class BuildPlan:
     links_token: str | None = None  # the manifest state link resolution was built for (see _resolver)
     clock: float = field(default_factory=time.perf_counter)
     embed_after: bool = False  # vectors are missing: embed them once the writer lock is released
-    passages: str = "wait"  # a note's held passages: "wait" for them, or "background" (passages_job.py)
+    passages: str = "all"  # a note's held passages: all | wait | background (passages_job.embed_after_build)
     held_missing: int = 0  # held passages the vector cache lacked
     scan_started_ns: int = 0  # when this build's full scan began (kept in the manifest for the next one)
     changed_since_ns: int = 0  # the last full scan's start: a file whose ctime is later is hashed
@@ -139,7 +139,7 @@ class BuildPlan:
 
 
 def build(ctx, rebuild: bool = False, embed: bool = True, progress: Progress | None = None,
-          wait: float = 0.0, paths: Iterable[str] | None = None, passages: str = "wait") -> BuildReport:
+          wait: float = 0.0, paths: Iterable[str] | None = None, passages: str = "all") -> BuildReport:
     """Bring the cache up to date. The writer lock is held for the lexical index, the graph and
     the vectors the vector cache already has; the model runs after it is released (as a watcher's
     background step does), so a watcher's edit never waits for a long first embedding: it was

@@ -90,31 +90,36 @@ def read_state(root: Path) -> dict[str, Any] | None:
 
 # -- the parent: after the chunk stage of a build ------------------------------------------------
 def embed_after_build(ctx, mode: str, held_missing: int, batch: int, progress, wait: float):
-    """The embedding step of ``wikimem index``: every missing vector (``mode`` "wait", or fewer
-    held passages missing than ``index_passages_min``), or every searched one and then a detached
-    job for the held passages. Returns (the embed_pending report, the job's dict or None)."""
+    """The embedding step of a build. ``mode``: "all" (every missing vector here, but the held
+    passages a running job holds: never waits for it; a write-back's or a Python caller's build),
+    "wait" (every missing vector before returning, waiting for a running job to finish its share:
+    ``wikimem index --wait``), "background" (every searched vector, then the held passages to a
+    detached job when at least ``index_passages_min`` are missing). Returns (the embed_pending
+    report, the job's dict or None)."""
     from .background import embed_pending
+
+    def embed(which: str):
+        return embed_pending(ctx, batch=batch, progress=progress, wait=wait, background=False, passages=which)
 
     running = job_pid(ctx.root)
     detach = mode == "background" and held_missing > 0 and held_missing >= ctx.settings.index_passages_min
     which = "searched" if (detach or running is not None) else "all"
-    more = embed_pending(ctx, batch=batch, progress=progress, wait=wait, background=False, passages=which)
+    more = embed(which)
     left = more.passages_wanted - more.passages_held
     if which == "all" or left <= 0:
         return more, None
-    if mode == "wait":  # a job was running: let it finish what it holds, then embed what is left here
-        _wait_for_job(ctx, progress)
-        rest = embed_pending(ctx, batch=batch, progress=progress, wait=wait, background=False, passages="all")
-        rest.embedded_now += more.embedded_now
-        rest.searched_ready_s = more.searched_ready_s
-        return rest, None
     searched_left = (more.vectors_wanted - more.passages_wanted) - (more.vectors - more.passages_held)
     if searched_left > 0 or more.embedder is None:  # embedding failed (the notices say why): no job
         return more, None
-    job = start(ctx, left)
+    if mode == "wait" or (mode == "all" and job_pid(ctx.root) is None):
+        _wait_for_job(ctx, progress)  # its share first (nothing embedded twice), then what is left, here
+        rest = embed("all")
+        rest.embedded_now += more.embedded_now
+        rest.searched_ready_s = more.searched_ready_s
+        return rest, None
+    job = start(ctx, left) if mode == "background" else None
     if job is None:  # one runs (it was already, or another index started it a moment ago)
-        pid = job_pid(ctx.root)
-        job = {"pid": pid, "started": False, "passages": left, "log": str(_dir(ctx.root) / LOG)}
+        job = {"pid": job_pid(ctx.root), "started": False, "passages": left, "log": str(_dir(ctx.root) / LOG)}
     return more, job
 
 
@@ -242,7 +247,8 @@ class Job:
                 return self._end("stopped", reason=notices, code=1)
 
     def _end(self, state: str, reason: str | None = None, code: int = 0) -> int:
-        self.save_state(state=state, reason=reason, finished_at=time.time())
+        times = os.times()
+        self.save_state(state=state, reason=reason, finished_at=time.time(), cpu_s=round(times.user + times.system, 2))
         log.info("passages job %s%s", state, f": {reason}" if reason else "")
         with contextlib.suppress(OSError):
             if self.intact():
