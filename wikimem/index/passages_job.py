@@ -56,9 +56,12 @@ LOCK_WAIT_S = 30.0
 LOCK_RETRIES = 40  # the writer lock busy this many slices in a row (a long rebuild's lexical stage): give up
 
 # As the watch daemon starts (watch/control.py DAEMON_MAIN): not `-m`, which puts the current folder
-# first on sys.path, where a folder named `wikimem` would shadow the package.
-CHILD_MAIN = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
+# first on sys.path, where a folder named `wikimem` would shadow the package. The folder this process
+# imported wikimem from goes first instead (argv[1]), so the job runs the same code as the command
+# that started it (a checkout run from its folder, beside an older installed copy).
+CHILD_MAIN = ("import sys; sys.path[:] = [sys.argv.pop(1)] + [p for p in sys.path if p not in ('', '.')]; "
               "from wikimem.index.passages_job import child_main; child_main()")
+PACKAGE_HOME = str(Path(__file__).resolve().parents[2])
 
 
 def _dir(root: Path) -> Path:
@@ -173,7 +176,7 @@ def start(ctx, passages: int) -> dict[str, Any] | None:
         # never on the command line, where `ps` shows them to every user of the machine
         env.update((f"WIKIMEM_{k.upper()}", str(v)) for k, v in ctx.overrides.items())
         with open(log_path, "ab") as out, open(os.devnull, "rb") as devnull:
-            proc = subprocess.Popen([sys.executable, "-c", CHILD_MAIN, str(ctx.root), str(fd)], stdin=devnull,
+            proc = subprocess.Popen([sys.executable, "-c", CHILD_MAIN, PACKAGE_HOME, str(ctx.root), str(fd)], stdin=devnull,
                                     stdout=out, stderr=subprocess.STDOUT, start_new_session=True, close_fds=True,
                                     pass_fds=(fd,), env=env)
         os.ftruncate(fd, 0)
