@@ -84,8 +84,9 @@ def read_state(root: Path) -> dict[str, Any] | None:
     if pid is None and not saved:
         return None
     info = {"running": pid is not None, "pid": pid if pid is not None else saved.get("pid")}
-    if pid is None and saved.get("state") == "running":
-        saved["state"] = "died"  # killed or crashed: the next index / watch / serve continues its work
+    if pid is None and saved.get("state") in ("running", "starting"):
+        saved["state"] = "died"
+        saved["reason"] = "killed or crashed; the next `wikimem index` (or watch / serve) continues its work"
     info.update((k, v) for k, v in saved.items() if k not in info)
     info["log"] = str(_dir(root) / LOG)
     return info
@@ -171,6 +172,9 @@ def start(ctx, passages: int) -> dict[str, Any] | None:
         with contextlib.suppress(OSError):
             if log_path.stat().st_size > LOG_KEEP_BYTES:  # one old log kept, never growing without bound
                 os.replace(log_path, log_path.with_name(LOG.name + ".1"))
+        # "starting" until the child writes its own state: a child that dies before (an import error,
+        # a killed start) shows as died in `wikimem status`, not as nothing at all
+        _write_state(folder, {"state": "starting", "started_at": time.time(), "passages": passages})
         env = dict(os.environ)
         # the flags this command was given (--embedder ...), as the settings' own environment names:
         # never on the command line, where `ps` shows them to every user of the machine
@@ -184,6 +188,13 @@ def start(ctx, passages: int) -> dict[str, Any] | None:
     finally:
         os.close(fd)  # the child holds the same open file, and so the lock, until it exits
     return {"pid": proc.pid, "started": True, "passages": passages, "log": str(log_path)}
+
+
+def _write_state(folder: Path, state: dict[str, Any]) -> None:
+    with contextlib.suppress(OSError):
+        tmp = folder / f".{STATE}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(state, ensure_ascii=False, indent=1), encoding="utf-8")
+        os.replace(tmp, folder / STATE)
 
 
 # -- the child -------------------------------------------------------------------------------------
