@@ -47,7 +47,7 @@ class Settings:
     passage_variant: str = "int8"
     # `wikimem index` and a note's held passages (re-ranking only): "background" returns once every chunk
     # is searchable and leaves the passages to one detached process (index/passages_job.py) when at least
-    # index_passages_min of them are missing (~15 s of int8 passages on 2 cores); "wait" embeds them first
+    # index_passages_min of them are missing (~10 s of int8 passages on 2 cores); "wait" embeds them first
     index_passages: str = "background"
     index_passages_min: int = 1000
     fusion: str = "convex"  # how the two ranked lists combine: convex | rrf (search/fusion.py)
