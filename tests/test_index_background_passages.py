@@ -18,6 +18,8 @@ import pytest
 
 from wikimem.index.passages_job import job_pid
 
+pytestmark = pytest.mark.slow  # ~3 min of the e5 model on 2 cores: real builds, real background jobs
+
 ROOT = Path(__file__).parent.parent
 WORDS = ("river mountain cache vector index search passage lexical graph note vault embed model quantise "
          "token batch commit writer lock watcher server ranking query answer source page link tag folder "
