@@ -354,7 +354,8 @@ class BuildReport:
             passages = f", note passages {self.passages_held}/{self.passages_wanted}" if self.passages_wanted else ""
             shared = f" ({self.vectors_from_shared} from the shared cache)" if self.vectors_from_shared else ""
             cached = f", {self.vectors_from_cache} from the cache{shared}" if self.vectors_from_cache else ""
-            parts.append(f"vectors {self.vectors}/{self.vectors_wanted} ({self.coverage:.0%}{passages}), "
+            share = f"{self.coverage:.0%}" if not self.passages_job else f"chunks {self.split_coverage()[0]:.0%}"
+            parts.append(f"vectors {self.vectors}/{self.vectors_wanted} ({share}{passages}), "
                          f"{self.embedded_now} embedded now{cached}")
         else:
             parts.append("lexical only")
