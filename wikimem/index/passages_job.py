@@ -86,7 +86,7 @@ def read_state(root: Path) -> dict[str, Any] | None:
     info = {"running": pid is not None, "pid": pid if pid is not None else saved.get("pid")}
     if pid is None and saved.get("state") in ("running", "starting"):
         saved["state"] = "died"
-        saved["reason"] = "killed or crashed; the next `wikimem index` (or watch / serve) continues its work"
+        saved["reason"] = "killed or crashed; the next `wikimem index` continues its work"
     info.update((k, v) for k, v in saved.items() if k not in info)
     info["log"] = str(_dir(root) / LOG)
     return info
