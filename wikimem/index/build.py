@@ -32,7 +32,8 @@ from ..errors import NoteReadError
 from ..model import BuildReport, Chunk, Page
 from ..parse import PARSE_VERSION, Resolver
 from ..vault.files import ALWAYS_SKIPPED_DIRS, FileInfo, IgnoreRules
-from .background import embed_pending, keep_pending
+from .background import keep_pending
+from .passages_job import embed_after_build
 from ..stores.sidefiles import raise_if_not_damage
 from .embedding import record_coverage, sync_vectors
 from ..stores.graph import page_edges
@@ -49,7 +50,7 @@ from ..stores.manifest import (
 from ..embed.held import held_key, held_tag
 from .passages import VERSION as PASSAGES_VERSION
 from .passages import passage_id, passages
-from ..stores.vectors import vector_id
+from ..stores.vectors import HELD_BIT, vector_id
 
 if TYPE_CHECKING:
     from ..core import Context
@@ -114,6 +115,8 @@ class BuildPlan:
     links_token: str | None = None  # the manifest state link resolution was built for (see _resolver)
     clock: float = field(default_factory=time.perf_counter)
     embed_after: bool = False  # vectors are missing: embed them once the writer lock is released
+    passages: str = "all"  # a note's held passages: all | wait | background (passages_job.embed_after_build)
+    held_missing: int = 0  # held passages the vector cache lacked
     scan_started_ns: int = 0  # when this build's full scan began (kept in the manifest for the next one)
     changed_since_ns: int = 0  # the last full scan's start: a file whose ctime is later is hashed
 
@@ -137,7 +140,7 @@ class BuildPlan:
 
 
 def build(ctx, rebuild: bool = False, embed: bool = True, progress: Progress | None = None,
-          wait: float = 0.0, paths: Iterable[str] | None = None) -> BuildReport:
+          wait: float = 0.0, paths: Iterable[str] | None = None, passages: str = "all") -> BuildReport:
     """Bring the cache up to date. The writer lock is held for the lexical index, the graph and
     the vectors the vector cache already has; the model runs after it is released (as a watcher's
     background step does), so a watcher's edit never waits for a long first embedding: it was
@@ -145,7 +148,8 @@ def build(ctx, rebuild: bool = False, embed: bool = True, progress: Progress | N
     cache: Stores = ctx.cache
     taken = (cache.vector_store.taken_local, cache.vector_store.taken_shared)
     with cache.writer_lock(wait=wait):
-        plan = BuildPlan(ctx, cache, rebuild, embed, None if paths is None else set(paths), progress)
+        plan = BuildPlan(ctx, cache, rebuild, embed, None if paths is None else set(paths), progress,
+                         passages=passages)
         try:
             report = _run(plan)
         except cache.damage_errors as exc:  # damage found mid-build: start over beside it, once
@@ -154,7 +158,7 @@ def build(ctx, rebuild: bool = False, embed: bool = True, progress: Progress | N
                 raise
             cache.abandon_replacement()
             log.warning("the cache is damaged (%s); rebuilding it", exc)
-            plan = BuildPlan(ctx, cache, True, embed, None, progress)
+            plan = BuildPlan(ctx, cache, True, embed, None, progress, passages=passages)
             plan.report.notices.append(f"rebuilding the cache: manifest is corrupt ({exc})")
             report = _run(plan)
         finally:
@@ -179,8 +183,8 @@ LOCK_WAIT_S = 30.0  # how long the embedding step waits for another writer's com
 def _embed_unlocked(plan: BuildPlan, report: BuildReport, wait: float) -> None:
     """Embed what the build left missing, in batches, holding the writer lock only to commit."""
     started = time.perf_counter()
-    more = embed_pending(plan.ctx, batch=plan.ctx.settings.embed_batch, progress=plan.progress, wait=wait,
-                         background=False)
+    more, report.passages_job = embed_after_build(plan.ctx, plan.passages, plan.held_missing,
+                                                  plan.ctx.settings.embed_batch, plan.progress, wait)
     report.embedded_now += more.embedded_now
     for name in ("vectors", "vectors_wanted", "coverage", "passages_held", "passages_wanted"):
         setattr(report, name, getattr(more, name))
@@ -545,6 +549,7 @@ def _write_vectors(plan: BuildPlan) -> BuildReport:
     if state is not None:
         if plan.embed and state.missing:
             plan.embed_after = True  # by build(), once the writer lock is released
+            plan.held_missing = sum(1 for v in state.missing if v & HELD_BIT)
             keep_pending(cache, plan.embedder, state)
         record_coverage(report, state)
         plan.lap("embedding")

@@ -230,14 +230,16 @@ def advance(cache: Stores, embedder, state: VectorState, changes: list[tuple]) -
 
 def embed_missing(cache: Stores, embedder, state: VectorState, batch: int, progress, report,
                   max_seconds: float | None = None, first: set[str] | None = None, save=None,
-                  save_every: float = SAVE_EVERY_S, background: bool = False, only_first: bool = False) -> int:
+                  save_every: float = SAVE_EVERY_S, background: bool = False, only_first: bool = False,
+                  passages: str = "all") -> int:
     """Embed the vectors ``state.missing``, de-duplicated by text, committing as it goes.
 
     ``first``: page paths whose vectors go before the rest (recent edits before an old backlog).
     ``max_seconds``: stop after that long (what is left stays in ``state.missing``).
     ``save``: how progress is committed (default: save the index and record it).
     ``background``: nobody waits for these vectors; searches go first by a wider margin (EmbedGate).
-    ``only_first``: the ``first`` pages' vectors and no others (a write waits for its own page only)."""
+    ``only_first``: the ``first`` pages' vectors and no others (a write waits for its own page only).
+    ``passages``: ``all``, ``searched`` (not a note's held passages) or ``held`` (only those)."""
     if not state.missing:
         return 0
     key, index = embedder.identity.key, state.index
@@ -252,6 +254,9 @@ def embed_missing(cache: Stores, embedder, state: VectorState, batch: int, progr
     # a note's held passages, which only re-rank (their ids sort last, so they come last, but for
     # the pages in ``first``): when the first stage ends, search finds everything by meaning.
     held = {h for h in hashes if all(v & HELD_BIT for v in pending[h])}
+    if passages != "all":  # the held passages left to a detached job, or only they (that job)
+        hashes = [h for h in hashes if (h in held) == (passages == "held")]
+        held &= set(hashes)
     totals = {PASSAGES_STAGE: len(held), EMBED_STAGE: len(hashes) - len(held)}
     counts = dict.fromkeys(totals, 0)
     done = 0

@@ -80,6 +80,8 @@ def _status(ctx, cache: Stores, info: dict[str, Any]) -> dict[str, Any]:
         "vectors": vectors,  # one per chunk and one per passage
         "vector_coverage": round(coverage, 4),  # of what search scans: chunks, transcript turns' passages
         "passage_coverage": None if passage_coverage is None else round(passage_coverage, 4),  # notes' held passages
+        # a note's held passages embedded by a detached job after `wikimem index` returned (passages_job.py)
+        "passages_job": _job(ctx, meta),
         "embedder": meta.get("embedder"),
         "configured_embedder": embedder_name,
         # where the team's embedding cache is (never its password); not asked: status stays offline
@@ -98,6 +100,16 @@ def _status(ctx, cache: Stores, info: dict[str, Any]) -> dict[str, Any]:
         "wikimem_version": meta.get("wikimem_version"),
     })
     return info
+
+
+def _job(ctx, meta) -> dict[str, Any] | None:
+    """The passages job: running or its last state, and the held passages in / wanted now."""
+    from .passages_job import read_state
+    job = read_state(ctx.root)
+    if job is None:
+        return None
+    job.update(passages_held=int(meta.get("passages_held") or 0), passages_wanted=int(meta.get("passages_wanted") or 0))
+    return job
 
 
 def _server(url: str) -> str | None:

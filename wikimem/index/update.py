@@ -23,16 +23,18 @@ log = logging.getLogger(__name__)
 
 
 def update(ctx: "Context", *, rebuild: bool = False, embed: bool = True, progress=None,
-           paths: Iterable[str] | None = None, wait: float = 0.0) -> BuildReport:
+           paths: Iterable[str] | None = None, wait: float = 0.0, passages: str = "all") -> BuildReport:
     """Bring the cache up to date. ``paths``: only these vault-relative files changed (a watcher
     or a write-back knows); default: a full incremental scan. ``embed=False`` commits the lexical
     index and graph and leaves new vectors to ``embed_pending``. ``wait``: seconds to wait for
-    another writer before LockError."""
+    another writer before LockError. ``passages``: "all" embeds every missing vector (but the held
+    passages a running background job holds); "wait" waits for that job too; "background" leaves
+    many missing held passages to a detached job once every chunk is in (passages_job.py)."""
     watcher = watcher_pid(ctx.root) if paths is None else None
     beside = watcher is not None and watcher != os.getpid()
     if beside:  # its commits are short: wait for one, do not fail
         wait = max(wait, LOCK_WAIT_S)
-    report = build(ctx, rebuild=rebuild, embed=embed, progress=progress, wait=wait, paths=paths)
+    report = build(ctx, rebuild=rebuild, embed=embed, progress=progress, wait=wait, paths=paths, passages=passages)
     if beside:
         report.notices.append(f"a watcher (pid {watcher}) follows this vault: this build committed beside it "
                               "and never held it up (`wikimem watch --status` shows its state)")
