@@ -87,6 +87,62 @@ def _usage_errors_in_json_too() -> None:
 
 _usage_errors_in_json_too()
 
+
+class QueryCommand(typer.core.TyperCommand):
+    """A command whose words are a query taken as typed (search, query). Its options are read where
+    they stand and its words kept in order; a word that starts like one of its short options with a
+    value attached is a word when the value could not be that option's: "-kubernetes" (an exclusion)
+    was ``-k ubernetes`` ("Invalid value for '--limit'") and "-Vim" ``-V im`` ("vault folder not
+    found: im"). ``-k5`` and ``-V./notes`` stay options, ``--`` still ends them."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # typer may bring its own copy of click: options are told by what they are, not their class
+        named = {name: p for p in self.params if getattr(p, "param_type_name", "") == "option"
+                 for name in (*p.opts, *p.secondary_opts)}
+        options: list[str] = []
+        words: list[str] = []
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            if arg == "--":
+                words.extend(args[i + 1:])
+                break
+            name = arg.split("=", 1)[0] if arg.startswith("--") else arg[:2]
+            param = named.get(name) if arg.startswith("-") and len(arg) > 1 else None
+            takes = param is not None and not param.is_flag and not param.count
+            if arg in ctx.help_option_names:
+                options.append(arg)
+            elif param is None or (len(arg) > 2 and not arg.startswith("--") and takes
+                                   and not _fits(self.callback, param, arg[2:])):
+                words.append(arg)
+            else:
+                options.append(arg)
+                if takes and arg == name and i + 1 < len(args):  # "-k 5", "--limit 5": its value follows
+                    i += 1
+                    options.append(args[i])
+            i += 1
+        return super().parse_args(ctx, options + (["--", *words] if words else []))
+
+
+def _fits(callback, param, value: str) -> bool:
+    """Whether ``value`` could be ``param``'s: a number for a number (as the command's signature
+    declares it), an existing folder for a vault."""
+    import inspect
+    try:
+        declared = inspect.signature(callback).parameters[param.name].annotation
+    except (KeyError, TypeError, ValueError):
+        declared = None
+    if declared in (int, float, "int", "float"):
+        try:
+            float(value)
+        except ValueError:
+            return False
+        return True
+    if param.name == "vault":
+        from pathlib import Path
+        return Path(value).expanduser().is_dir()
+    return True
+
 app = typer.Typer(
     name="wikimem",
     help="Compile an Obsidian vault into a searchable knowledge base and long-term memory.",

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 from rich.markup import escape
 
-from .app import _moment, app, AsOfOpt, err, FolderOpt, JsonOpt, out, SinceOpt, TagOpt, TypeOpt, UntilOpt, VaultOpt, _emit_json, _print_warnings, _run
+from .app import _moment, app, QueryCommand, AsOfOpt, err, FolderOpt, JsonOpt, out, SinceOpt, TagOpt, TypeOpt, UntilOpt, VaultOpt, _emit_json, _print_warnings, _run
 
 
 # -- versions and memories (wikimem.knowledge) ---------------------------------------------------
@@ -214,7 +214,7 @@ def ingest(paths: list[str] = typer.Argument(..., help="Files to bring into raw/
         raise typer.Exit(1)
 
 
-@app.command(context_settings={"ignore_unknown_options": True})  # a question taken as typed, as search's query
+@app.command(cls=QueryCommand, context_settings={"ignore_unknown_options": True})  # a question taken as typed
 def query(question_words: list[str] = typer.Argument(..., metavar="QUESTION", help="The question (any language)."),
           vault: Optional[str] = VaultOpt,
           k: int = typer.Option(6, "-k", "--chunks", min=1, max=50, help="How many chunks to answer from."),

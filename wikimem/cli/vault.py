@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from .app import app, AsOfOpt, err, FolderOpt, version_line, JsonOpt, one_vault, out, quiet_mode, SinceOpt, TagOpt, TypeOpt, UntilOpt, VaultArg, VaultOpt, _emit_json, _printable, _run, _terminal
+from .app import app, QueryCommand, AsOfOpt, err, FolderOpt, version_line, JsonOpt, one_vault, out, quiet_mode, SinceOpt, TagOpt, TypeOpt, UntilOpt, VaultArg, VaultOpt, _emit_json, _printable, _run, _terminal
 
 
 @app.command()
@@ -125,12 +125,12 @@ def _skipped_line(skipped: list[dict[str, str]]) -> str:
 
 
 # A query is taken as typed: "-draft budget" (an exclusion first) and unquoted words are the query,
-# not an unknown option (a word that starts like one of search's own short options, -k or -V, needs
-# `--` before it: `wikimem search -- -kubernetes`).
+# not an unknown option, nor one of search's own short options when its value could not be one
+# ("-kubernetes", "-Vim": app.QueryCommand).
 QUERY_AS_TYPED = {"ignore_unknown_options": True}
 
 
-@app.command(context_settings=QUERY_AS_TYPED)
+@app.command(cls=QueryCommand, context_settings=QUERY_AS_TYPED)
 def search(query_words: list[str] = typer.Argument(..., metavar="QUERY",
                                                    help="What to look for (any language); Obsidian's operators "
                                        "work: tag:, path:, file:, \"phrase\", -word, OR, \\[property:value], "
