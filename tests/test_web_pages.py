@@ -246,6 +246,8 @@ def test_folder_and_tag_pages(site):
         tag = client.get("/v/wiki/tag/design").text
         assert "Spec" in tag and "Alpha Notes" in tag and "Beta Plan" not in tag  # nested tags count
         assert "Alpha Notes" in client.get("/v/wiki/tag/design/ui").text
+        assert '<p class="meta">2 pages' in tag
+        assert '<p class="meta">1 page ' in client.get("/v/wiki/tag/design/ui").text  # not "1 pages"
 
 
 def test_a_superseded_page_links_to_what_replaced_it(site):

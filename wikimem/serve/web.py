@@ -154,9 +154,14 @@ def home_page(vault: str, view: dict[str, Any], signed_in: bool) -> str:
                 f'</p>{_title_unless_h1(home["title"], home["html"])}<article id="content">{home["html"]}</article>'
                 f'<aside>{browse}{_recent(vault, view.get("recent") or {})}</aside>')
     else:
-        body = (f'<h1>{esc(vault)}</h1><p class="meta">{esc(taxonomy.get("notes", 0))} pages</p>{browse}'
+        body = (f'<h1>{esc(vault)}</h1><p class="meta">{_pages(taxonomy.get("notes", 0))}</p>{browse}'
                 f'{_recent(vault, view.get("recent") or {})}')
     return layout(vault, body, vault, signed_in=signed_in)
+
+
+def _pages(n) -> str:
+    """"1 page", "12 pages"."""
+    return f"{esc(n)} page" + ("" if n == 1 else "s")
 
 
 def _page_list(vault: str, pages: list[dict[str, Any]]) -> str:
@@ -176,7 +181,7 @@ def folder_page(vault: str, view: dict[str, Any], signed_in: bool) -> str:
     more = (f'<p class="meta">{view["shown"]} of {view["total"]} notes listed</p>'
             if view["total"] > view["shown"] else "")
     body = (f'<p class="meta">{" / ".join(crumbs)}</p><h1>{esc(folder or "(top level)")}</h1>'
-            f'<p class="meta">{esc(view["total"])} pages</p>{more}'
+            f'<p class="meta">{_pages(view["total"])}</p>{more}'
             f'{"<h2>Folders</h2><ul class=tree id=subfolders>" + subs + "</ul>" if subs else ""}'
             f'<h2>Pages</h2><ul id="pages">{_page_list(vault, view["pages"]) or "<li>none here</li>"}</ul>')
     return layout(folder or vault, body, vault, signed_in=signed_in)
@@ -184,7 +189,7 @@ def folder_page(vault: str, view: dict[str, Any], signed_in: bool) -> str:
 
 def tag_page(vault: str, view: dict[str, Any], signed_in: bool) -> str:
     more = f'<p class="meta">{len(view["pages"])} of {view["total"]} listed</p>' if view["total"] > len(view["pages"]) else ""
-    body = (f'<h1>#{esc(view["tag"])}</h1><p class="meta">{esc(view["total"])} pages '
+    body = (f'<h1>#{esc(view["tag"])}</h1><p class="meta">{_pages(view["total"])} '
             f'· <a href="{esc(search_url(vault, "tag:" + view["tag"]))}">search within</a></p>{more}'
             f'<ul id="pages">{_page_list(vault, view["pages"]) or "<li>no page has this tag</li>"}</ul>')
     return layout("#" + view["tag"], body, vault, signed_in=signed_in)
