@@ -249,6 +249,7 @@ def test_every_write_goes_through_a_door():
         "cli/forward.py",  # its socket, in .wikimem/
         "serve/tokens.py",  # the token file, in the user's config folder (never in a vault)
         "stores/usage.py",  # .wikimem/usage.sqlite, replaced when damaged
+        "index/passages_job.py",  # the background passages job's lock, state and log, in .wikimem/
     }
     tooling = {  # never a vault's file
         "mcp/listing.py",  # `python -m wikimem.mcp.listing` regenerates the package's own listing.json
