@@ -1,0 +1,174 @@
+"""A hostile and a careless user against the detached passages job (index/passages_job.py): its
+files in ``.wikimem`` made symlinks, folders, FIFOs; a job that cannot start; a job that is stopped;
+the embedder switched under a running job. The fake embedder (fast) with ``index_passages_min = 1``,
+so every first build hands its held passages to a real detached job; waits poll with a generous
+timeout, never a tight clock."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from wikimem.api import open_vault
+from wikimem.index.passages_job import LOCK, job_pid, read_state
+
+ROOT = Path(__file__).parent.parent
+TIMEOUT = 120.0  # a fake-embedder job here ends in ~1 s: only a hang fails
+WORDS = "river mountain cache vector index search passage lexical graph note vault embed model token batch".split()
+PRECIOUS = "# Precious\n\nA note of the user's, outside the cache: not one byte may change.\n"
+
+
+def make(tmp_path: Path, count: int = 6) -> Path:
+    root = tmp_path / "vault"
+    for i in range(count):
+        parts = [f"## Part {j}\n\n" + " ".join(WORDS[(i * 5 + j * 3 + k * k) % len(WORDS)] for k in range(20)) + ".\n\n"
+                 f"- item {WORDS[(i + j) % len(WORDS)]}\n- item two {j}" for j in range(4)]
+        path = root / "notes" / f"n{i}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# Note {i}\n\n" + "\n\n".join(parts), encoding="utf-8")
+    return root
+
+
+def cache(root: Path) -> Path:
+    (root / ".wikimem").mkdir(exist_ok=True)
+    return root / ".wikimem"
+
+
+def index(root: Path, passages: str = "background", **overrides):
+    vault = open_vault(root, embedder="fake", index_passages_min=1, **overrides)
+    try:
+        return vault.index(passages=passages)
+    finally:
+        vault.close()
+
+
+def until(check, what: str, timeout: float = TIMEOUT):
+    deadline = time.monotonic() + timeout
+    while not (value := check()):
+        assert time.monotonic() < deadline, f"not within {timeout:.0f} s: {what}"
+        time.sleep(0.1)
+    return value
+
+
+def complete(root: Path, **overrides) -> dict:
+    """The status once no job runs: every held passage must be in."""
+    until(lambda: job_pid(root) is None, "the passages job ends")
+    vault = open_vault(root, embedder="fake", **overrides)
+    try:
+        info = vault.status()
+    finally:
+        vault.close()
+    assert info["passage_coverage"] == 1.0 and info["vector_coverage"] == 1.0, info
+    return info
+
+
+def in_subprocess(code: str, root: Path, timeout: float = 60.0) -> subprocess.CompletedProcess:
+    """``code`` run with the vault's path as sys.argv[1], in a process of its own: a hang is a timeout."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "WIKIMEM_EMBEDDER": "fake"}
+    return subprocess.run([sys.executable, "-c", code, str(root)], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+# -- the job's files ---------------------------------------------------------------------------------
+def test_a_lock_file_symlinked_to_a_note_is_never_written_through(tmp_path):
+    root = make(tmp_path)
+    outside = tmp_path / "precious.md"
+    outside.write_text(PRECIOUS, encoding="utf-8")
+    os.symlink(outside, cache(root) / LOCK)  # the pid was written over it: the note truncated
+    inside = root / "notes" / "n0.md"
+    before = inside.read_bytes()
+    report = index(root)
+    assert report.passages_job is not None and report.passages_job["started"] is True
+    complete(root)
+    assert outside.read_text(encoding="utf-8") == PRECIOUS
+    assert not (root / ".wikimem" / LOCK).is_symlink() and (root / ".wikimem" / LOCK).is_file()
+    os.unlink(root / ".wikimem" / LOCK)  # and a link to a note of the vault itself
+    os.symlink(inside, root / ".wikimem" / LOCK)
+    inside.write_bytes(before + b"\nOne more line.\n")
+    index(root)
+    complete(root)
+    assert inside.read_bytes() == before + b"\nOne more line.\n"
+
+
+def test_the_log_and_the_state_file_are_never_written_through_a_symlink(tmp_path):
+    root = make(tmp_path)
+    outside = tmp_path / "precious.md"
+    outside.write_text(PRECIOUS, encoding="utf-8")
+    (cache(root) / "logs").mkdir()
+    os.symlink(outside, root / ".wikimem" / "logs" / "passages.log")  # the job's log appended to it
+    other = tmp_path / "other.md"
+    other.write_text(PRECIOUS, encoding="utf-8")
+    os.symlink(other, root / ".wikimem" / f".passages.json.{os.getpid()}.tmp")  # this process's temp name
+    index(root)
+    complete(root)
+    assert outside.read_text(encoding="utf-8") == PRECIOUS and other.read_text(encoding="utf-8") == PRECIOUS
+    log = root / ".wikimem" / "logs" / "passages.log"
+    assert not log.is_symlink() and "passages job done" in log.read_text(encoding="utf-8")
+    assert not (root / ".wikimem" / "passages.json").is_symlink()
+    assert read_state(root)["state"] == "done"
+
+
+def test_a_log_folder_symlinked_elsewhere_is_not_written_into(tmp_path):
+    root = make(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, cache(root) / "logs")
+    index(root)
+    complete(root)
+    assert list(elsewhere.iterdir()) == []
+    assert "passages job done" in (root / ".wikimem" / "logs" / "passages.log").read_text(encoding="utf-8")
+
+
+READ_STATE = "import sys, json; from wikimem.index.passages_job import read_state; print(json.dumps(read_state(sys.argv[1])))"
+
+
+@pytest.mark.parametrize("what", ["lock_fifo", "state_fifo", "state_dev_zero", "state_nested_deep"])
+def test_status_of_a_strange_job_file_answers(tmp_path, what):
+    root = make(tmp_path, count=1)
+    folder = cache(root)
+    if what == "lock_fifo":
+        os.mkfifo(folder / LOCK)  # open(O_RDONLY) of a FIFO waits for a writer: status hung
+    elif what == "state_fifo":
+        os.mkfifo(folder / "passages.json")
+    elif what == "state_dev_zero":
+        os.symlink("/dev/zero", folder / "passages.json")  # read without end
+    else:
+        (folder / "passages.json").write_text("[" * 100_000, encoding="utf-8")  # a RecursionError, not a ValueError
+    proc = in_subprocess(READ_STATE, root)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) is None  # no job, no state of one
+
+
+def test_index_beside_a_fifo_lock_neither_hangs_nor_leaves_the_passages(tmp_path):
+    root = make(tmp_path)
+    os.mkfifo(cache(root) / LOCK)
+    code = ("import sys; from wikimem.api import open_vault; v = open_vault(sys.argv[1], index_passages_min=1); "
+            "print(v.index(passages='background').passages_job is not None)")
+    proc = in_subprocess(code, root, timeout=TIMEOUT)
+    assert proc.returncode == 0 and proc.stdout.strip() == "True", proc.stderr
+    complete(root)
+
+
+# -- a job that cannot start ---------------------------------------------------------------------------
+@pytest.mark.parametrize("what", ["lock_is_a_folder", "logs_is_a_file", "log_is_a_folder"])
+def test_a_job_file_in_the_way_is_replaced_and_the_job_runs(tmp_path, what):
+    root = make(tmp_path)
+    folder = cache(root)
+    if what == "lock_is_a_folder":
+        (folder / LOCK).mkdir()
+        (folder / LOCK / "x").write_text("x")
+    elif what == "logs_is_a_file":
+        (folder / "logs").write_text("not a folder")
+    else:
+        (folder / "logs" / "passages.log").mkdir(parents=True)
+    report = index(root)  # raised IsADirectoryError / FileExistsError once the chunks were in
+    assert report.passages_job is not None and report.passages_job["started"] is True
+    complete(root)
+
+
