@@ -172,3 +172,15 @@ def test_a_job_file_in_the_way_is_replaced_and_the_job_runs(tmp_path, what):
     complete(root)
 
 
+def test_a_job_that_cannot_start_leaves_the_passages_embedded_here(tmp_path, monkeypatch):
+    root = make(tmp_path)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python-here"))
+    report = index(root)  # raised FileNotFoundError after the chunk stage: no passages, no job
+    assert report.passages_job is None
+    assert report.passages_held == report.passages_wanted > 0
+    assert any("could not start the background passages job" in n for n in report.notices), report.notices
+    job = read_state(root)
+    assert job["running"] is False and job["state"] == "failed" and "could not start" in job["reason"]
+    complete(root)
+
+

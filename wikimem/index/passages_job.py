@@ -194,7 +194,16 @@ def embed_after_build(ctx, mode: str, held_missing: int, batch: int, progress, w
         rest.embedded_now += more.embedded_now
         rest.searched_ready_s = more.searched_ready_s
         return rest, None
-    job = start(ctx, left) if mode == "background" else None
+    try:
+        job = start(ctx, left) if mode == "background" else None
+    except OSError as exc:  # no job to be had: the passages are embedded here, as `--wait` would
+        log.warning("could not start the background passages job: %s", exc)
+        rest = embed("all")
+        rest.embedded_now += more.embedded_now
+        rest.searched_ready_s = more.searched_ready_s
+        rest.notices.append(f"could not start the background passages job ({exc}); the note passages were "
+                            "embedded before returning")
+        return rest, None
     if job is None:  # one runs (it was already, or another index started it a moment ago)
         job = {"pid": job_pid(ctx.root), "started": False, "passages": left, "log": str(_dir(ctx.root) / LOG)}
     return more, job
@@ -233,7 +242,8 @@ def _take_lock(folder: Path) -> int | None:
 
 def start(ctx, passages: int) -> dict[str, Any] | None:
     """Start the job detached (its own session, stdin closed, output to logs/passages.log) holding
-    the lock this process took for it; None when a job already runs."""
+    the lock this process took for it; None when a job already runs. OSError: it could not start
+    (no log file to be had, no Python at ``sys.executable``): the caller embeds the passages itself."""
     folder = _dir(ctx.root)
     ensure_cache_folder(folder, parents=False)
     fd = _take_lock(folder)
@@ -249,11 +259,16 @@ def start(ctx, passages: int) -> dict[str, Any] | None:
         # the flags this command was given (--embedder ...), as the settings' own environment names:
         # never on the command line, where `ps` shows them to every user of the machine
         env.update((f"WIKIMEM_{k.upper()}", str(v)) for k, v in ctx.overrides.items())
-        out = _open_log(folder)
-        with open(os.devnull, "rb") as devnull:
-            proc = subprocess.Popen([sys.executable, "-c", CHILD_MAIN, PACKAGE_HOME, str(ctx.root), str(fd)],
-                                    stdin=devnull, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                    close_fds=True, pass_fds=(fd,), env=env)
+        try:
+            out = _open_log(folder)
+            with open(os.devnull, "rb") as devnull:
+                proc = subprocess.Popen([sys.executable, "-c", CHILD_MAIN, PACKAGE_HOME, str(ctx.root), str(fd)],
+                                        stdin=devnull, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                        close_fds=True, pass_fds=(fd,), env=env)
+        except OSError as exc:
+            _write_state(folder_fd, {"state": "failed", "reason": f"could not start: {exc}", "passages": passages,
+                                     "finished_at": time.time()})
+            raise
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(proc.pid).encode("ascii"), 0)
     finally:
