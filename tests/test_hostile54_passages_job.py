@@ -184,3 +184,24 @@ def test_a_job_that_cannot_start_leaves_the_passages_embedded_here(tmp_path, mon
     complete(root)
 
 
+# -- the process ---------------------------------------------------------------------------------------
+def _state_letter(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
+def test_a_long_lived_caller_reaps_the_job_it_started(tmp_path):
+    root = make(tmp_path)
+    vault = open_vault(root, embedder="fake", index_passages_min=1)
+    try:
+        pid = vault.index(passages="background").passages_job["pid"]
+        # this process lives on (a Python program, a server): the ended job must not stay a zombie
+        until(lambda: _state_letter(pid) is None, f"the ended job {pid} is reaped (state {_state_letter(pid)})", timeout=60)
+    finally:
+        vault.close()
+
+

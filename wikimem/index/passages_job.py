@@ -38,6 +38,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -276,6 +277,8 @@ def start(ctx, passages: int) -> dict[str, Any] | None:
             os.close(out)
         os.close(folder_fd)
         os.close(fd)  # the child holds the same open file, and so the lock, until it exits
+    # reaped when it exits: a caller that lives on (a Python program, a server) keeps no zombie
+    threading.Thread(target=proc.wait, name=f"wikimem-passages-{proc.pid}", daemon=True).start()
     return {"pid": proc.pid, "started": True, "passages": passages, "log": str(folder / LOG)}
 
 
