@@ -205,3 +205,32 @@ def test_a_long_lived_caller_reaps_the_job_it_started(tmp_path):
         vault.close()
 
 
+HOLD_LOCK = ("import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644); "
+             "fcntl.flock(fd, fcntl.LOCK_EX); os.ftruncate(fd, 0); os.pwrite(fd, str(os.getpid()).encode(), 0); "
+             "print('held', flush=True); time.sleep(600)")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
+def test_wait_for_a_stopped_job_is_an_error_not_a_hang(tmp_path):
+    root = make(tmp_path)
+    index(root, passages="wait")  # built; then a job (as the kernel sees one: the lock's holder) stopped
+    (root / "notes" / "n9.md").write_text("# Nine\n\n" + " ".join(WORDS) + ".\n\n- a list\n- of two\n", encoding="utf-8")
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(root / ".wikimem" / LOCK)], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert job_pid(root) == holder.pid
+        os.kill(holder.pid, signal.SIGSTOP)
+        until(lambda: _state_letter(holder.pid) in ("T", "t"), "the holder is stopped")
+        code = ("import sys; from wikimem.api import open_vault; from wikimem.errors import LockError\n"
+                "v = open_vault(sys.argv[1], index_passages_min=1)\n"
+                "try:\n    v.index(passages='wait')\nexcept LockError as exc:\n    print('LockError', exc)")
+        proc = in_subprocess(code, root, timeout=60)  # waited for ever
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith("LockError") and f"kill -CONT {holder.pid}" in proc.stdout
+    finally:
+        os.kill(holder.pid, signal.SIGKILL)
+        os.kill(holder.pid, signal.SIGCONT)
+        holder.wait()
+
+

@@ -212,13 +212,25 @@ def embed_after_build(ctx, mode: str, held_missing: int, batch: int, progress, w
 
 def _wait_for_job(ctx, progress) -> None:
     """Until the running job lets go of its lock, showing its progress from the manifest."""
-    while job_pid(ctx.root) is not None:
+    while (pid := job_pid(ctx.root)) is not None:
+        if _stopped(pid):  # SIGSTOP, a frozen cgroup: it would never let go, and this wait never end
+            raise LockError(f"the passages job (pid {pid}) of {ctx.root} is stopped: `kill -CONT {pid}` resumes it, "
+                            f"`kill {pid}` ends it (the next `wikimem index` continues its work)")
         if progress:
             with contextlib.suppress(Exception):  # a display only: a busy database must not stop the wait
                 meta = ctx.cache.meta()
                 from .embedding import PASSAGES_STAGE
                 progress(PASSAGES_STAGE, int(meta.get("passages_held") or 0), int(meta.get("passages_wanted") or 0))
         time.sleep(0.5)
+
+
+def _stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped by a signal (state T) or frozen, from /proc (Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] in ("T", "t")
+    except (OSError, IndexError):
+        return False
 
 
 def _take_lock(folder: Path) -> int | None:
