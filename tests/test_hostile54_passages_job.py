@@ -234,3 +234,35 @@ def test_wait_for_a_stopped_job_is_an_error_not_a_hang(tmp_path):
         holder.wait()
 
 
+# -- the settings change under a running job -----------------------------------------------------------
+class _OtherFake:
+    """The fake embedder in another dimension: "another model" for the cache (another identity key)."""
+
+    def __new__(cls):
+        from wikimem.embed.fake import FakeEmbedder
+        return FakeEmbedder(dim=32)
+
+
+def test_a_job_of_the_old_embedder_never_puts_its_vectors_back(tmp_path):
+    """The user switches the embedder (fake -> e5, or back) and runs `index` while the job of the old
+    one runs: the old job synced the cache to its own model and saved, so the new build's vectors
+    were replaced by the old model's and status called the passages complete."""
+    root = make(tmp_path)
+    vault = open_vault(root, embedder="fake", index_passages_min=1)
+    try:
+        with vault.ctx.cache.writer_lock(wait=30):  # the job starts and waits for this commit
+            job = vault.index(passages="background").passages_job
+            assert job is not None and job["started"] is True
+            vault.ctx.cache._embedder = _OtherFake()  # the setting changed: this build is the other model's
+            vault.index(passages="all")
+            new_key = vault.ctx.cache.meta()["embedder"]
+        assert new_key.endswith(":32")
+        until(lambda: job_pid(root) is None, "the old embedder's job ends")
+        assert vault.ctx.cache.meta()["embedder"] == new_key  # the old job put the 64-dim vectors back
+        state = read_state(root)
+        assert state["state"] == "stopped" and "this job embeds with" in state["reason"]
+        report = vault.index(passages="wait")  # the new embedder's build finishes what the job left
+        assert report.passages_held == report.passages_wanted > 0 and report.embedder == new_key
+        assert vault.ctx.cache.meta()["embedder"] == new_key
+    finally:
+        vault.close()
