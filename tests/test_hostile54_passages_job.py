@@ -96,6 +96,19 @@ def test_a_lock_file_symlinked_to_a_note_is_never_written_through(tmp_path):
     assert inside.read_bytes() == before + b"\nOne more line.\n"
 
 
+def test_a_lock_or_log_hard_linked_to_a_note_is_never_written_into(tmp_path):
+    root = make(tmp_path)
+    lock_note, log_note = root / "notes" / "n1.md", root / "notes" / "n2.md"
+    lock_before, log_before = lock_note.read_bytes(), log_note.read_bytes()
+    os.link(lock_note, cache(root) / LOCK)  # the same file under two names: O_NOFOLLOW does not see it
+    (root / ".wikimem" / "logs").mkdir()
+    os.link(log_note, root / ".wikimem" / "logs" / "passages.log")
+    index(root)
+    complete(root)
+    assert lock_note.read_bytes() == lock_before and log_note.read_bytes() == log_before
+    assert os.stat(root / ".wikimem" / LOCK).st_nlink == 1
+
+
 def test_the_log_and_the_state_file_are_never_written_through_a_symlink(tmp_path):
     root = make(tmp_path)
     outside = tmp_path / "precious.md"

@@ -90,8 +90,8 @@ def _clear(path: Path) -> None:
 
 
 def _open_regular(path: Path, flags: int) -> int:
-    """``path`` opened with ``flags`` as a regular file; with ``O_CREAT``, what was there instead
-    (a symlink, a folder, a FIFO) is removed first."""
+    """``path`` opened with ``flags`` as a regular file of one name; with ``O_CREAT``, what was there
+    instead (a symlink, a folder, a FIFO, a hard link to a note) is removed first."""
     for attempt in (0, 1):
         try:
             fd = os.open(path, flags | _SAFE, 0o644)
@@ -99,7 +99,8 @@ def _open_regular(path: Path, flags: int) -> int:
             if attempt or exc.errno not in _NOT_OURS or not flags & os.O_CREAT:
                 raise
         else:
-            if stat.S_ISREG(os.fstat(fd).st_mode):
+            found = os.fstat(fd)
+            if stat.S_ISREG(found.st_mode) and found.st_nlink <= 1:  # a hard link is a file of somewhere else too
                 return fd
             os.close(fd)
             if attempt or not flags & os.O_CREAT:
