@@ -279,3 +279,33 @@ def test_a_job_of_the_old_embedder_never_puts_its_vectors_back(tmp_path):
         assert vault.ctx.cache.meta()["embedder"] == new_key
     finally:
         vault.close()
+
+
+JOB_COMMITTING = ("import fcntl, os, sys, time; from wikimem.api import open_vault\n"
+                  "fd = os.open(os.path.join(sys.argv[1], '.wikimem', 'passages.lock'), os.O_RDWR | os.O_CREAT, 0o644)\n"
+                  "fcntl.flock(fd, fcntl.LOCK_EX); os.ftruncate(fd, 0); os.pwrite(fd, str(os.getpid()).encode(), 0)\n"
+                  "v = open_vault(sys.argv[1], embedder='fake')\n"
+                  "with v.ctx.cache.writer_lock(wait=30):\n"
+                  "    print('committing', flush=True); time.sleep(3)\n"
+                  "time.sleep(600)\n")
+
+
+def test_index_beside_a_job_that_commits_waits_for_the_commit(tmp_path):
+    """The job commits under the writer lock every few seconds; `wikimem index` (no wait) run then
+    failed with "another wikimem process (pid <the job>) is updating": as beside a watcher, it waits."""
+    root = make(tmp_path)
+    index(root, passages="wait")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    job = subprocess.Popen([sys.executable, "-c", JOB_COMMITTING, str(root)], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert job.stdout.readline().strip() == "committing"
+        (root / "notes" / "n0.md").write_text("# Note 0\n\nEdited while the job commits.\n", encoding="utf-8")
+        vault = open_vault(root, embedder="fake")
+        try:
+            report = vault.index()  # wait=0.0, as the command line calls it
+        finally:
+            vault.close()
+        assert report.changed == 1
+    finally:
+        job.kill()
+        job.wait()
