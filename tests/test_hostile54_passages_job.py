@@ -309,3 +309,40 @@ def test_index_beside_a_job_that_commits_waits_for_the_commit(tmp_path):
     finally:
         job.kill()
         job.wait()
+
+
+def test_a_dead_jobs_pid_taken_by_a_live_process_is_not_a_running_job(tmp_path):
+    """PID reuse: the state file says running with a pid a live process has now (this one); the
+    lock is free, so the job is not running and status says it died (a guard: held before too)."""
+    root = make(tmp_path, count=1)
+    folder = cache(root)
+    (folder / LOCK).write_text(str(os.getpid()), encoding="ascii")
+    (folder / "passages.json").write_text(json.dumps({"pid": os.getpid(), "state": "running"}), encoding="utf-8")
+    assert job_pid(root) is None
+    state = read_state(root)
+    assert state["running"] is False and state["state"] == "died"
+
+
+def test_embed_passages_none_beside_a_job_leaves_no_passages_wanted(tmp_path):
+    """The user sets embed_passages = "none" while the job has every held passage still to do, and
+    runs index: status said passage coverage 0.0 and passages_partial (meta kept the 952 wanted
+    of the build before) though no passage is wanted any more."""
+    root = make(tmp_path)
+    cache(root)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(root / ".wikimem" / LOCK)], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"  # a job runs: this build leaves every held passage to it
+        report = index(root)
+        assert report.passages_held == 0 < report.passages_wanted
+        report = index(root, embed_passages="none")
+        assert report.passages_wanted == 0
+        vault = open_vault(root, embedder="fake", embed_passages="none")
+        try:
+            info = vault.status()
+        finally:
+            vault.close()
+        assert info["passages"] == 0 and info["passage_coverage"] is None and info["degraded"] == [], info
+    finally:
+        holder.kill()
+        holder.wait()
