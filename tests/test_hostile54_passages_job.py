@@ -71,7 +71,7 @@ def complete(root: Path, **overrides) -> dict:
 def in_subprocess(code: str, root: Path, timeout: float = 60.0) -> subprocess.CompletedProcess:
     """``code`` run with the vault's path as sys.argv[1], in a process of its own: a hang is a timeout."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "WIKIMEM_EMBEDDER": "fake"}
-    return subprocess.run([sys.executable, "-c", code, str(root)], env=env, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-c", code, str(root)], env=env, capture_output=True, text=True, check=False,
                           timeout=timeout)
 
 

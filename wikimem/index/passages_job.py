@@ -18,7 +18,14 @@ them up and continues. Its files in ``.wikimem/``::
     passages.lock       flock(2) held by the job for its life, its pid inside (for messages): one
                         job per vault on this machine; the kernel frees it when the job dies
     passages.json       the job's last state: running | done | stopped | failed, with counts
-    logs/passages.log   its output
+    logs/passages.log   its output (the one before kept as passages.log.1 past 2 MB)
+
+Each is opened as a regular file of one link in ``.wikimem`` itself (O_NOFOLLOW, O_NONBLOCK,
+fstat): a symlink, a hard link, a folder or a FIFO standing there is removed and the file made
+anew, never written through (a linked lock had a note truncated to the pid). A job that cannot
+start leaves the passages to the build that wanted it; ``--wait`` beside a stopped job (SIGSTOP)
+is an error saying how to resume it; a job whose cache a build moved to another embedder or
+passage record stops instead of syncing it back to its own.
 
 The lock is taken by the parent and inherited by the child (the same open file), so two
 ``wikimem index`` at once start one job, never two. While it is held, every other embedder of the
