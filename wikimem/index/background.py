@@ -106,6 +106,20 @@ def embed_pending(ctx, max_seconds: float | None = None, first: set[str] | None 
                               background, only_first, passages, still_ours)
 
 
+def _same_vectors(ctx, embedder, key: str, meta: dict) -> None:
+    """A detached job (``still_ours``) embeds for the settings it started with: once a build commits
+    the cache under another embedder or another passage record (the user switched fake -> e5, or
+    ``embed_passages``/``passage_variant``), it stops (JobLost). Syncing to its own embedder instead
+    put the old model's vectors back over the new build's, and status called them complete."""
+    from .passages import VERSION
+    if meta.get("embedder") not in (None, key):
+        raise JobLost(f"the vault's vectors are now {meta.get('embedder')}'s; this job embeds with {key}")
+    variant = getattr(embedder, "held_variant", None)
+    record = f"{ctx.settings.embed_passages}/{VERSION}" + (f"/held-{variant}" if variant else "")
+    if meta.get("passages") not in (None, record):
+        raise JobLost(f"the note passages are now cut as {meta.get('passages')}; this job embeds {record}")
+
+
 def _left(state: VectorState, passages: str) -> bool:
     """Whether ``state`` still misses a vector of the kind asked for."""
     if passages == "all":
@@ -121,6 +135,8 @@ def _embed_pending(ctx, cache, embedder, key, report, max_seconds, first, batch,
         raise JobLost("the cache this job embeds for is gone or was replaced")
     with cache.writer_lock(wait=wait):
         meta = cache.meta()
+        if still_ours is not None:
+            _same_vectors(ctx, embedder, key, meta)
         generation = meta.get("generation")
         # What the last call left (its index, wanted ids and queue), brought up to date by this
         # process's builds since (_kept_state), or derived afresh. A watcher embeds a backlog in
@@ -148,6 +164,8 @@ def _embed_pending(ctx, cache, embedder, key, report, max_seconds, first, batch,
             # a build committed meanwhile, or another process saved vectors (a `wikimem index` beside
             # a watcher): take the saved state and the vector cache's rows, never save over theirs
             if now != generation or current.get("created") != manifest or current.get("vectors_sig") != saved_sig:
+                if still_ours is not None:
+                    _same_vectors(ctx, embedder, key, current)
                 fresh = sync_vectors(cache, embedder, rebuild=False)
                 state.want, state.index, state.missing, state.held = fresh.want, fresh.index, fresh.missing, fresh.held
                 state.held_wanted, state.hashes = fresh.held_wanted, fresh.hashes

@@ -126,7 +126,10 @@ def sync_vectors(cache: Stores, embedder, rebuild: bool) -> VectorState:
     meta = cache.meta()
     want = cache.manifest.wanted_ids()
     state = VectorState(want, int(np.count_nonzero(want & HELD_BIT)))
-    complete = meta.get("vectors_sig") == _id_signature(want) and cache.vector_store.committed_current(meta)
+    # (the held count too: the index may hold every wanted id while the meta still counts held passages
+    # no longer wanted, embed_passages turned to "none" before any was embedded, and status said partial)
+    complete = meta.get("vectors_sig") == _id_signature(want) and cache.vector_store.committed_current(meta) \
+        and int(meta.get("passages_wanted") or 0) == state.held_wanted
     if not rebuild and complete and meta.get("embedder") == key:
         with cache.transaction() as db:  # complete: whatever a lexical-first build left pending is not
             cache.set_meta(db, dirty=False, last_build=time.time(), vectors_pending=False, passages_pending=False)

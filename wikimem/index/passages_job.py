@@ -18,7 +18,14 @@ them up and continues. Its files in ``.wikimem/``::
     passages.lock       flock(2) held by the job for its life, its pid inside (for messages): one
                         job per vault on this machine; the kernel frees it when the job dies
     passages.json       the job's last state: running | done | stopped | failed, with counts
-    logs/passages.log   its output
+    logs/passages.log   its output (the one before kept as passages.log.1 past 2 MB)
+
+Each is opened as a regular file of one link in ``.wikimem`` itself (O_NOFOLLOW, O_NONBLOCK,
+fstat): a symlink, a hard link, a folder or a FIFO standing there is removed and the file made
+anew, never written through (a linked lock had a note truncated to the pid). A job that cannot
+start leaves the passages to the build that wanted it; ``--wait`` beside a stopped job (SIGSTOP)
+is an error saying how to resume it; a job whose cache a build moved to another embedder or
+passage record stops instead of syncing it back to its own.
 
 The lock is taken by the parent and inherited by the child (the same open file), so two
 ``wikimem index`` at once start one job, never two. While it is held, every other embedder of the
@@ -34,14 +41,17 @@ import fcntl
 import json
 import logging
 import os
+import shutil
+import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from ..errors import LockError
-from ..stores.sidefiles import flock_holder, pid_alive
+from ..stores.sidefiles import pid_alive
 from ..vault.files import ensure_cache_folder
 
 log = logging.getLogger(__name__)
@@ -68,19 +78,91 @@ def _dir(root: Path) -> Path:
     return Path(root) / ".wikimem"
 
 
+# Every file of the job is opened as a regular file of ``.wikimem`` itself: never through a symlink
+# (a ``passages.lock`` linked to a note had the job's pid written over the note: truncated), never a
+# FIFO or a device (``open`` of a FIFO blocks: ``wikimem status`` hung; /dev/zero read without end).
+_SAFE = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_NOT_OURS = (errno.ELOOP, errno.EISDIR, errno.ENXIO, errno.ENOTDIR, errno.EMLINK)
+STATE_MAX_BYTES = 64 * 1024  # a state file is ~300 bytes: a bigger one is not the job's, and is not read
+
+
+def _clear(path: Path) -> None:
+    """Remove what is at ``path`` in the cache folder (a symlink, a folder, a FIFO put where a file of
+    the job goes): the cache is wikimem's, and what was there is no file of its own."""
+    with contextlib.suppress(FileNotFoundError):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+
+
+def _open_regular(path: Path, flags: int) -> int:
+    """``path`` opened with ``flags`` as a regular file of one name; with ``O_CREAT``, what was there
+    instead (a symlink, a folder, a FIFO, a hard link to a note) is removed first."""
+    for attempt in (0, 1):
+        try:
+            fd = os.open(path, flags | _SAFE, 0o644)
+        except OSError as exc:
+            if attempt or exc.errno not in _NOT_OURS or not flags & os.O_CREAT:
+                raise
+        else:
+            found = os.fstat(fd)
+            if stat.S_ISREG(found.st_mode) and found.st_nlink <= 1:  # a hard link is a file of somewhere else too
+                return fd
+            os.close(fd)
+            if attempt or not flags & os.O_CREAT:
+                raise OSError(errno.EINVAL, "not a regular file", str(path))
+        _clear(path)
+    raise AssertionError("unreachable")
+
+
 def job_pid(root: Path) -> int | None:
-    """The pid of the passages job running for the vault at ``root`` (on this machine), or None."""
-    return flock_holder(_dir(root) / LOCK)
+    """The pid of the passages job running for the vault at ``root`` (on this machine), or None.
+    As ``sidefiles.flock_holder``: the ``flock``, not the pid, says whether one runs (a dead job's
+    pid taken by another process is not a job), but only on the lock file itself."""
+    try:
+        fd = _open_regular(_dir(root) / LOCK, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            return int(text) if text.isdigit() else -1
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def _saved_state(folder: Path) -> dict[str, Any]:
+    """The job's last state file, or {} (missing, not a regular file, too big, not a JSON object)."""
+    try:
+        fd = _open_regular(folder / STATE, os.O_RDONLY)
+    except OSError:
+        return {}
+    try:
+        data = b""
+        while len(data) <= STATE_MAX_BYTES and (part := os.read(fd, STATE_MAX_BYTES + 1 - len(data))):
+            data += part
+    except OSError:
+        return {}
+    finally:
+        os.close(fd)
+    if len(data) > STATE_MAX_BYTES:
+        return {}
+    try:
+        saved = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):  # a nesting 100,000 deep is a RecursionError, not a ValueError
+        return {}
+    return saved if isinstance(saved, dict) else {}
 
 
 def read_state(root: Path) -> dict[str, Any] | None:
     """What ``wikimem status`` shows of the job: whether one runs (its lock) and its last state."""
     pid = job_pid(root)
-    try:
-        saved = json.loads((_dir(root) / STATE).read_text(encoding="utf-8"))
-        saved = saved if isinstance(saved, dict) else {}
-    except (OSError, ValueError):
-        saved = {}
+    saved = _saved_state(_dir(root))
     if pid is None and not saved:
         return None
     info = {"running": pid is not None, "pid": pid if pid is not None else saved.get("pid")}
@@ -121,7 +203,16 @@ def embed_after_build(ctx, mode: str, held_missing: int, batch: int, progress, w
         rest.embedded_now += more.embedded_now
         rest.searched_ready_s = more.searched_ready_s
         return rest, None
-    job = start(ctx, left) if mode == "background" else None
+    try:
+        job = start(ctx, left) if mode == "background" else None
+    except OSError as exc:  # no job to be had: the passages are embedded here, as `--wait` would
+        log.warning("could not start the background passages job: %s", exc)
+        rest = embed("all")
+        rest.embedded_now += more.embedded_now
+        rest.searched_ready_s = more.searched_ready_s
+        rest.notices.append(f"could not start the background passages job ({exc}); the note passages were "
+                            "embedded before returning")
+        return rest, None
     if job is None:  # one runs (it was already, or another index started it a moment ago)
         job = {"pid": job_pid(ctx.root), "started": False, "passages": left, "log": str(_dir(ctx.root) / LOG)}
     return more, job
@@ -129,7 +220,10 @@ def embed_after_build(ctx, mode: str, held_missing: int, batch: int, progress, w
 
 def _wait_for_job(ctx, progress) -> None:
     """Until the running job lets go of its lock, showing its progress from the manifest."""
-    while job_pid(ctx.root) is not None:
+    while (pid := job_pid(ctx.root)) is not None:
+        if _stopped(pid):  # SIGSTOP, a frozen cgroup: it would never let go, and this wait never end
+            raise LockError(f"the passages job (pid {pid}) of {ctx.root} is stopped: `kill -CONT {pid}` resumes it, "
+                            f"`kill {pid}` ends it (the next `wikimem index` continues its work)")
         if progress:
             with contextlib.suppress(Exception):  # a display only: a busy database must not stop the wait
                 meta = ctx.cache.meta()
@@ -138,10 +232,19 @@ def _wait_for_job(ctx, progress) -> None:
         time.sleep(0.5)
 
 
+def _stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped by a signal (state T) or frozen, from /proc (Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] in ("T", "t")
+    except (OSError, IndexError):
+        return False
+
+
 def _take_lock(folder: Path) -> int | None:
     """The job's lock, taken (an open fd), or None when a live job holds it. A status probe holds it
     shared for a moment (``flock_holder``): that is retried for up to a second, as the watcher does."""
-    fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = _open_regular(folder / LOCK, os.O_RDWR | os.O_CREAT)
     deadline = time.monotonic() + 1.0
     while True:
         try:
@@ -160,41 +263,71 @@ def _take_lock(folder: Path) -> int | None:
 
 def start(ctx, passages: int) -> dict[str, Any] | None:
     """Start the job detached (its own session, stdin closed, output to logs/passages.log) holding
-    the lock this process took for it; None when a job already runs."""
+    the lock this process took for it; None when a job already runs. OSError: it could not start
+    (no log file to be had, no Python at ``sys.executable``): the caller embeds the passages itself."""
     folder = _dir(ctx.root)
     ensure_cache_folder(folder, parents=False)
     fd = _take_lock(folder)
     if fd is None:
         return None
+    folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    out = None
     try:
-        log_path = folder / LOG
-        log_path.parent.mkdir(exist_ok=True)
-        with contextlib.suppress(OSError):
-            if log_path.stat().st_size > LOG_KEEP_BYTES:  # one old log kept, never growing without bound
-                os.replace(log_path, log_path.with_name(LOG.name + ".1"))
         # "starting" until the child writes its own state: a child that dies before (an import error,
         # a killed start) shows as died in `wikimem status`, not as nothing at all
-        _write_state(folder, {"state": "starting", "started_at": time.time(), "passages": passages})
+        _write_state(folder_fd, {"state": "starting", "started_at": time.time(), "passages": passages})
         env = dict(os.environ)
         # the flags this command was given (--embedder ...), as the settings' own environment names:
         # never on the command line, where `ps` shows them to every user of the machine
         env.update((f"WIKIMEM_{k.upper()}", str(v)) for k, v in ctx.overrides.items())
-        with open(log_path, "ab") as out, open(os.devnull, "rb") as devnull:
-            proc = subprocess.Popen([sys.executable, "-c", CHILD_MAIN, PACKAGE_HOME, str(ctx.root), str(fd)], stdin=devnull,
-                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True, close_fds=True,
-                                    pass_fds=(fd,), env=env)
+        try:
+            out = _open_log(folder)
+            with open(os.devnull, "rb") as devnull:
+                proc = subprocess.Popen([sys.executable, "-c", CHILD_MAIN, PACKAGE_HOME, str(ctx.root), str(fd)],
+                                        stdin=devnull, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                        close_fds=True, pass_fds=(fd,), env=env)
+        except OSError as exc:
+            _write_state(folder_fd, {"state": "failed", "reason": f"could not start: {exc}", "passages": passages,
+                                     "finished_at": time.time()})
+            raise
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(proc.pid).encode("ascii"), 0)
     finally:
+        if out is not None:
+            os.close(out)
+        os.close(folder_fd)
         os.close(fd)  # the child holds the same open file, and so the lock, until it exits
-    return {"pid": proc.pid, "started": True, "passages": passages, "log": str(log_path)}
+    # reaped when it exits: a caller that lives on (a Python program, a server) keeps no zombie
+    threading.Thread(target=proc.wait, name=f"wikimem-passages-{proc.pid}", daemon=True).start()
+    return {"pid": proc.pid, "started": True, "passages": passages, "log": str(folder / LOG)}
 
 
-def _write_state(folder: Path, state: dict[str, Any]) -> None:
+def _open_log(folder: Path) -> int:
+    """``logs/passages.log`` opened to append (a real folder and file of the cache: a symlink there is
+    removed, never written through), the log before kept as ``.1`` once it passes LOG_KEEP_BYTES."""
+    logs = folder / LOG.parent
+    if logs.is_symlink() or (logs.exists() and not logs.is_dir()):
+        _clear(logs)
+    logs.mkdir(exist_ok=True)
+    path = folder / LOG
     with contextlib.suppress(OSError):
-        tmp = folder / f".{STATE}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(state, ensure_ascii=False, indent=1), encoding="utf-8")
-        os.replace(tmp, folder / STATE)
+        if path.lstat().st_size > LOG_KEEP_BYTES:  # one old log kept, never growing without bound
+            os.replace(path, path.with_name(LOG.name + ".1"))
+    return _open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+
+
+def _write_state(folder_fd: int, state: dict[str, Any]) -> None:
+    """``passages.json`` replaced whole in the folder open at ``folder_fd`` (wherever it is now): a
+    temp file made new (never written through a symlink left at its name), then renamed."""
+    text = json.dumps(state, ensure_ascii=False, indent=1)
+    tmp = f".{STATE}.{os.getpid()}.tmp"
+    with contextlib.suppress(OSError):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=folder_fd)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _SAFE, 0o644, dir_fd=folder_fd)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, STATE, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
 
 
 # -- the child -------------------------------------------------------------------------------------
@@ -219,13 +352,7 @@ class Job:
 
     def save_state(self, **values: Any) -> None:
         self.state.update(values)
-        text = json.dumps(self.state, ensure_ascii=False, indent=1)
-        with contextlib.suppress(OSError):  # written in the folder the job started in, wherever it is now
-            tmp = f".{STATE}.{os.getpid()}.tmp"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, dir_fd=self.folder_fd)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, STATE, src_dir_fd=self.folder_fd, dst_dir_fd=self.folder_fd)
+        _write_state(self.folder_fd, self.state)  # in the folder the job started in, wherever it is now
 
     def run(self) -> int:
         from .background import JobLost, embed_pending

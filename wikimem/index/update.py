@@ -32,13 +32,20 @@ def update(ctx: "Context", *, rebuild: bool = False, embed: bool = True, progres
     many missing held passages to a detached job once every chunk is in (passages_job.py)."""
     watcher = watcher_pid(ctx.root) if paths is None else None
     beside = watcher is not None and watcher != os.getpid()
-    if beside:  # its commits are short: wait for one, do not fail
+    if beside or _passages_job_runs(ctx):  # their commits are short: wait for one, do not fail
         wait = max(wait, LOCK_WAIT_S)
     report = build(ctx, rebuild=rebuild, embed=embed, progress=progress, wait=wait, paths=paths, passages=passages)
     if beside:
         report.notices.append(f"a watcher (pid {watcher}) follows this vault: this build committed beside it "
                               "and never held it up (`wikimem watch --status` shows its state)")
     return report
+
+
+def _passages_job_runs(ctx: "Context") -> bool:
+    """Whether another process's passages job (passages_job.py) runs: it commits every few seconds."""
+    from .passages_job import job_pid
+    pid = job_pid(ctx.root)
+    return pid is not None and pid != os.getpid()
 
 
 def current_pages(ctx: "Context", paths: Iterable[str] | None = None, refresh: bool = True) -> dict[str, Page]:
