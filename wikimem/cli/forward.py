@@ -168,7 +168,8 @@ class ForwardServer:
         """Bind the socket when this process gets the forwarding lock (False: another holds it)."""
         from ..vault.files import ensure_cache_folder
         ensure_cache_folder(self.path.parent)
-        fd = os.open(self.path.parent / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        from ..stores.sidefiles import open_cache_file
+        fd = open_cache_file(self.path.parent / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             self._bind()

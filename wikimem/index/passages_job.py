@@ -41,8 +41,6 @@ import fcntl
 import json
 import logging
 import os
-import shutil
-import stat
 import subprocess
 import sys
 import threading
@@ -51,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LockError
-from ..stores.sidefiles import pid_alive
+from ..stores.sidefiles import SAFE_OPEN, clear_cache_entry, open_cache_file, pid_alive
 from ..vault.files import ensure_cache_folder
 
 log = logging.getLogger(__name__)
@@ -78,50 +76,16 @@ def _dir(root: Path) -> Path:
     return Path(root) / ".wikimem"
 
 
-# Every file of the job is opened as a regular file of ``.wikimem`` itself: never through a symlink
-# (a ``passages.lock`` linked to a note had the job's pid written over the note: truncated), never a
-# FIFO or a device (``open`` of a FIFO blocks: ``wikimem status`` hung; /dev/zero read without end).
-_SAFE = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_NOT_OURS = (errno.ELOOP, errno.EISDIR, errno.ENXIO, errno.ENOTDIR, errno.EMLINK)
+# Every file of the job is opened as a regular file of ``.wikimem`` itself (sidefiles.open_cache_file):
+# a ``passages.lock`` linked to a note had the job's pid written over the note (truncated).
 STATE_MAX_BYTES = 64 * 1024  # a state file is ~300 bytes: a bigger one is not the job's, and is not read
-
-
-def _clear(path: Path) -> None:
-    """Remove what is at ``path`` in the cache folder (a symlink, a folder, a FIFO put where a file of
-    the job goes): the cache is wikimem's, and what was there is no file of its own."""
-    with contextlib.suppress(FileNotFoundError):
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            os.unlink(path)
-
-
-def _open_regular(path: Path, flags: int) -> int:
-    """``path`` opened with ``flags`` as a regular file of one name; with ``O_CREAT``, what was there
-    instead (a symlink, a folder, a FIFO, a hard link to a note) is removed first."""
-    for attempt in (0, 1):
-        try:
-            fd = os.open(path, flags | _SAFE, 0o644)
-        except OSError as exc:
-            if attempt or exc.errno not in _NOT_OURS or not flags & os.O_CREAT:
-                raise
-        else:
-            found = os.fstat(fd)
-            if stat.S_ISREG(found.st_mode) and found.st_nlink <= 1:  # a hard link is a file of somewhere else too
-                return fd
-            os.close(fd)
-            if attempt or not flags & os.O_CREAT:
-                raise OSError(errno.EINVAL, "not a regular file", str(path))
-        _clear(path)
-    raise AssertionError("unreachable")
-
 
 def job_pid(root: Path) -> int | None:
     """The pid of the passages job running for the vault at ``root`` (on this machine), or None.
     As ``sidefiles.flock_holder``: the ``flock``, not the pid, says whether one runs (a dead job's
     pid taken by another process is not a job), but only on the lock file itself."""
     try:
-        fd = _open_regular(_dir(root) / LOCK, os.O_RDONLY)
+        fd = open_cache_file(_dir(root) / LOCK, os.O_RDONLY)
     except OSError:
         return None
     try:
@@ -139,7 +103,7 @@ def job_pid(root: Path) -> int | None:
 def _saved_state(folder: Path) -> dict[str, Any]:
     """The job's last state file, or {} (missing, not a regular file, too big, not a JSON object)."""
     try:
-        fd = _open_regular(folder / STATE, os.O_RDONLY)
+        fd = open_cache_file(folder / STATE, os.O_RDONLY)
     except OSError:
         return {}
     try:
@@ -244,7 +208,7 @@ def _stopped(pid: int) -> bool:
 def _take_lock(folder: Path) -> int | None:
     """The job's lock, taken (an open fd), or None when a live job holds it. A status probe holds it
     shared for a moment (``flock_holder``): that is retried for up to a second, as the watcher does."""
-    fd = _open_regular(folder / LOCK, os.O_RDWR | os.O_CREAT)
+    fd = open_cache_file(folder / LOCK, os.O_RDWR | os.O_CREAT)
     deadline = time.monotonic() + 1.0
     while True:
         try:
@@ -307,13 +271,13 @@ def _open_log(folder: Path) -> int:
     removed, never written through), the log before kept as ``.1`` once it passes LOG_KEEP_BYTES."""
     logs = folder / LOG.parent
     if logs.is_symlink() or (logs.exists() and not logs.is_dir()):
-        _clear(logs)
+        clear_cache_entry(logs)
     logs.mkdir(exist_ok=True)
     path = folder / LOG
     with contextlib.suppress(OSError):
         if path.lstat().st_size > LOG_KEEP_BYTES:  # one old log kept, never growing without bound
             os.replace(path, path.with_name(LOG.name + ".1"))
-    return _open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    return open_cache_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
 
 
 def _write_state(folder_fd: int, state: dict[str, Any]) -> None:
@@ -324,7 +288,7 @@ def _write_state(folder_fd: int, state: dict[str, Any]) -> None:
     with contextlib.suppress(OSError):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp, dir_fd=folder_fd)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _SAFE, 0o644, dir_fd=folder_fd)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | SAFE_OPEN, 0o644, dir_fd=folder_fd)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, STATE, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)

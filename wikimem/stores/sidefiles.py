@@ -8,8 +8,12 @@ or failing disk from damage (before anything is deleted or rebuilt).
 """
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import os
+import shutil
+import stat
 from pathlib import Path
 
 from ..errors import DiskFullError, VaultError, disk_trouble
@@ -80,11 +84,51 @@ def watcher_pid(root: Path) -> int | None:
     return flock_holder(Path(root) / ".wikimem" / WATCH_LOCK)
 
 
+# A file of the cache folder (a lock, a state, a log) is opened as a regular file of that folder:
+# never through a symlink (a `.wikimem/lock` linked to a note had a writer's pid written over the note:
+# truncated), never a FIFO or a device (`open` of a FIFO blocks: `wikimem status` hung), never a hard
+# link (a note's other name).
+SAFE_OPEN = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_NOT_OURS = (errno.ELOOP, errno.EISDIR, errno.ENXIO, errno.ENOTDIR, errno.EMLINK)
+
+
+def clear_cache_entry(path: Path) -> None:
+    """Remove what is at ``path`` in the cache folder (a symlink, a folder, a FIFO put where a file of
+    wikimem goes): the cache is wikimem's, and what was there is no file of its own. A symlink is
+    removed, never what it points to."""
+    with contextlib.suppress(FileNotFoundError):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+
+
+def open_cache_file(path: Path, flags: int, mode: int = 0o644) -> int:
+    """``path`` opened with ``flags`` as a regular file of one name (``SAFE_OPEN``); with ``O_CREAT``,
+    what was there instead (a symlink, a folder, a FIFO, a hard link to a note) is removed first.
+    OSError when it cannot be (without ``O_CREAT``: whatever is there is left alone)."""
+    for attempt in (0, 1):
+        try:
+            fd = os.open(path, flags | SAFE_OPEN, mode)
+        except OSError as exc:
+            if attempt or exc.errno not in _NOT_OURS or not flags & os.O_CREAT:
+                raise
+        else:
+            found = os.fstat(fd)
+            if stat.S_ISREG(found.st_mode) and found.st_nlink <= 1:  # a hard link is a file of somewhere else too
+                return fd
+            os.close(fd)
+            if attempt or not flags & os.O_CREAT:
+                raise OSError(errno.EINVAL, "not a regular file", str(path))
+        clear_cache_entry(path)
+    raise AssertionError("unreachable")
+
+
 def flock_holder(path: Path) -> int | None:
     """The pid written in a lock file whose ``flock`` someone holds (-1: held, pid unreadable), or
     None when nobody holds it (a dead holder's lock is free whatever pid the file still says)."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = open_cache_file(path, os.O_RDONLY)
     except OSError:
         return None
     try:

@@ -29,6 +29,7 @@ from ..errors import LockError, WikimemError
 from ..vault.files import ensure_cache_folder
 
 from ..stores.sidefiles import WATCH_LOCK as LOCK
+from ..stores.sidefiles import SAFE_OPEN, open_cache_file
 PIDFILE = "watch.pid"
 STATUS = "watch.json"
 LOG = "watch.log"
@@ -73,7 +74,7 @@ class WatchLock:
         ensure_cache_folder(self.dir)
         from ..stores.sidefiles import pid_alive
 
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_cache_file(self.path, os.O_RDWR | os.O_CREAT)
         deadline = time.monotonic() + 1.0
         while True:
             try:
@@ -124,7 +125,7 @@ class WatchLock:
         of another watcher that locked the new file first (this lock is then let go, and nothing
         of the other's is touched)."""
         ensure_cache_folder(self.dir, parents=False)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_cache_file(self.path, os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
@@ -177,7 +178,7 @@ def holder(root: Path) -> int | None:
 
 def read_pid(path: Path | str, dir_fd: int | None = None) -> int | None:
     try:
-        fd = os.open(path, os.O_RDONLY, dir_fd=dir_fd)
+        fd = os.open(path, os.O_RDONLY | SAFE_OPEN, dir_fd=dir_fd)
         with os.fdopen(fd, "rb") as fh:
             text = fh.read(64).decode("ascii").strip()
     except (OSError, UnicodeDecodeError):
@@ -191,7 +192,7 @@ def write_atomic(path: Path, text: str, dir_fd: int | None = None) -> None:
     worker and watchdog's thread (reporting lost events) may both write the status at once.
     ``dir_fd``: ``path`` is a name in that open folder (nothing is created if it was deleted)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644, dir_fd=dir_fd)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | SAFE_OPEN, 0o644, dir_fd=dir_fd)  # never through a link
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(text)
     os.replace(tmp, path, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)

@@ -37,7 +37,7 @@ from ...vault.files import atomic_write_bytes
 from ..analysis import ANALYZER
 from ..bundle import StoresBase, with_this_thread
 from ..manifest import SCHEMA_VERSION
-from ..sidefiles import flock_holder, not_damage, pid_alive, raise_if_not_damage
+from ..sidefiles import flock_holder, not_damage, open_cache_file, pid_alive, raise_if_not_damage
 from .manifest import KeptConnection
 from .manifest_sql import SCHEMA_SQL, VECTORS_SQL
 
@@ -446,9 +446,9 @@ class CacheDir(StoresBase):
         when the holder dies, so a dead writer never blocks and pid reuse cannot keep a vault
         locked; the pid written inside is only for messages."""
         self._local.recheck = {"db", "vdb"}  # a writer starts from the files as they are now
-        if self.lock_path.is_dir() and not self.lock_path.is_symlink():  # not ours to keep: a lock is a file
-            shutil.rmtree(self.lock_path, ignore_errors=True)
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        # a regular file of .wikimem: a folder, a symlink (to a note: its pid was written over the note),
+        # a FIFO or a hard link there is replaced (sidefiles.open_cache_file)
+        fd = open_cache_file(self.lock_path, os.O_RDWR | os.O_CREAT)
         try:
             while True:
                 try:
