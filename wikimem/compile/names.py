@@ -197,14 +197,15 @@ def new_subjects(sources: list[Source], existing: list[Subject], pages: dict[str
     lower: Counter = Counter()  # times a word is written in lower case: "current", "tier" are words, not names
     seen_in: dict[str, set[str]] = defaultdict(set)
     defined: dict[str, tuple[str, str]] = {}  # acronym key -> (expansion, acronym) as a source defines them
-    zh_defined: dict[str, tuple[str, str]] = {}  # other name's key -> (Chinese term, other name)
+    zh_defined: dict[str, list[tuple[str, str]]] = defaultdict(list)  # other name's key -> (Chinese term, other name)
     zh_strong: set[str] = set()  # Chinese names of a 《》 or a definition: named wherever they are written
+    zh_marked: set[str] = set()  # Chinese names a 《》 marks: a title, never a verb
     for source in sources:
         for sentence in source.sentences:
             for expansion, acronym in acronym_pairs(prose(sentence.text)):
                 defined.setdefault(acronym.casefold(), (expansion, acronym))
             if names_zh.han(sentence.text):
-                _chinese(prose(sentence.text), source.path, forms, seen_in, zh_defined, zh_strong)
+                _chinese(prose(sentence.text), source.path, forms, seen_in, zh_defined, zh_strong, zh_marked)
             first = opener(sentence.text)
             if first:
                 opens[first] += 1
@@ -224,7 +225,10 @@ def new_subjects(sources: list[Source], existing: list[Subject], pages: dict[str
             forms[key[:-1]].update(forms.pop(key))
             seen_in[key[:-1]] |= seen_in.pop(key)
             inside[key[:-1]] += inside.pop(key, 0)
-    _written_in(zh_strong & set(forms), sources, seen_in)
+    _written_in(zh_strong & set(forms), sources, seen_in, forms, zh_marked)
+    for key in [k for k, pairs in zh_defined.items() if not all(t.casefold() in forms for t, _ in pairs)]:
+        del zh_defined[key]  # a verb's gloss ("移动（move）") pairs nothing
+    _one_meaning(zh_defined)
     alias = _one_page_per_definition(defined, forms, seen_in, inside, taken)
     alias.update(_one_page_per_definition(zh_defined, forms, seen_in, inside, taken))
     out = []
@@ -271,7 +275,7 @@ def _one_page_per_definition(defined: dict[str, tuple[str, str]], forms: dict[st
 
 
 def _chinese(text: str, path: str, forms: dict[str, Counter], seen_in: dict[str, set[str]],
-             defined: dict[str, tuple[str, str]], strong: set[str]) -> None:
+             defined: dict[str, list[tuple[str, str]]], strong: set[str], titles: set[str]) -> None:
     """The Chinese names one sentence marks (names_zh.py), counted as the English ones are."""
     for name in names_zh.marked(text):
         key = name.casefold()
@@ -279,21 +283,42 @@ def _chinese(text: str, path: str, forms: dict[str, Counter], seen_in: dict[str,
         seen_in[key].add(path)
         if f"《{name}》" in text:
             strong.add(key)
+            titles.add(key)
     for term, other in names_zh.definitions(text):
         forms[term.casefold()][term] += 1
         seen_in[term.casefold()].add(path)
         strong.add(term.casefold())
-        defined.setdefault(other.casefold(), (term, other))
+        if (term, other) not in defined[other.casefold()]:
+            defined[other.casefold()].append((term, other))
 
 
-def _written_in(keys: set[str], sources: list[Source], seen_in: dict[str, set[str]]) -> None:
+def _one_meaning(defined: dict[str, list[tuple[str, str]]]) -> None:
+    """Each other name glossing one Chinese term, as ``_one_page_per_definition`` takes them; one
+    glossing several ("包（crate）", "二进制包（crate）", "模块依赖项（crates）") pairs none of them: it is
+    a word the writer translates as the sentence needs, not a term's other name."""
+    by_word: dict[str, set[str]] = defaultdict(set)
+    for key, pairs in defined.items():
+        by_word[key.removesuffix("s")].update(term for term, _ in pairs)
+    for key in list(defined):
+        pairs = defined.pop(key)
+        if len(by_word[key.removesuffix("s")]) == 1:
+            defined[key] = pairs[0]
+
+
+def _written_in(keys: set[str], sources: list[Source], seen_in: dict[str, set[str]], forms: dict[str, Counter],
+                titles: set[str]) -> None:
     """A name a 《》 or a definition marks is named by every source that writes it, marked or not
-    (《红楼梦》 once, 红楼梦 after); a name only quoted (“继承”) counts where it is quoted."""
-    if not keys:
-        return
+    (《红楼梦》 once, 红楼梦 after); a name only quoted (“继承”) counts where it is quoted. A name the
+    sources write as a verb (names_zh.verbal) is no candidate, unless a 《》 marks it."""
+    texts = []
     for source in sources:
         text = "\n".join(prose(s.text) for s in source.sentences if names_zh.han(s.text)).casefold()
         if text:
-            seen_in_source = [k for k in keys if k in text]
-            for key in seen_in_source:
-                seen_in[key].add(source.path)
+            texts.append(text)
+            for key in keys:
+                if key in text:
+                    seen_in[key].add(source.path)
+    every = "\n".join(texts)
+    for key in [k for k in forms if names_zh.han(k) and k not in titles]:
+        if names_zh.verbal(key, every):
+            del forms[key]
