@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 
 from wikimem.api import init_vault, open_vault
-from wikimem.compile.names_zh import han
 
 HERE = Path(__file__).resolve().parent
 TLDR = next((p / "shared" / "datasets" / "tldr" / "pages.zh" for p in HERE.parents
@@ -38,7 +37,12 @@ TLDR = next((p / "shared" / "datasets" / "tldr" / "pages.zh" for p in HERE.paren
 RBE = sorted(Path.home().glob(".rustup/toolchains/stable-*/share/doc/rust/html/rust-by-example/zh"))
 VIMTUTOR = sorted(Path("/usr/share/vim").glob("vim*/tutor/tutor.zh_cn.utf-8"))
 LABELS = HERE / "compile_zh_labels.json"
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")  # not names_zh's: the bench runs on the code before it too
 _CITED = re.compile(r"^- (.+) \[\[(raw/[^\]#|]+)(?:#[^\]]*)?\]\]$", re.M)
+
+
+def han(text: str) -> bool:
+    return _HAN.search(text) is not None
 
 
 def half_of(name: str) -> str:
@@ -96,7 +100,8 @@ def run(half: str, docs: dict[str, str], work: Path, listing: bool) -> dict:
             text = (root / p.path).read_text(encoding="utf-8")
             first = [s for s, _ in _CITED.findall(text)][:2]
             print(f"{p.title!r}: {p.sentences} sentences, {len(p.sources)} sources | " + " / ".join(first))
-    labels = json.loads(LABELS.read_text(encoding="utf-8")).get(half, {}) if LABELS.exists() else {}
+    labels = json.loads(LABELS.read_text(encoding="utf-8")).get(half, {}).get("labels", {}) \
+        if LABELS.exists() else {}
     titles = [p.title for p in created]
     zh = [t for t in titles if han(t)]
 

@@ -116,7 +116,7 @@ def marked(text: str) -> list[str]:
     out = []
     for m in _BOOK.finditer(text):
         name = " ".join(m.group(1).split())
-        if name and not _TITLE_MARKS.search(name) and (not han(name) or _term(name)):
+        if not _TITLE_MARKS.search(name) and (_term(name) if han(name) else sum(c.isalpha() for c in name) >= 2):
             out.append(name)
     for pattern in (_CORNER, _CURLY):
         for m in pattern.finditer(text):
