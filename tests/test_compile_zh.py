@@ -46,12 +46,28 @@ def test_a_book_title_named_by_one_source_makes_no_page(tmp_path):
 
 
 def test_everyday_words_never_make_a_page_however_often_or_marked(tmp_path):
-    texts = [f"我们可以在这里看到这个问题。“我们”可以解决它，「这个」方法是可以的。第{i}次我们说“可以”。"
-             for i in range(4)]
+    texts = [f"我们可以在这里看到这个问题。“我们”可以解决它，「这个」方法是可以的。第{i}次我们说“可以”，"
+             f"《可以》和《红楼梦》都是书名。" for i in range(4)]
     root, v = _vault(tmp_path, texts)
     v.compile()
-    assert _made(root) == []
+    assert _made(root) == ["红楼梦.md"]  # the same sources make the page of the name they mark
     assert marked("“我们”「这个」『可以』“是”《的》") == []
+
+
+def test_a_title_of_marks_only_makes_no_page(tmp_path):
+    texts = [f"我们读了《.》和《2023》以及《a/../b》这几本书，第{i}次读完了。" for i in range(3)]
+    root, v = _vault(tmp_path, texts)
+    v.compile()
+    assert _made(root) == ["a .. b.md"]  # a name of a path is a name, its file stays in entities/
+    assert not (root / "untitled.md").exists() and not (root / "entities" / "untitled.md").exists()
+
+
+def test_an_english_sentence_is_counted_as_before():
+    import re
+    from wikimem.compile.names_zh import words
+    for text in ("Commit staged files to the repository.", "Run `ls -la` in C", "Café au lait, déjà vu"):
+        assert words(text) == len(re.findall(r"[^\W\d_]{2,}", text))
+    assert words("列出所有软件包") == 3  # seven Han characters: quotable (it was one "word")
 
 
 def test_an_existing_page_with_the_name_as_alias_gets_the_sentences_and_no_second_page(tmp_path):

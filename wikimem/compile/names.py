@@ -234,7 +234,7 @@ def new_subjects(sources: list[Source], existing: list[Subject], pages: dict[str
     out = []
     for key in sorted(forms):
         best = sorted(forms[key].items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
-        strong = _strong_word(best) or " " in best or names_zh.han(best)  # marked by the writing itself
+        strong = _strong_word(best) or " " in best or names_zh.han(best) or key in zh_marked  # marked as a name
         if key in taken or not strong and inside[key] <= opens[key]:
             continue  # a plain capitalised word must stand inside sentences more often than it opens them
         if not strong and lower[key] >= LOWER_CASE_RATIO * inside[key]:
