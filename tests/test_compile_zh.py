@@ -64,6 +64,7 @@ def test_a_title_of_marks_only_makes_no_page(tmp_path):
 
 def test_an_english_sentence_is_counted_as_before():
     import re
+
     from wikimem.compile.names_zh import words
     for text in ("Commit staged files to the repository.", "Run `ls -la` in C", "Café au lait, déjà vu"):
         assert words(text) == len(re.findall(r"[^\W\d_]{2,}", text))

@@ -26,9 +26,9 @@ HAN = "\u3400-\u4dbf\u4e00-\u9fff"
 _HAN = re.compile(f"[{HAN}]")
 MAX_QUOTED = 12  # characters of a quoted term: longer is a quoted phrase or sentence
 MAX_TITLE = 40  # characters between 《》
-_BOOK = re.compile(r"《([^《》\n]{1,%d})》" % MAX_TITLE)
-_CORNER = re.compile(r"[「『]([^「」『』\n]{1,%d})[」』]" % MAX_QUOTED)
-_CURLY = re.compile(r"“([^“”\n]{1,%d})”" % MAX_QUOTED)
+_BOOK = re.compile(rf"《([^《》\n]{{1,{MAX_TITLE}}})》")
+_CORNER = re.compile(rf"[「『]([^「」『』\n]{{1,{MAX_QUOTED}}})[」』]")
+_CURLY = re.compile(rf"“([^“”\n]{{1,{MAX_QUOTED}}})”")
 _SENTENCE_MARKS = re.compile(r"[，。！？；：、,!?;:…\"'“”「」『』()（）\[\]{}<>|/\\=]")
 _TITLE_MARKS = re.compile(r"[。！？；!?;\"“”「」『』\[\]{}<>|\\=]")
 # the English of a definition: a term of at most four words ("Android Asset Packaging Tools"); no
