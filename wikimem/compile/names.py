@@ -7,7 +7,8 @@ sentence ("Create an empty Git repository", "Stephen Robertson"), or a name in c
 by itself (any sentence opens so), nor is a stop word, a weekday or month, a number, a word of one
 letter or one a person uses for notes ("Example", "Note"). A name must be named in at least
 SCHEMA.md's ``entity_min_references`` sources (else ``create_page_after_mentions``, default 2).
-Code spans are not read for names (``git commit`` is an example, not a claim).
+Code spans are not read for names (``git commit`` is an example, not a claim). Chinese has no
+capitals: a Chinese name is one the writing marks (《》, 「」, short “”, 中文（English）), names_zh.py.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from ..ingest.mentions import COMMON_NAMES, _capitals, _pattern, _weak
 from ..model import Page
 from ..stores.analysis import STOP_WORDS
 from ..vault.files import fit_name
+from . import names_zh
 from .acronyms import pairs as acronym_pairs
 from .sources import Source
 
@@ -195,10 +197,15 @@ def new_subjects(sources: list[Source], existing: list[Subject], pages: dict[str
     lower: Counter = Counter()  # times a word is written in lower case: "current", "tier" are words, not names
     seen_in: dict[str, set[str]] = defaultdict(set)
     defined: dict[str, tuple[str, str]] = {}  # acronym key -> (expansion, acronym) as a source defines them
+    zh_defined: dict[str, list[tuple[str, str]]] = defaultdict(list)  # other name's key -> (Chinese term, other name)
+    zh_strong: set[str] = set()  # Chinese names of a 《》 or a definition: named wherever they are written
+    zh_marked: set[str] = set()  # Chinese names a 《》 marks: a title, never a verb
     for source in sources:
         for sentence in source.sentences:
             for expansion, acronym in acronym_pairs(prose(sentence.text)):
                 defined.setdefault(acronym.casefold(), (expansion, acronym))
+            if names_zh.han(sentence.text):
+                _chinese(prose(sentence.text), source.path, forms, seen_in, zh_defined, zh_strong, zh_marked)
             first = opener(sentence.text)
             if first:
                 opens[first] += 1
@@ -218,11 +225,16 @@ def new_subjects(sources: list[Source], existing: list[Subject], pages: dict[str
             forms[key[:-1]].update(forms.pop(key))
             seen_in[key[:-1]] |= seen_in.pop(key)
             inside[key[:-1]] += inside.pop(key, 0)
+    _written_in(zh_strong & set(forms), sources, seen_in, forms, zh_marked)
+    for key in [k for k, pairs in zh_defined.items() if not all(t.casefold() in forms for t, _ in pairs)]:
+        del zh_defined[key]  # a verb's gloss ("移动（move）") pairs nothing
+    _one_meaning(zh_defined)
     alias = _one_page_per_definition(defined, forms, seen_in, inside, taken)
+    alias.update(_one_page_per_definition(zh_defined, forms, seen_in, inside, taken))
     out = []
     for key in sorted(forms):
         best = sorted(forms[key].items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
-        strong = _strong_word(best) or " " in best
+        strong = _strong_word(best) or " " in best or names_zh.han(best) or key in zh_marked  # marked as a name
         if key in taken or not strong and inside[key] <= opens[key]:
             continue  # a plain capitalised word must stand inside sentences more often than it opens them
         if not strong and lower[key] >= LOWER_CASE_RATIO * inside[key]:
@@ -232,7 +244,8 @@ def new_subjects(sources: list[Source], existing: list[Subject], pages: dict[str
         path = page_path("entity", best)
         if path in pages or any(p.casefold() == path.casefold() for p in pages):
             continue
-        names = (best, alias[key]) if key in alias and alias[key].casefold() not in taken else (best,)
+        names = (best, alias[key]) if key in alias and alias[key].casefold() not in taken \
+            and _usable(alias[key]) else (best,)
         out.append(Subject(best, "entity", path, names, False, len(seen_in[key])))
     return out
 
@@ -259,3 +272,53 @@ def _one_page_per_definition(defined: dict[str, tuple[str, str]], forms: dict[st
             inside[exp_key] += inside.pop(acr_key, 0)
         alias[exp_key] = acronym
     return alias
+
+
+def _chinese(text: str, path: str, forms: dict[str, Counter], seen_in: dict[str, set[str]],
+             defined: dict[str, list[tuple[str, str]]], strong: set[str], titles: set[str]) -> None:
+    """The Chinese names one sentence marks (names_zh.py), counted as the English ones are."""
+    for name in names_zh.marked(text):
+        key = name.casefold()
+        forms[key][name] += 1
+        seen_in[key].add(path)
+        if f"《{name}》" in text:
+            strong.add(key)
+            titles.add(key)
+    for term, other in names_zh.definitions(text):
+        forms[term.casefold()][term] += 1
+        seen_in[term.casefold()].add(path)
+        strong.add(term.casefold())
+        if (term, other) not in defined[other.casefold()]:
+            defined[other.casefold()].append((term, other))
+
+
+def _one_meaning(defined: dict[str, list[tuple[str, str]]]) -> None:
+    """Each other name glossing one Chinese term, as ``_one_page_per_definition`` takes them; one
+    glossing several ("包（crate）", "二进制包（crate）", "模块依赖项（crates）") pairs none of them: it is
+    a word the writer translates as the sentence needs, not a term's other name."""
+    by_word: dict[str, set[str]] = defaultdict(set)
+    for key, pairs in defined.items():
+        by_word[key.removesuffix("s")].update(term for term, _ in pairs)
+    for key in list(defined):
+        pairs = defined.pop(key)
+        if len(by_word[key.removesuffix("s")]) == 1:
+            defined[key] = pairs[0]
+
+
+def _written_in(keys: set[str], sources: list[Source], seen_in: dict[str, set[str]], forms: dict[str, Counter],
+                titles: set[str]) -> None:
+    """A name a 《》 or a definition marks is named by every source that writes it, marked or not
+    (《红楼梦》 once, 红楼梦 after); a name only quoted (“继承”) counts where it is quoted. A name the
+    sources write as a verb (names_zh.verbal) is no candidate, unless a 《》 marks it."""
+    texts = []
+    for source in sources:
+        text = "\n".join(prose(s.text) for s in source.sentences if names_zh.han(s.text)).casefold()
+        if text:
+            texts.append(text)
+            for key in keys:
+                if key in text:
+                    seen_in[key].add(source.path)
+    every = "\n".join(texts)
+    for key in [k for k in forms if names_zh.han(k) and k not in titles]:
+        if names_zh.verbal(key, every):
+            del forms[key]

@@ -88,6 +88,7 @@ def _find(body: str, text: str, pos: int) -> tuple[int, int] | None:
 def sentences_of(page: Page, chunks: Iterable[Chunk] = ()) -> tuple[Sentence, ...]:
     """The quotable sentences of ``page`` in order (see the module docstring)."""
     from .names import prose
+    from .names_zh import words
     body = page.body
     spans = sorted((c.start, c.end, c.text) for c in chunks)
     starts = [s for s, _, _ in spans]
@@ -98,7 +99,7 @@ def sentences_of(page: Page, chunks: Iterable[Chunk] = ()) -> tuple[Sentence, ..
         text = " ".join(piece.text.split())
         if len(text) > MAX_SENTENCE_CHARS or "<!--" in text or "[[" in text or "]]" in text:
             continue
-        if len(re.findall(r"[^\W\d_]{2,}", prose(text))) < MIN_WORDS:
+        if words(prose(text)) < MIN_WORDS:
             continue  # a code line, an address: nothing a page can say in words
         found = _find(body, text, pos)
         if found is None:
