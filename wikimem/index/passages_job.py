@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LockError
-from ..stores.sidefiles import SAFE_OPEN, clear_cache_entry, open_cache_file, pid_alive
+from ..stores.sidefiles import SAFE_OPEN, clear_cache_entry, flock_holder, open_cache_file, pid_alive
 from ..vault.files import ensure_cache_folder
 
 log = logging.getLogger(__name__)
@@ -84,20 +84,7 @@ def job_pid(root: Path) -> int | None:
     """The pid of the passages job running for the vault at ``root`` (on this machine), or None.
     As ``sidefiles.flock_holder``: the ``flock``, not the pid, says whether one runs (a dead job's
     pid taken by another process is not a job), but only on the lock file itself."""
-    try:
-        fd = open_cache_file(_dir(root) / LOCK, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-            return int(text) if text.isdigit() else -1
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
+    return flock_holder(_dir(root) / LOCK)
 
 
 def _saved_state(folder: Path) -> dict[str, Any]:
