@@ -18,6 +18,7 @@ def _vault(make_vault):
     return root
 
 
+@pytest.mark.local_store  # on PostgreSQL the writer lock is the database's, no file
 @pytest.mark.parametrize("how", ["symlink", "hardlink"])
 def test_the_writer_lock_linked_to_a_note_never_writes_into_it(make_vault, how):
     root = _vault(make_vault)
@@ -31,6 +32,7 @@ def test_the_writer_lock_linked_to_a_note_never_writes_into_it(make_vault, how):
     assert lock.is_file() and not lock.is_symlink() and os.stat(lock).st_nlink == 1
 
 
+@pytest.mark.local_store
 def test_a_fifo_where_a_lock_goes_neither_hangs_nor_stays(make_vault):
     root = _vault(make_vault)
     lock = root / ".wikimem" / "lock"
