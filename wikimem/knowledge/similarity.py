@@ -409,8 +409,9 @@ def compare(embedder, thresholds: Thresholds, text: str, others: dict[str, str],
     cut = {p for p, t in others.items() if len(t) > COMPARED_CHARS or len(text) > COMPARED_CHARS}
     text = text[:COMPARED_CHARS]
     others = {p: t[:COMPARED_CHARS] for p, t in others.items()}
-    mine = set(tokens(with_digits(text)))
-    lex = {p: lexical_overlap(with_digits(text), with_digits(t), mine) for p, t in others.items()}
+    digits = with_digits(text)  # numbers by value, once: not again for every text compared
+    mine = set(tokens(digits))
+    lex = {p: lexical_overlap(digits, with_digits(t), mine) for p, t in others.items()}
     embed = sorted(p for p in others if p not in exact and lex[p] >= floor)
     use = embedder if thresholds.key != LEXICAL else None
     cos = dict(zip(embed, cosines(use, text, [others[p] for p in embed]) or [])) if use is not None else {}
